@@ -1,0 +1,117 @@
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../config/load.ts";
+import type { SettingName } from "../config/schema.ts";
+import { DatabaseUnavailableError } from "../storage/database.ts";
+import { version } from "../version.ts";
+import { migrateCommand } from "./migrate.ts";
+import { serveCommand } from "./serve.ts";
+
+/** A mistake on the command line; printed with the usage, exit code 2. */
+export class UsageError extends Error {}
+
+interface Command {
+  summary: string;
+  usage: string;
+  options: Record<string, { type: "string" | "boolean"; description: string }>;
+  run(config: ReturnType<typeof loadConfig>): Promise<void>;
+}
+
+const commonOptions = {
+  config: { type: "string", description: "JSON config file (also SHOMEI_CONFIG)" },
+  help: { type: "boolean", description: "show this help" },
+} as const;
+
+const commands: Record<string, Command> = {
+  serve: {
+    summary: "run the service (OIDC routes and RPCs on one port)",
+    usage: "shomei serve [--mode mock|production] [--port N] [--config FILE]",
+    options: {
+      ...commonOptions,
+      mode: { type: "string", description: "mock (demo data, mock CA) or production (also SHOMEI_MODE)" },
+      port: { type: "string", description: "port to listen on (also PORT, default 8080)" },
+    },
+    run: serveCommand,
+  },
+  migrate: {
+    summary: "apply pending database migrations and exit",
+    usage: "shomei migrate [--config FILE]",
+    options: { ...commonOptions },
+    run: migrateCommand,
+  },
+};
+
+function mainHelp(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  return [
+    `shomei ${version}: OpenID Connect provider and certificate status service`,
+    "",
+    "Usage: shomei <command> [options]",
+    "",
+    "Commands:",
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Run 'shomei <command> --help' for a command's options. Settings come from the",
+    "environment and an optional JSON file; see README.md, section Configuration.",
+  ].join("\n");
+}
+
+function commandHelp(name: string, command: Command): string {
+  const width = Math.max(...Object.keys(command.options).map((o) => o.length)) + 2;
+  return [
+    `shomei ${name}: ${command.summary}`,
+    "",
+    `Usage: ${command.usage}`,
+    "",
+    "Options:",
+    ...Object.entries(command.options).map(([o, d]) => `  --${o.padEnd(width)}  ${d.description}`),
+  ].join("\n");
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    console.log(mainHelp());
+    return 0;
+  }
+  if (name === "--version" || name === "-v") {
+    console.log(version);
+    return 0;
+  }
+  const command = commands[name];
+  if (!command) {
+    console.error(`shomei: unknown command "${name}"\n\n${mainHelp()}`);
+    return 2;
+  }
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    console.error(`shomei ${name}: ${(error as Error).message}\n\n${commandHelp(name, command)}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(commandHelp(name, command));
+    return 0;
+  }
+  try {
+    const overrides: Partial<Record<SettingName, unknown>> = { mode: values.mode, port: values.port };
+    const config = loadConfig({ file: values.config as string | undefined, overrides });
+    await command.run(config);
+    return 0;
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof DatabaseUnavailableError || error instanceof UsageError) {
+      console.error(`shomei ${name}: ${error.message}`);
+      return error instanceof UsageError ? 2 : 1;
+    }
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      console.error(`shomei ${name}: the port is already in use (${(error as Error).message})`);
+      return 1;
+    }
+    console.error(`shomei ${name}: failed:`, error);
+    return 1;
+  }
+}
+
+const exitCode = await main(process.argv.slice(2));
+// serve keeps the process alive until a signal; everything else ends here.
+if (exitCode !== 0 || process.argv[2] !== "serve") process.exitCode = exitCode;

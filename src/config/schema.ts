@@ -1,0 +1,86 @@
+import { z } from "zod";
+
+/**
+ * Every setting shomei reads, with its environment variable and its key in the
+ * optional JSON config file. The environment wins over the file so that one file
+ * can be shared by several instances that differ only in, say, PORT.
+ */
+export const settings = {
+  mode: { env: "SHOMEI_MODE" },
+  host: { env: "HOST" },
+  port: { env: "PORT" },
+  baseUrl: { env: "BASE_URL" },
+  databaseUrl: { env: "DATABASE_URL" },
+  migrateOnStart: { env: "SHOMEI_MIGRATE_ON_START" },
+  dataDir: { env: "SHOMEI_DATA_DIR" },
+  logLevel: { env: "LOG_LEVEL" },
+  maxBodyBytes: { env: "SHOMEI_MAX_BODY_BYTES" },
+  shutdownTimeoutMs: { env: "SHOMEI_SHUTDOWN_TIMEOUT_MS" },
+  tlsCertFile: { env: "SHOMEI_TLS_CERT_FILE" },
+  tlsKeyFile: { env: "SHOMEI_TLS_KEY_FILE" },
+} as const;
+
+export type SettingName = keyof typeof settings;
+
+const integer = (min: number, max: number) =>
+  z.coerce
+    .number({ error: "must be a number" })
+    .int({ error: "must be a whole number" })
+    .min(min, { error: `must be at least ${min}` })
+    .max(max, { error: `must be at most ${max}` });
+
+const flag = z.union([
+  z.boolean(),
+  z.enum(["true", "false", "1", "0", "yes", "no"], { error: "must be true or false" }).transform((v) => ["true", "1", "yes"].includes(v)),
+]);
+
+const absoluteHttpUrl = z
+  .string()
+  .refine((v) => URL.canParse(v) && ["http:", "https:"].includes(new URL(v).protocol), {
+    error: "must be an absolute http:// or https:// URL",
+  })
+  .refine((v) => !new URL(v).search && !new URL(v).hash, { error: "must not carry a query or a fragment" })
+  .transform((v) => v.replace(/\/+$/, ""));
+
+const databaseUrl = z
+  .string()
+  .min(1, { error: "must not be empty" })
+  .refine((v) => /^(postgres|postgresql):\/\//.test(v) || /^sqlite:/.test(v) || !/^[a-z][a-z0-9+.-]*:\/\//i.test(v), {
+    error: "must be postgres://…, postgresql://…, sqlite:<path> or a file path",
+  });
+
+export const configSchema = z
+  .object({
+    mode: z.enum(["mock", "production"], { error: "must be mock or production" }).default("production"),
+    host: z.string().min(1, { error: "must not be empty" }).optional(),
+    port: integer(0, 65535).default(8080),
+    baseUrl: absoluteHttpUrl.optional(),
+    databaseUrl: databaseUrl.optional(),
+    migrateOnStart: flag.default(true),
+    dataDir: z.string().min(1, { error: "must not be empty" }).default("./data"),
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
+      error: "must be one of fatal, error, warn, info, debug, trace, silent",
+    }).default("info"),
+    maxBodyBytes: integer(1024, 64 * 1024 * 1024).default(1024 * 1024),
+    shutdownTimeoutMs: integer(0, 600_000).default(10_000),
+    tlsCertFile: z.string().min(1, { error: "must not be empty" }).optional(),
+    tlsKeyFile: z.string().min(1, { error: "must not be empty" }).optional(),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (Boolean(c.tlsCertFile) !== Boolean(c.tlsKeyFile)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [c.tlsCertFile ? "tlsKeyFile" : "tlsCertFile"],
+        message: "must be set together with " + (c.tlsCertFile ? "tlsCertFile" : "tlsKeyFile"),
+      });
+    }
+  });
+
+type Parsed = z.output<typeof configSchema>;
+
+/** The validated configuration with every derived default filled in. */
+export interface Config extends Omit<Parsed, "baseUrl" | "databaseUrl"> {
+  baseUrl: string;
+  databaseUrl: string;
+}

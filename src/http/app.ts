@@ -1,0 +1,37 @@
+import express, { type Express } from "express";
+import type { Config } from "../config/schema.ts";
+import type { OperationsDependencies } from "./routes/health.ts";
+import { registerOperationsRoutes } from "./routes/health.ts";
+import { registerHomeRoute } from "./routes/home.ts";
+import { bodyLimit } from "./middleware/body-limit.ts";
+import { errorHandler, notFound } from "./middleware/errors.ts";
+
+export interface HttpDependencies extends OperationsDependencies {
+  config: Config;
+}
+
+/**
+ * The Express application for everything that is not an RPC: operations
+ * endpoints now, the OpenID Connect routes and pages as they arrive. Built by a
+ * function so the HTTP/2 listener can have its own instance (see
+ * express-on-http2.ts); all state lives in the dependencies, never in here.
+ */
+export function createHttpApp(deps: HttpDependencies): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use((_req, res, next) => {
+    res.set("X-Content-Type-Options", "nosniff").set("Referrer-Policy", "no-referrer");
+    next();
+  });
+  app.use(bodyLimit(deps.config.maxBodyBytes));
+
+  const router = express.Router();
+  registerOperationsRoutes(router, deps);
+  registerHomeRoute(router, deps.config);
+  app.use(router);
+
+  app.use(notFound);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

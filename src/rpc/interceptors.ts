@@ -1,0 +1,24 @@
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { isUnavailable } from "../storage/database.ts";
+import type { Logger } from "../observability/logger.ts";
+
+/**
+ * Last line of defence for RPCs: a ConnectError passes unchanged; a lost
+ * database becomes `unavailable` (clients retry it); anything else is logged
+ * with its stack and answered as a bare `internal`, never with its message.
+ */
+export function errorBoundary(logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (error) {
+      if (error instanceof ConnectError) throw error;
+      if (isUnavailable(error)) {
+        logger.warn({ procedure: req.url, err: error }, "database unavailable during rpc");
+        throw new ConnectError("the service is temporarily unavailable, retry later", Code.Unavailable);
+      }
+      logger.error({ procedure: req.url, err: error }, "rpc failed");
+      throw new ConnectError("internal error", Code.Internal);
+    }
+  };
+}

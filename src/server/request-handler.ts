@@ -1,0 +1,85 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { Express } from "express";
+import type { Logger } from "../observability/logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { RpcHandler } from "./rpc-handler.ts";
+
+export type AnyRequest = IncomingMessage | Http2ServerRequest;
+export type AnyResponse = ServerResponse | Http2ServerResponse;
+
+export interface RequestHandlerOptions {
+  rpc: RpcHandler;
+  http1App: Express;
+  http2App: Express;
+  logger: Logger;
+  metrics: Metrics;
+  isDraining: () => boolean;
+}
+
+export interface RequestHandler {
+  (req: AnyRequest, res: AnyResponse): void;
+  /** Requests that started and have not yet closed. */
+  inFlight(): number;
+}
+
+const validRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The one entry point of every request on every protocol: give it an id, send
+ * it to Connect when its path is a procedure and to Express otherwise, and log
+ * and measure it when it closes.
+ */
+export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
+  const { rpc, logger, metrics } = options;
+  let inFlight = 0;
+
+  const handle = (req: AnyRequest, res: AnyResponse): void => {
+    const started = process.hrtime.bigint();
+    inFlight++;
+    const incomingId = req.headers["x-request-id"];
+    const requestId = typeof incomingId === "string" && validRequestId.test(incomingId) ? incomingId : randomUUID();
+    res.setHeader("X-Request-Id", requestId);
+    const pathname = (req.url ?? "/").split("?", 1)[0] ?? "/";
+    const procedure = rpc.match(pathname);
+    const http2 = req.httpVersionMajor === 2;
+    if (!http2 && options.isDraining()) res.setHeader("Connection", "close");
+
+    res.once("close", () => {
+      inFlight--;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const status = res.writableFinished ? res.statusCode : 499;
+      const route = procedure ?? expressRoute(req) ?? "unmatched";
+      metrics.observe(req.method ?? "", route, status, seconds);
+      logger.info(
+        {
+          requestId,
+          method: req.method,
+          path: pathname,
+          route,
+          status,
+          durationMs: Math.round(seconds * 1e6) / 1e3,
+          protocol: `HTTP/${req.httpVersion}`,
+          ...(procedure ? { contentType: req.headers["content-type"] } : {}),
+        },
+        "request",
+      );
+    });
+
+    if (procedure) {
+      rpc.handle(req, res, procedure);
+    } else if (http2) {
+      options.http2App(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+    } else {
+      options.http1App(req as IncomingMessage, res as ServerResponse);
+    }
+  };
+  return Object.assign(handle, { inFlight: () => inFlight });
+}
+
+/** The Express route pattern that answered (bounded cardinality for metrics), if any did. */
+function expressRoute(req: AnyRequest): string | undefined {
+  const matched = req as unknown as { route?: { path?: unknown }; baseUrl?: string };
+  return typeof matched.route?.path === "string" ? (matched.baseUrl ?? "") + matched.route.path : undefined;
+}

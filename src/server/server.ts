@@ -1,0 +1,78 @@
+import type { Config } from "../config/schema.ts";
+import { createHttpApp } from "../http/app.ts";
+import type { Logger } from "../observability/logger.ts";
+import { Metrics } from "../observability/metrics.ts";
+import { errorBoundary } from "../rpc/interceptors.ts";
+import { routes } from "../rpc/routes.ts";
+import { openDatabase, type Database } from "../storage/database.ts";
+import { migrateToLatest } from "../storage/migrate.ts";
+import { adaptToHttp2 } from "./express-on-http2.ts";
+import { listen, type Listener } from "./one-port.ts";
+import { createRequestHandler, type RequestHandler } from "./request-handler.ts";
+import { createRpcHandler } from "./rpc-handler.ts";
+
+export interface RunningServer {
+  /** Where the port answers, e.g. http://127.0.0.1:8080 (the configured base URL may differ behind a proxy). */
+  url: string;
+  port: number;
+  database: Database;
+  /** Graceful: stop accepting, finish in-flight requests, close the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Wires configuration, storage, domain and transports into one request handler. Does not listen. */
+export function createApplication(config: Config, database: Database, logger: Logger, isDraining: () => boolean): RequestHandler {
+  const metrics = new Metrics();
+  const httpDeps = { config, database, logger, metrics, isDraining };
+  const rpc = createRpcHandler({
+    routes: (router) => routes(router, { config }),
+    interceptors: [errorBoundary(logger)],
+    readMaxBytes: config.maxBodyBytes,
+    logger,
+  });
+  return createRequestHandler({
+    rpc,
+    http1App: createHttpApp(httpDeps),
+    http2App: adaptToHttp2(createHttpApp(httpDeps)),
+    logger,
+    metrics,
+    isDraining,
+  });
+}
+
+export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  const database = await openDatabase(config.databaseUrl);
+  let listener: Listener | undefined;
+  try {
+    if (config.migrateOnStart) {
+      const report = await migrateToLatest(database);
+      if (report.applied.length) logger.info({ applied: report.applied }, "database migrated");
+    }
+    let draining = false;
+    const handler = createApplication(config, database, logger, () => draining);
+    listener = await listen(handler, {
+      host: config.host,
+      port: config.port,
+      tls: config.tlsCertFile && config.tlsKeyFile ? { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile } : undefined,
+      logger,
+    });
+    const bound = listener;
+    const host = bound.address.family === "IPv6" ? `[${bound.address.address}]` : bound.address.address;
+    const shownHost = ["0.0.0.0", "[::]"].includes(host) ? "localhost" : host;
+    let closing: Promise<void> | undefined;
+    return {
+      url: `${bound.secure ? "https" : "http"}://${shownHost}:${bound.address.port}`,
+      port: bound.address.port,
+      database,
+      close: () =>
+        (closing ??= (async () => {
+          draining = true;
+          await bound.close(handler.inFlight, config.shutdownTimeoutMs);
+          await database.close();
+        })()),
+    };
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,111 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
+import pg from "pg";
+import type { Tables } from "./schema.ts";
+
+export type Dialect = "sqlite" | "postgres";
+
+export interface Database {
+  db: Kysely<Tables>;
+  dialect: Dialect;
+  /** The URL with any password masked, safe for logs and messages. */
+  displayUrl: string;
+  ping(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Parses "postgres://…", "sqlite:<path>" or a bare file path. */
+export function describeDatabaseUrl(url: string): { dialect: Dialect; location: string } {
+  if (/^postgres(ql)?:\/\//.test(url)) return { dialect: "postgres", location: url };
+  return { dialect: "sqlite", location: url.replace(/^sqlite:(\/\/)?/, "") };
+}
+
+export function maskUrl(url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]+):[^@]*@/, "$1:***@");
+}
+
+export async function openDatabase(url: string): Promise<Database> {
+  const { dialect, location } = describeDatabaseUrl(url);
+  const displayUrl = maskUrl(url);
+  const db = dialect === "postgres" ? openPostgres(location) : openSqlite(location);
+  const database: Database = {
+    db,
+    dialect,
+    displayUrl,
+    async ping(timeoutMs = 2000) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        await Promise.race([sql`select 1`.execute(db), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => db.destroy(),
+  };
+  try {
+    await database.ping(5000);
+  } catch (error) {
+    await db.destroy().catch(() => undefined);
+    throw new DatabaseUnavailableError(`cannot reach database ${displayUrl}: ${describeCause(error)}`, { cause: error });
+  }
+  return database;
+}
+
+function openSqlite(file: string): Kysely<Tables> {
+  if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const connection = new SqliteDatabase(file, { timeout: 5000 });
+  // WAL lets readers run while one writer commits; NORMAL sync is durable across
+  // process crashes, which is what an embedded single-node store needs.
+  connection.pragma("journal_mode = WAL");
+  connection.pragma("synchronous = NORMAL");
+  connection.pragma("foreign_keys = ON");
+  return new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) });
+}
+
+function openPostgres(url: string): Kysely<Tables> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    // BIGINT (epoch milliseconds) comes back as a JS number, as it does from SQLite.
+    types: {
+      getTypeParser: ((oid: number, format?: "text" | "binary") =>
+        oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on("error", () => undefined);
+  return new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** The database cannot be reached or answered with a connection-level failure. */
+export class DatabaseUnavailableError extends Error {
+  override name = "DatabaseUnavailableError";
+}
+
+const connectionErrorCodes = new Set([
+  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EPIPE", "EHOSTUNREACH",
+  "57P01", "57P02", "57P03", "08000", "08001", "08003", "08006", "3D000", "28P01", "28000",
+  "SQLITE_BUSY", "SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL", "SQLITE_READONLY",
+]);
+
+/** True when an error means "the database is not available", as opposed to a bug in a query. */
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof DatabaseUnavailableError) return true;
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (!e) return false;
+  if (typeof e.code === "string" && connectionErrorCodes.has(e.code)) return true;
+  const message = typeof e.message === "string" ? e.message : "";
+  return /driver has already been destroyed|Connection terminated|timeout exceeded when trying to connect|database connection is not open/i.test(message);
+}
+
+function describeCause(error: unknown): string {
+  const e = error as { code?: string; message?: string; errors?: { message?: string }[] };
+  const message = e?.message || e?.errors?.map((x) => x.message).join("; ") || String(error);
+  return e?.code && !message.includes(e.code) ? `${message} (${e.code})` : message;
+}

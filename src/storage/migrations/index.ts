@@ -1,0 +1,11 @@
+import type { Migration } from "kysely";
+import * as m0001 from "./0001_one_time_records.ts";
+
+/**
+ * Every migration, in order. Names are permanent: once released, a migration is
+ * never edited; changes come as a new one. Kept as imports (not a directory
+ * scan) so that the set is fixed at build time and typed.
+ */
+export const migrations: Record<string, Migration> = {
+  "0001_one_time_records": m0001,
+};

@@ -1,0 +1,102 @@
+import type { Database } from "./database.ts";
+
+export interface OneTimeRecord {
+  kind: string;
+  keyHash: string;
+  owner: string;
+  payload: unknown;
+  createdAt: number;
+  expiresAt: number;
+  consumedAt: number | null;
+}
+
+export type ConsumeResult =
+  | { ok: true; record: OneTimeRecord }
+  | { ok: false; reason: "unknown" }
+  | { ok: false; reason: "expired" | "consumed"; record: OneTimeRecord };
+
+export interface IssueInput {
+  kind: string;
+  keyHash: string;
+  owner: string;
+  payload: unknown;
+  now: number;
+  ttlMs: number;
+}
+
+/**
+ * The single-use primitive. `consume` is one conditional UPDATE … RETURNING:
+ * the database decides which of several concurrent callers flips consumed_at,
+ * so exactly one wins on SQLite and on PostgreSQL alike. Losers learn why they
+ * lost (a replayed refresh token must revoke its family; an expired request_uri
+ * gets its own message), from a read that happens after the write decided.
+ */
+export class OneTimeRecords {
+  constructor(private readonly database: Database) {}
+
+  async issue(input: IssueInput): Promise<OneTimeRecord> {
+    const row = {
+      kind: input.kind,
+      key_hash: input.keyHash,
+      owner: input.owner,
+      payload: JSON.stringify(input.payload),
+      created_at: input.now,
+      expires_at: input.now + input.ttlMs,
+      consumed_at: null,
+    };
+    await this.database.db.insertInto("one_time_records").values(row).execute();
+    return toRecord(row);
+  }
+
+  async consume(kind: string, keyHash: string, now: number): Promise<ConsumeResult> {
+    const won = await this.database.db
+      .updateTable("one_time_records")
+      .set({ consumed_at: now })
+      .where("kind", "=", kind)
+      .where("key_hash", "=", keyHash)
+      .where("consumed_at", "is", null)
+      .where("expires_at", ">", now)
+      .returningAll()
+      .executeTakeFirst();
+    if (won) return { ok: true, record: toRecord(won) };
+    const record = await this.find(kind, keyHash);
+    if (!record) return { ok: false, reason: "unknown" };
+    return { ok: false, reason: record.consumedAt !== null ? "consumed" : "expired", record };
+  }
+
+  async find(kind: string, keyHash: string): Promise<OneTimeRecord | undefined> {
+    const row = await this.database.db
+      .selectFrom("one_time_records")
+      .selectAll()
+      .where("kind", "=", kind)
+      .where("key_hash", "=", keyHash)
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /** Deletes records that expired before `before`; returns how many. */
+  async deleteExpired(before: number): Promise<number> {
+    const result = await this.database.db.deleteFrom("one_time_records").where("expires_at", "<", before).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
+
+function toRecord(row: {
+  kind: string;
+  key_hash: string;
+  owner: string;
+  payload: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}): OneTimeRecord {
+  return {
+    kind: row.kind,
+    keyHash: row.key_hash,
+    owner: row.owner,
+    payload: JSON.parse(row.payload),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+    consumedAt: row.consumed_at === null ? null : Number(row.consumed_at),
+  };
+}
