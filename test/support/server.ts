@@ -1,0 +1,39 @@
+import { Writable } from "node:stream";
+import { loadConfig } from "../../src/config/load.ts";
+import type { Config, SettingName } from "../../src/config/schema.ts";
+import { createLogger } from "../../src/observability/logger.ts";
+import { startServer, type RunningServer } from "../../src/server/server.ts";
+
+export interface TestServer extends RunningServer {
+  config: Config;
+  /** Every log line the server wrote, parsed. */
+  logs: Record<string, unknown>[];
+  /** Raw log text, for checks that a secret never appears anywhere. */
+  rawLogs(): string;
+}
+
+/** The real server on 127.0.0.1, port 0, with the given database and settings; logs captured in memory. */
+export async function startTestServer(
+  databaseUrl: string,
+  settings: Partial<Record<SettingName, unknown>> = {},
+): Promise<TestServer> {
+  const config = loadConfig({
+    env: {},
+    overrides: { host: "127.0.0.1", port: 0, databaseUrl, logLevel: "info", mode: "mock", ...settings },
+  });
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+      callback();
+    },
+  });
+  const server = await startServer(config, createLogger(config.logLevel, sink));
+  return Object.assign(server, {
+    config,
+    get logs() {
+      return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    },
+    rawLogs: () => lines.join("\n"),
+  });
+}
