@@ -1,19 +1,21 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../config/load.ts";
 import type { SettingName } from "../config/schema.ts";
+import { DomainError } from "../domain/errors.ts";
 import { DatabaseUnavailableError } from "../storage/database.ts";
 import { version } from "../version.ts";
+import { accountCommand, tokenCommand } from "./admin.ts";
 import { migrateCommand } from "./migrate.ts";
 import { serveCommand } from "./serve.ts";
-
-/** A mistake on the command line; printed with the usage, exit code 2. */
-export class UsageError extends Error {}
+import { UsageError } from "./usage-error.ts";
 
 interface Command {
   summary: string;
   usage: string;
   options: Record<string, { type: "string" | "boolean"; description: string }>;
-  run(config: ReturnType<typeof loadConfig>): Promise<void>;
+  /** Takes positional arguments (sub-actions and names). */
+  positionals?: boolean;
+  run(config: ReturnType<typeof loadConfig>, positionals: string[], values: Record<string, unknown>): Promise<void>;
 }
 
 const commonOptions = {
@@ -37,6 +39,20 @@ const commands: Record<string, Command> = {
     usage: "shomei migrate [--config FILE]",
     options: { ...commonOptions },
     run: migrateCommand,
+  },
+  account: {
+    summary: "manage API accounts: create, start, suspend, list",
+    usage: "shomei account create <name> [--start] | start <name> | suspend <name> | list",
+    options: { ...commonOptions, start: { type: "boolean", description: "with create: start API use at once" } },
+    positionals: true,
+    run: (config, positionals, values) => accountCommand(config, positionals, values),
+  },
+  token: {
+    summary: "manage API tokens: create, revoke, list",
+    usage: "shomei token create <account> [--name NAME] | revoke <prefix> | list <account>",
+    options: { ...commonOptions, name: { type: "string", description: "with create: a label for the token" } },
+    positionals: true,
+    run: (config, positionals, values) => tokenCommand(config, positionals, values),
   },
 };
 
@@ -83,8 +99,9 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
   try {
-    values = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values;
+    ({ values, positionals } = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: Boolean(command.positionals) }));
   } catch (error) {
     console.error(`shomei ${name}: ${(error as Error).message}\n\n${commandHelp(name, command)}`);
     return 2;
@@ -96,12 +113,16 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const overrides: Partial<Record<SettingName, unknown>> = { mode: values.mode, port: values.port };
     const config = loadConfig({ file: values.config as string | undefined, overrides });
-    await command.run(config);
+    await command.run(config, positionals, values);
     return 0;
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof DatabaseUnavailableError || error instanceof UsageError) {
+    if (error instanceof UsageError) {
+      console.error(`shomei ${name}: ${error.message}\n\n${commandHelp(name, command)}`);
+      return 2;
+    }
+    if (error instanceof ConfigError || error instanceof DatabaseUnavailableError || error instanceof DomainError) {
       console.error(`shomei ${name}: ${error.message}`);
-      return error instanceof UsageError ? 2 : 1;
+      return 1;
     }
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
       console.error(`shomei ${name}: the port is already in use (${(error as Error).message})`);

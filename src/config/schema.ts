@@ -22,22 +22,27 @@ export const settings = {
 
 export type SettingName = keyof typeof settings;
 
+// Only numbers and numeric text count: z.coerce would turn "", " " and null into 0 (PORT=" " would listen on a random port).
 const integer = (min: number, max: number) =>
-  z.coerce
-    .number({ error: "must be a number" })
-    .int({ error: "must be a whole number" })
-    .min(min, { error: `must be at least ${min}` })
-    .max(max, { error: `must be at most ${max}` });
+  z.preprocess(
+    (v) => (typeof v === "string" && v.trim() !== "" ? Number(v) : v),
+    z
+      .number({ error: "must be a number" })
+      .int({ error: "must be a whole number" })
+      .min(min, { error: `must be at least ${min}` })
+      .max(max, { error: `must be at most ${max}` }),
+  );
 
-const flag = z.union([
-  z.boolean(),
-  z.enum(["true", "false", "1", "0", "yes", "no"], { error: "must be true or false" }).transform((v) => ["true", "1", "yes"].includes(v)),
-]);
+const flag = z.union(
+  [z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => ["true", "1", "yes"].includes(v))],
+  { error: "must be true or false" },
+);
 
 const absoluteHttpUrl = z
   .string()
   .refine((v) => URL.canParse(v) && ["http:", "https:"].includes(new URL(v).protocol), {
     error: "must be an absolute http:// or https:// URL",
+    abort: true, // the checks below parse the URL
   })
   .refine((v) => !new URL(v).search && !new URL(v).hash, { error: "must not carry a query or a fragment" })
   .transform((v) => v.replace(/\/+$/, ""));
@@ -69,10 +74,12 @@ export const configSchema = z
   .strict()
   .superRefine((c, ctx) => {
     if (Boolean(c.tlsCertFile) !== Boolean(c.tlsKeyFile)) {
+      // Reported on the setting that is present, so the message names where it came from.
+      const [present, missing] = c.tlsCertFile ? (["tlsCertFile", "tlsKeyFile"] as const) : (["tlsKeyFile", "tlsCertFile"] as const);
       ctx.addIssue({
         code: "custom",
-        path: [c.tlsCertFile ? "tlsKeyFile" : "tlsCertFile"],
-        message: "must be set together with " + (c.tlsCertFile ? "tlsCertFile" : "tlsKeyFile"),
+        path: [present],
+        message: `is set, so ${settings[missing].env} ("${missing}" in a config file) must be set too`,
       });
     }
   });

@@ -1,9 +1,12 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { DomainError } from "../domain/errors.ts";
 import { isUnavailable } from "../storage/database.ts";
+import { toConnectError } from "./errors.ts";
 import type { Logger } from "../observability/logger.ts";
 
 /**
- * Last line of defence for RPCs: a ConnectError passes unchanged; a lost
+ * Last line of defence for RPCs: a ConnectError passes unchanged; a domain
+ * error becomes its Connect code with a google.rpc.ErrorInfo detail; a lost
  * database becomes `unavailable` (clients retry it); anything else is logged
  * with its stack and answered as a bare `internal`, never with its message.
  */
@@ -13,6 +16,7 @@ export function errorBoundary(logger: Logger): Interceptor {
       return await next(req);
     } catch (error) {
       if (error instanceof ConnectError) throw error;
+      if (error instanceof DomainError) throw toConnectError(error);
       if (isUnavailable(error)) {
         logger.warn({ procedure: req.url, err: error }, "database unavailable during rpc");
         throw new ConnectError("the service is temporarily unavailable, retry later", Code.Unavailable);

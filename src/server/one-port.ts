@@ -3,6 +3,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Logger } from "../observability/logger.ts";
 import type { AnyRequest, AnyResponse } from "./request-handler.ts";
 
@@ -116,7 +117,7 @@ function routeByPreface(socket: Socket, h1: http.Server, h2: http2.Http2Server):
 }
 
 /** Malformed HTTP/1.1 gets a short JSON 400 and a closed connection, never a stack trace. */
-function answerMalformed(error: NodeJS.ErrnoException, socket: net.Socket | import("node:stream").Duplex): void {
+function answerMalformed(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable || error.code === "ECONNRESET") {
     socket.destroy();
     return;

@@ -2,8 +2,10 @@ import type { Config } from "../config/schema.ts";
 import { createHttpApp } from "../http/app.ts";
 import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
+import { createDomain, type Domain } from "../domain/compose.ts";
+import { bearerAuthentication } from "../rpc/auth.ts";
 import { errorBoundary } from "../rpc/interceptors.ts";
-import { routes } from "../rpc/routes.ts";
+import { publicServices, routes } from "../rpc/routes.ts";
 import { openDatabase, type Database } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { adaptToHttp2 } from "./express-on-http2.ts";
@@ -16,17 +18,25 @@ export interface RunningServer {
   url: string;
   port: number;
   database: Database;
+  domain: Domain;
   /** Graceful: stop accepting, finish in-flight requests, close the database. Idempotent. */
   close(): Promise<void>;
 }
 
 /** Wires configuration, storage, domain and transports into one request handler. Does not listen. */
-export function createApplication(config: Config, database: Database, logger: Logger, isDraining: () => boolean): RequestHandler {
+export function createApplication(
+  config: Config,
+  database: Database,
+  domain: Domain,
+  logger: Logger,
+  isDraining: () => boolean,
+): RequestHandler {
   const metrics = new Metrics();
-  const httpDeps = { config, database, logger, metrics, isDraining };
+  const httpDeps = { config, database, domain, logger, metrics, isDraining };
   const rpc = createRpcHandler({
-    routes: (router) => routes(router, { config }),
-    interceptors: [errorBoundary(logger)],
+    routes: (router) => routes(router, { config, domain }),
+    // Outermost first: errors of every later interceptor pass through the boundary.
+    interceptors: [errorBoundary(logger), bearerAuthentication(domain.accounts, publicServices)],
     readMaxBytes: config.maxBodyBytes,
     logger,
   });
@@ -49,7 +59,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       if (report.applied.length) logger.info({ applied: report.applied }, "database migrated");
     }
     let draining = false;
-    const handler = createApplication(config, database, logger, () => draining);
+    const domain = createDomain(config, database);
+    const handler = createApplication(config, database, domain, logger, () => draining);
     listener = await listen(handler, {
       host: config.host,
       port: config.port,
@@ -64,6 +75,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       url: `${bound.secure ? "https" : "http"}://${shownHost}:${bound.address.port}`,
       port: bound.address.port,
       database,
+      domain,
       close: () =>
         (closing ??= (async () => {
           draining = true;

@@ -23,7 +23,8 @@ export function describeDatabaseUrl(url: string): { dialect: Dialect; location: 
 }
 
 export function maskUrl(url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]+):[^@]*@/, "$1:***@");
+  // Up to the last "@" before the path: a password may hold an unescaped "@", and the user may be empty.
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):[^/?#]*@/, "$1:***@");
 }
 
 export async function openDatabase(url: string): Promise<Database> {

@@ -1,17 +1,56 @@
-import { Migrator, type MigrationResult } from "kysely";
+import { Migrator, sql, type Kysely, type MigrationResult } from "kysely";
 import type { Database } from "./database.ts";
 import { migrations } from "./migrations/index.ts";
+import type { Tables } from "./schema.ts";
 
 export interface MigrationReport {
   applied: string[];
   current: string | undefined;
 }
 
-/** Applies every pending migration; safe to run from several instances at once (the migrator takes a lock). */
+/**
+ * Applies every pending migration; safe to run from several instances at once.
+ * PostgreSQL: the migrator takes an advisory lock, and its bookkeeping tables
+ * live in the current schema (without that, Kysely would find them in any other
+ * schema of the same database and skip creating its own). SQLite: the migrator
+ * takes no lock of its own, so the whole run is one BEGIN IMMEDIATE transaction,
+ * which excludes other processes; within this process, runs queue on a mutex,
+ * because a second connection waiting for the write lock would block the event
+ * loop that the first one needs in order to finish.
+ */
 export async function migrateToLatest(database: Database): Promise<MigrationReport> {
+  if (database.dialect === "postgres") {
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(database.db);
+    return run(database.db, rows[0]?.schema ?? undefined);
+  }
+  const previous = sqliteQueue;
+  let release!: () => void;
+  sqliteQueue = new Promise<void>((resolve) => (release = resolve));
+  await previous;
+  try {
+    return await database.db.connection().execute(async (db) => {
+      await sql`begin immediate`.execute(db);
+      try {
+        const report = await run(db, undefined);
+        await sql`commit`.execute(db);
+        return report;
+      } catch (error) {
+        await sql`rollback`.execute(db).catch(() => undefined);
+        throw error;
+      }
+    });
+  } finally {
+    release();
+  }
+}
+
+let sqliteQueue: Promise<void> = Promise.resolve();
+
+async function run(db: Kysely<Tables>, migrationTableSchema: string | undefined): Promise<MigrationReport> {
   const migrator = new Migrator({
-    db: database.db,
+    db,
     provider: { getMigrations: async () => migrations },
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
   const { error, results = [] } = await migrator.migrateToLatest();
   const failed = results.find((r: MigrationResult) => r.status === "Error");

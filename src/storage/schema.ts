@@ -6,6 +6,89 @@
  */
 export interface Tables {
   one_time_records: OneTimeRecordTable;
+  accounts: AccountTable;
+  api_tokens: ApiTokenTable;
+  certificate_users: CertificateUserTable;
+  certificates: CertificateTable;
+  certificate_statuses: CertificateStatusTable;
+  mock_authorities: MockAuthorityTable;
+  mock_certificate_states: MockCertificateStateTable;
+}
+
+/** An API customer (tenant). api_status: "not_started" | "active" | "suspended". */
+export interface AccountTable {
+  id: string;
+  name: string;
+  api_status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** An API token: the prefix finds it, the SHA-256 of the whole token proves it. */
+export interface ApiTokenTable {
+  id: string;
+  account_id: string;
+  prefix: string;
+  secret_hash: string;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface CertificateUserTable {
+  id: string;
+  account_id: string;
+  created_at: number;
+}
+
+/** origin: "mock" (issued by the mock CA) | "verified" (seen in a signature verification). */
+export interface CertificateTable {
+  id: string;
+  account_id: string;
+  user_id: string;
+  type: string;
+  origin: string;
+  serial_number: string;
+  issuer: string;
+  subject: string;
+  not_before: number;
+  not_after: number;
+  fingerprint_sha256: string;
+  /** JSON array of URLs. */
+  crl_distribution_points: string;
+  certificate_pem: string;
+  created_at: number;
+}
+
+/** revoked_reason is the RFC 5280 CRLReason code. */
+export interface CertificateStatusTable {
+  id: string;
+  account_id: string;
+  certificate_id: string;
+  status: string;
+  check_method: string;
+  check_purpose: string;
+  source_updated_at: number;
+  revoked_at: number | null;
+  revoked_reason: number | null;
+  created_at: number;
+}
+
+export interface MockAuthorityTable {
+  id: string;
+  certificate_pem: string;
+  private_key_pem: string;
+  created_at: number;
+}
+
+export interface MockCertificateStateTable {
+  certificate_id: string;
+  status: string;
+  revoked_at: number | null;
+  revoked_reason: number | null;
+  source_updated_at: number | null;
+  updated_at: number;
 }
 
 /**

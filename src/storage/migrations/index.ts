@@ -1,5 +1,6 @@
 import type { Migration } from "kysely";
 import * as m0001 from "./0001_one_time_records.ts";
+import * as m0002 from "./0002_certificate_accounts.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -8,4 +9,5 @@ import * as m0001 from "./0001_one_time_records.ts";
  */
 export const migrations: Record<string, Migration> = {
   "0001_one_time_records": m0001,
+  "0002_certificate_accounts": m0002,
 };

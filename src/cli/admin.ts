@@ -1,0 +1,78 @@
+import type { Config } from "../config/schema.ts";
+import { createDomain, type Domain } from "../domain/compose.ts";
+import { openDatabase } from "../storage/database.ts";
+import { migrateToLatest } from "../storage/migrate.ts";
+import { UsageError } from "./usage-error.ts";
+
+/** Opens the configured database (migrating it like `serve` would), runs `work`, and closes it. */
+export async function withDomain<T>(config: Config, work: (domain: Domain) => Promise<T>): Promise<T> {
+  const database = await openDatabase(config.databaseUrl);
+  try {
+    if (config.migrateOnStart) await migrateToLatest(database);
+    return await work(createDomain(config, database));
+  } finally {
+    await database.close();
+  }
+}
+
+function date(ms: number | null): string {
+  return ms === null ? "-" : new Date(ms).toISOString();
+}
+
+export async function accountCommand(config: Config, args: string[], values: Record<string, unknown>): Promise<void> {
+  const [action, name] = args;
+  await withDomain(config, async ({ accounts }) => {
+    switch (action) {
+      case "create": {
+        if (!name) throw new UsageError("account create needs a name");
+        const account = await accounts.create(name, values.start ? "active" : "not_started");
+        console.log(`created account ${account.name} (${account.id}), API use ${account.apiStatus}`);
+        return;
+      }
+      case "start":
+      case "suspend": {
+        if (!name) throw new UsageError(`account ${action} needs a name`);
+        const account = await accounts.setApiStatus(name, action === "start" ? "active" : "suspended");
+        console.log(`account ${account.name}: API use ${account.apiStatus}`);
+        return;
+      }
+      case "list": {
+        for (const a of await accounts.list()) console.log(`${a.name}\t${a.id}\t${a.apiStatus}\t${date(a.createdAt)}`);
+        return;
+      }
+      default:
+        throw new UsageError(`unknown action "${action ?? ""}": use create, start, suspend or list`);
+    }
+  });
+}
+
+export async function tokenCommand(config: Config, args: string[], values: Record<string, unknown>): Promise<void> {
+  const [action, target] = args;
+  await withDomain(config, async ({ accounts }) => {
+    switch (action) {
+      case "create": {
+        if (!target) throw new UsageError("token create needs an account name");
+        const name = typeof values.name === "string" && values.name ? values.name : "api token";
+        const { token, summary } = await accounts.createToken(target, name);
+        console.error(`created token ${summary.prefix} for account ${target}; it is shown once, store it now:`);
+        console.log(token);
+        return;
+      }
+      case "revoke": {
+        if (!target) throw new UsageError("token revoke needs a token prefix (shm_…)");
+        await accounts.revokeToken(target);
+        console.log(`revoked token ${target}`);
+        return;
+      }
+      case "list": {
+        if (!target) throw new UsageError("token list needs an account name");
+        for (const t of await accounts.listTokens(target)) {
+          console.log(`${t.prefix}\t${t.name}\tcreated ${date(t.createdAt)}\tlast used ${date(t.lastUsedAt)}\t${t.revokedAt ? `revoked ${date(t.revokedAt)}` : "active"}`);
+        }
+        return;
+      }
+      default:
+        throw new UsageError(`unknown action "${action ?? ""}": use create, revoke or list`);
+    }
+  });
+}

@@ -1,0 +1,109 @@
+import type { AccountRow, AccountsRepository, ApiStatus, ApiTokenRow } from "../../storage/accounts-repository.ts";
+import type { Clock } from "../clock.ts";
+import { DomainError } from "../errors.ts";
+import { newId } from "../ids.ts";
+import { apiTokenMatches, apiTokenPrefix, generateApiToken, isApiTokenPrefix } from "./api-token.ts";
+
+export type { AccountRow, ApiStatus, ApiTokenRow };
+
+/** Token listings never carry the hash. */
+export type ApiTokenSummary = Omit<ApiTokenRow, "secretHash">;
+
+const tokenTouchIntervalMs = 60_000;
+const accountNamePattern = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+/** API accounts (tenants) and their tokens. */
+export class Accounts {
+  constructor(
+    private readonly repository: AccountsRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(name: string, apiStatus: ApiStatus = "not_started"): Promise<AccountRow> {
+    if (!accountNamePattern.test(name)) {
+      throw new DomainError("invalid_field", "an account name is 1–63 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit", "name");
+    }
+    if (await this.repository.findAccountByName(name)) {
+      throw new DomainError("account_exists", `an account named "${name}" already exists`);
+    }
+    const now = this.clock();
+    const account: AccountRow = { id: newId(), name, apiStatus, createdAt: now, updatedAt: now };
+    await this.repository.insertAccount(account);
+    return account;
+  }
+
+  async get(name: string): Promise<AccountRow> {
+    const account = await this.repository.findAccountByName(name);
+    if (!account) throw new DomainError("account_not_found", `no account named "${name}"`);
+    return account;
+  }
+
+  list(): Promise<AccountRow[]> {
+    return this.repository.listAccounts();
+  }
+
+  async setApiStatus(name: string, status: ApiStatus): Promise<AccountRow> {
+    const account = await this.get(name);
+    const now = this.clock();
+    await this.repository.setApiStatus(account.id, status, now);
+    return { ...account, apiStatus: status, updatedAt: now };
+  }
+
+  /** Creates a token; the returned `token` is the only time the secret exists outside the caller. */
+  async createToken(accountName: string, tokenName: string): Promise<{ token: string; summary: ApiTokenSummary }> {
+    const account = await this.get(accountName);
+    const generated = generateApiToken();
+    const row: ApiTokenRow = {
+      id: newId(),
+      accountId: account.id,
+      prefix: generated.prefix,
+      secretHash: generated.secretHash,
+      name: tokenName,
+      createdAt: this.clock(),
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    await this.repository.insertToken(row);
+    return { token: generated.token, summary: summarize(row) };
+  }
+
+  async listTokens(accountName: string): Promise<ApiTokenSummary[]> {
+    const account = await this.get(accountName);
+    return (await this.repository.listTokens(account.id)).map(summarize);
+  }
+
+  async revokeToken(prefix: string): Promise<void> {
+    if (!isApiTokenPrefix(prefix)) throw new DomainError("invalid_field", `"${prefix}" is not a token prefix (shm_ and 12 hex digits)`, "prefix");
+    if (!(await this.repository.revokeToken(prefix, this.clock()))) {
+      throw new DomainError("token_invalid", `no active token with prefix ${prefix}`);
+    }
+  }
+
+  /**
+   * The account a bearer token acts for. Unknown and revoked tokens fail alike;
+   * an account whose API use is not active fails with its own reason, since the
+   * caller holds a valid credential and needs to know what to do next.
+   */
+  async authenticate(token: string): Promise<AccountRow> {
+    const prefix = apiTokenPrefix(token);
+    const row = prefix ? await this.repository.findTokenByPrefix(prefix) : undefined;
+    if (!row || !apiTokenMatches(token, row.secretHash) || row.revokedAt !== null) {
+      throw new DomainError("token_invalid", "the API token is not valid");
+    }
+    const account = await this.repository.findAccountById(row.accountId);
+    if (!account) throw new DomainError("token_invalid", "the API token is not valid");
+    if (account.apiStatus === "not_started") {
+      throw new DomainError("api_use_not_started", "API use has not been started for this account");
+    }
+    if (account.apiStatus === "suspended") {
+      throw new DomainError("api_use_suspended", "API use is suspended for this account");
+    }
+    await this.repository.touchToken(row.id, this.clock(), tokenTouchIntervalMs);
+    return account;
+  }
+}
+
+function summarize(row: ApiTokenRow): ApiTokenSummary {
+  const { secretHash: _hidden, ...summary } = row;
+  return summary;
+}

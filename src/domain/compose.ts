@@ -1,0 +1,41 @@
+import type { Config } from "../config/schema.ts";
+import { AccountsRepository } from "../storage/accounts-repository.ts";
+import { CertificatesRepository } from "../storage/certificates-repository.ts";
+import type { Database } from "../storage/database.ts";
+import { MockRepository } from "../storage/mock-repository.ts";
+import { Accounts } from "./accounts/accounts.ts";
+import type { StoredCertificate } from "./certificates/model.ts";
+import type { RevocationSource } from "./certificates/revocation-source.ts";
+import { CertificateStatusChecks } from "./certificates/status-checks.ts";
+import { UnconfiguredSource } from "./certificates/unconfigured-source.ts";
+import { systemClock, type Clock } from "./clock.ts";
+import { MockEnvironment } from "./mock/mock-environment.ts";
+import { MockRevocationSource } from "./mock/mock-revocation-source.ts";
+
+/** Every domain service, wired to its repositories. Transports and the CLI take what they need from here. */
+export interface Domain {
+  accounts: Accounts;
+  statusChecks: CertificateStatusChecks;
+  /** Present only in mock mode. */
+  mock: MockEnvironment | undefined;
+}
+
+export function mockCrlUrl(config: Config): string {
+  return `${config.baseUrl}/mock/ca.crl`;
+}
+
+export function createDomain(config: Config, database: Database, clock: Clock = systemClock): Domain {
+  const certificates = new CertificatesRepository(database);
+  const mockRepository = new MockRepository(database);
+  const mockMode = config.mode === "mock";
+  const mockSource = new MockRevocationSource(mockRepository);
+  const unconfigured = new UnconfiguredSource();
+  // Production mode never consults the mock: its certificates get no source, so no status at all.
+  const sourceFor = (certificate: StoredCertificate): RevocationSource =>
+    mockMode && certificate.origin === "mock" ? mockSource : unconfigured;
+  return {
+    accounts: new Accounts(new AccountsRepository(database), clock),
+    statusChecks: new CertificateStatusChecks(certificates, sourceFor, clock),
+    mock: mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config)) : undefined,
+  };
+}

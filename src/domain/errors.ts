@@ -1,0 +1,38 @@
+/**
+ * The closed set of failures the domain reports. Transports map each code to
+ * their own form (a Connect code and ErrorReason, an OAuth error); tests assert
+ * on the code, not on the text.
+ */
+export type DomainErrorCode =
+  | "invalid_field"
+  | "check_method_unsupported"
+  | "check_method_not_offered"
+  | "certificate_not_found"
+  | "user_not_found"
+  | "certificate_status_not_found"
+  | "token_missing"
+  | "token_malformed"
+  | "token_invalid"
+  | "api_use_not_started"
+  | "api_use_suspended"
+  | "source_unavailable"
+  | "mock_environment_disabled"
+  | "invalid_page_token"
+  | "account_not_found"
+  | "account_exists";
+
+export class DomainError extends Error {
+  override name = "DomainError";
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+    /** The request field at fault, in the API's snake_case, when there is one. */
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export function invalidField(field: string, message: string): DomainError {
+  return new DomainError("invalid_field", message, field);
+}

@@ -1,0 +1,34 @@
+/**
+ * The mock environment's certificate authority: real X.509 certificates and
+ * CRLs in a JPKI-like profile, for developers without cards. Pure: the caller
+ * persists the PEMs and DER it gets back.
+ */
+export { createMockCa, defaultMockCaCommonName, mockCaOrganization, mockCaValidityYears, type CreateMockCaOptions } from "./ca.ts";
+export { loadMockCa, type LoadedMockCa, type MockCaMaterial } from "./ca-material.ts";
+export {
+  certificateKinds,
+  isCertificateKind,
+  profileFor,
+  type CertificateKind,
+  type CertificateProfile,
+  type KeyUsageName,
+} from "./certificate-kind.ts";
+export { createMockCrl, type CreateMockCrlInput, type MockCrlEntry } from "./crl.ts";
+export { issueMockCertificate, type IssueMockCertificateInput, type IssuedCertificate } from "./issue.ts";
+export {
+  jpkiCardDigitalSignaturePolicyOid,
+  jpkiCardUserAuthenticationPolicyOid,
+  mockJpkiMobileDigitalSignaturePolicyOid,
+  mockJpkiMobileUserAuthenticationPolicyOid,
+  mockProfileArc,
+} from "./oids.ts";
+export {
+  isRevocationReason,
+  revocationReasonCode,
+  revocationReasonCodes,
+  revocationReasonForCode,
+  revocationReasons,
+  type RevocationReason,
+  type RevocationReasonCode,
+} from "./revocation-reason.ts";
+export { normalizeSerialNumberHex } from "./serial-number.ts";

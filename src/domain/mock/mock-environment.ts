@@ -1,0 +1,141 @@
+import "reflect-metadata";
+import * as x509 from "@peculiar/x509";
+import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
+import type { MockCertificateState, MockRepository } from "../../storage/mock-repository.ts";
+import type { CertificateType, CertificateUser, RevocationReasonCode, Status, StoredCertificate } from "../certificates/model.ts";
+import { creationTime } from "../certificates/model.ts";
+import { requireUuid } from "../certificates/status-checks.ts";
+import type { Clock } from "../clock.ts";
+import { DomainError, invalidField } from "../errors.ts";
+import { canonicalUuid, newId } from "../ids.ts";
+import { createMockCa, issueMockCertificate, type MockCaMaterial } from "../mock-ca/index.ts";
+
+export interface CreatedMockCertificate {
+  certificate: StoredCertificate;
+  user: CertificateUser;
+  certificatePem: string;
+  privateKeyPem: string;
+}
+
+export interface MockStatusInput {
+  status: Status;
+  revokedReason?: RevocationReasonCode | undefined;
+  revokedAt?: number | undefined;
+  sourceUpdatedAt?: number | undefined;
+}
+
+const authorityId = "default";
+
+/**
+ * The mock environment: one mock CA per database (created on first use and
+ * kept), real certificates issued from it for an account's users, and the
+ * statuses later checks report, set freely.
+ */
+export class MockEnvironment {
+  private authority: Promise<MockCaMaterial> | undefined;
+
+  constructor(
+    private readonly mock: MockRepository,
+    private readonly certificates: CertificatesRepository,
+    private readonly clock: Clock,
+    /** Where the mock CA's CRL is published; written into every certificate it issues. */
+    private readonly crlUrl: string,
+  ) {}
+
+  /** Loads the mock CA, creating it once; several instances starting together agree on one. */
+  ca(): Promise<MockCaMaterial> {
+    this.authority ??= (async () => {
+      const existing = await this.mock.findAuthority(authorityId);
+      if (existing) return existing;
+      const created = await createMockCa({ commonName: "shomei Mock JPKI CA", now: new Date(this.clock()) });
+      await this.mock.insertAuthorityIfAbsent({ id: authorityId, ...created, createdAt: this.clock() });
+      const stored = await this.mock.findAuthority(authorityId);
+      if (!stored) throw new Error("mock CA was not stored");
+      return stored;
+    })().catch((error: unknown) => {
+      this.authority = undefined;
+      throw error;
+    });
+    return this.authority;
+  }
+
+  async createCertificate(
+    accountId: string,
+    input: { type: CertificateType; userId?: string | undefined; commonName?: string | undefined },
+  ): Promise<CreatedMockCertificate> {
+    const user = input.userId ? await this.existingUser(accountId, input.userId) : undefined;
+    const commonName = (input.commonName ?? "").trim() || `Mock User ${newId().slice(0, 8)}`;
+    if (commonName.length > 64) throw invalidField("common_name", "common_name must be at most 64 characters");
+    const now = this.clock();
+    const issued = await issueMockCertificate(await this.ca(), {
+      kind: input.type,
+      subjectCommonName: commonName,
+      notBefore: new Date(now - 60_000),
+      crlDistributionPointUrl: this.crlUrl,
+    });
+    const parsed = new x509.X509Certificate(issued.certificatePem);
+    const owner: CertificateUser = user ?? { id: newId(), accountId, createdAt: creationTime(now) };
+    if (!user) await this.certificates.insertUser(owner);
+    const certificate: StoredCertificate = {
+      id: newId(),
+      accountId,
+      userId: owner.id,
+      type: input.type,
+      origin: "mock",
+      serialNumber: issued.serialNumberHex,
+      issuer: parsed.issuer,
+      subject: parsed.subject,
+      notBefore: issued.notBefore.getTime(),
+      notAfter: issued.notAfter.getTime(),
+      fingerprintSha256: issued.sha256FingerprintHex,
+      crlDistributionPoints: [this.crlUrl],
+      certificatePem: issued.certificatePem,
+      createdAt: creationTime(now),
+    };
+    await this.certificates.insertCertificate(certificate);
+    return { certificate, user: owner, certificatePem: issued.certificatePem, privateKeyPem: issued.privateKeyPem };
+  }
+
+  async setStatus(accountId: string, certificateId: string, input: MockStatusInput): Promise<MockCertificateState> {
+    requireUuid(certificateId, "certificate_id");
+    const certificate = await this.certificates.findCertificate(accountId, canonicalUuid(certificateId));
+    if (!certificate || certificate.origin !== "mock") {
+      throw new DomainError("certificate_not_found", "no mock certificate with this id");
+    }
+    const revoked = input.status === "revoked";
+    if (!revoked && input.revokedReason !== undefined) {
+      throw invalidField("revoked_reason", "revoked_reason is only allowed with STATUS_REVOKED");
+    }
+    if (!revoked && input.revokedAt !== undefined) {
+      throw invalidField("revoked_at", "revoked_at is only allowed with STATUS_REVOKED");
+    }
+    const now = this.clock();
+    const state: MockCertificateState = {
+      certificateId: certificate.id,
+      status: input.status,
+      revokedAt: revoked ? (input.revokedAt ?? now) : null,
+      revokedReason: revoked ? (input.revokedReason ?? 0) : null,
+      sourceUpdatedAt: input.sourceUpdatedAt ?? null,
+      updatedAt: now,
+    };
+    await this.mock.saveState(state);
+    return state;
+  }
+
+  /** The account's certificates, oldest first. */
+  listCertificates(accountId: string): Promise<StoredCertificate[]> {
+    return this.certificates.listCertificates(accountId);
+  }
+
+  /** What a check of this certificate would report now (good unless set otherwise). */
+  async currentStatus(certificateId: string): Promise<Status> {
+    return (await this.mock.findState(certificateId))?.status ?? "good";
+  }
+
+  private async existingUser(accountId: string, userId: string): Promise<CertificateUser> {
+    requireUuid(userId, "user_id");
+    const user = await this.certificates.findUser(accountId, canonicalUuid(userId));
+    if (!user) throw new DomainError("user_not_found", "no user with this id");
+    return user;
+  }
+}

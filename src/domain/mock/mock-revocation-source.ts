@@ -1,0 +1,35 @@
+import type { MockRepository } from "../../storage/mock-repository.ts";
+import type { CheckMethod, StoredCertificate } from "../certificates/model.ts";
+import type { RevocationAnswer, RevocationSource } from "../certificates/revocation-source.ts";
+
+const dayMs = 24 * 60 * 60 * 1000;
+
+/** JPKI CRLs are published daily; the mock pretends its list was issued at the start of the current UTC day. */
+export function startOfUtcDay(now: number): number {
+  return now - (now % dayMs);
+}
+
+/**
+ * Answers for certificates of the mock CA from what MockService set: good
+ * until told otherwise. Offers both CRL and OCSP; CRL when the caller has no
+ * preference, as for real JPKI certificates.
+ */
+export class MockRevocationSource implements RevocationSource {
+  constructor(private readonly repository: MockRepository) {}
+
+  async check(certificate: StoredCertificate, preferred: CheckMethod | undefined, now: number): Promise<RevocationAnswer> {
+    const state = await this.repository.findState(certificate.id);
+    const method = preferred ?? "crl";
+    const sourceUpdatedAt = state?.sourceUpdatedAt ?? startOfUtcDay(now);
+    if (!state || state.status !== "revoked") {
+      return { status: state?.status ?? "good", method, sourceUpdatedAt, revokedAt: null, revokedReason: null };
+    }
+    return {
+      status: "revoked",
+      method,
+      sourceUpdatedAt,
+      revokedAt: state.revokedAt ?? state.updatedAt,
+      revokedReason: state.revokedReason ?? 0,
+    };
+  }
+}

@@ -1,0 +1,42 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.ts";
+import { ErrorReason } from "../../gen/service/verify/v2/errors_pb.ts";
+import type { DomainError, DomainErrorCode } from "../domain/errors.ts";
+
+export const errorDomain = "verify.shomei";
+
+/** Each domain failure's Connect code and stable reason (documented in proto/service/verify/v2/errors.proto). */
+const mapping: Record<DomainErrorCode, [Code, ErrorReason]> = {
+  invalid_field: [Code.InvalidArgument, ErrorReason.INVALID_FIELD],
+  check_method_unsupported: [Code.InvalidArgument, ErrorReason.CHECK_METHOD_UNSUPPORTED],
+  check_method_not_offered: [Code.FailedPrecondition, ErrorReason.CHECK_METHOD_UNSUPPORTED],
+  invalid_page_token: [Code.InvalidArgument, ErrorReason.INVALID_PAGE_TOKEN],
+  certificate_not_found: [Code.NotFound, ErrorReason.CERTIFICATE_NOT_FOUND],
+  user_not_found: [Code.NotFound, ErrorReason.USER_NOT_FOUND],
+  certificate_status_not_found: [Code.NotFound, ErrorReason.CERTIFICATE_STATUS_NOT_FOUND],
+  token_missing: [Code.Unauthenticated, ErrorReason.TOKEN_MISSING],
+  token_malformed: [Code.Unauthenticated, ErrorReason.TOKEN_MALFORMED],
+  token_invalid: [Code.Unauthenticated, ErrorReason.TOKEN_INVALID],
+  api_use_not_started: [Code.PermissionDenied, ErrorReason.API_USE_NOT_STARTED],
+  api_use_suspended: [Code.PermissionDenied, ErrorReason.API_USE_SUSPENDED],
+  source_unavailable: [Code.Unavailable, ErrorReason.SOURCE_UNAVAILABLE],
+  mock_environment_disabled: [Code.Unimplemented, ErrorReason.MOCK_ENVIRONMENT_DISABLED],
+  // Admin-only failures; an RPC never raises them, but the mapping stays total.
+  account_not_found: [Code.NotFound, ErrorReason.UNSPECIFIED],
+  account_exists: [Code.AlreadyExists, ErrorReason.UNSPECIFIED],
+};
+
+export function reasonName(reason: ErrorReason): string {
+  return `ERROR_REASON_${ErrorReason[reason]}`;
+}
+
+export function toConnectError(error: DomainError): ConnectError {
+  const [code, reason] = mapping[error.code];
+  const info = create(ErrorInfoSchema, {
+    reason: reasonName(reason),
+    domain: errorDomain,
+    metadata: error.field ? { field: error.field } : {},
+  });
+  return new ConnectError(error.message, code, undefined, [{ desc: ErrorInfoSchema, value: info }], error);
+}

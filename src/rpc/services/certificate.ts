@@ -1,0 +1,67 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  CheckCertificateStatusResponseSchema,
+  CheckUserCertificateStatusResponseSchema,
+  GetCertificateResponseSchema,
+  GetCertificateStatusResponseSchema,
+  ListCertificateStatusesResponseSchema,
+  type CertificateService,
+  type CheckCertificateStatusRequest,
+  type CheckUserCertificateStatusRequest,
+  type GetCertificateRequest,
+  type GetCertificateStatusRequest,
+  type ListCertificateStatusesRequest,
+} from "../../../gen/service/verify/v2/certificate_service_pb.ts";
+import type { CertificateStatusChecks } from "../../domain/certificates/status-checks.ts";
+import { callerAccount } from "../auth.ts";
+import { certificateMessage, certificateTypeFrom, checkMethodFrom, statusMessage, userMessage } from "../convert.ts";
+
+/** Thin translation between CertificateService messages and the status-check domain. */
+export class CertificateHandler implements ServiceImpl<typeof CertificateService> {
+  constructor(private readonly checks: CertificateStatusChecks) {}
+
+  async checkCertificateStatus(req: CheckCertificateStatusRequest, context: HandlerContext) {
+    const method = checkMethodFrom(req.checkMethod);
+    const result = await this.checks.checkCertificate(callerAccount(context).id, req.certificateId, method);
+    return create(CheckCertificateStatusResponseSchema, {
+      certificate: certificateMessage(result.certificate),
+      certificateStatus: statusMessage(result.status),
+    });
+  }
+
+  async checkUserCertificateStatus(req: CheckUserCertificateStatusRequest, context: HandlerContext) {
+    const type = certificateTypeFrom(req.certificateType, "certificate_type", false);
+    const method = checkMethodFrom(req.checkMethod);
+    const result = await this.checks.checkUser(callerAccount(context).id, req.userId, type, method);
+    return create(CheckUserCertificateStatusResponseSchema, {
+      user: userMessage(result.user),
+      certificate: certificateMessage(result.certificate),
+      certificateStatus: statusMessage(result.status),
+    });
+  }
+
+  async getCertificate(req: GetCertificateRequest, context: HandlerContext) {
+    const result = await this.checks.getCertificate(callerAccount(context).id, req.certificateId);
+    return create(GetCertificateResponseSchema, {
+      certificate: certificateMessage(result.certificate),
+      user: userMessage(result.user),
+    });
+  }
+
+  async listCertificateStatuses(req: ListCertificateStatusesRequest, context: HandlerContext) {
+    const page = await this.checks.listStatuses(callerAccount(context).id, req.certificateId, req.pageSize, req.pageToken);
+    return create(ListCertificateStatusesResponseSchema, {
+      certificateStatuses: page.statuses.map(statusMessage),
+      nextPageToken: page.nextPageToken,
+    });
+  }
+
+  async getCertificateStatus(req: GetCertificateStatusRequest, context: HandlerContext) {
+    const result = await this.checks.getStatus(callerAccount(context).id, req.certificateStatusId);
+    return create(GetCertificateStatusResponseSchema, {
+      certificate: certificateMessage(result.certificate),
+      certificateStatus: statusMessage(result.status),
+    });
+  }
+}

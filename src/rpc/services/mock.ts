@@ -1,0 +1,78 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromMs, type Timestamp } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { CrlReason } from "../../../gen/service/verify/v2/certificate_pb.ts";
+import {
+  CreateMockCertificateResponseSchema,
+  SetMockCertificateStatusResponseSchema,
+  type CreateMockCertificateRequest,
+  type MockService,
+  type SetMockCertificateStatusRequest,
+} from "../../../gen/service/verify/v2/mock_service_pb.ts";
+import { isRevocationReasonCode } from "../../domain/certificates/model.ts";
+import { DomainError, invalidField } from "../../domain/errors.ts";
+import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
+import { callerAccount } from "../auth.ts";
+import { certificateMessage, certificateTypeFrom, statusFrom, userMessage } from "../convert.ts";
+
+/** MockService on a server in mock mode. */
+export class MockHandler implements ServiceImpl<typeof MockService> {
+  constructor(private readonly environment: MockEnvironment) {}
+
+  async createMockCertificate(req: CreateMockCertificateRequest, context: HandlerContext) {
+    const type = certificateTypeFrom(req.type, "type", true)!;
+    const created = await this.environment.createCertificate(callerAccount(context).id, {
+      type,
+      userId: req.userId || undefined,
+      commonName: req.commonName || undefined,
+    });
+    return create(CreateMockCertificateResponseSchema, {
+      certificate: certificateMessage(created.certificate),
+      user: userMessage(created.user),
+      certificatePem: created.certificatePem,
+      privateKeyPem: created.privateKeyPem,
+      serialNumber: created.certificate.serialNumber,
+    });
+  }
+
+  async setMockCertificateStatus(req: SetMockCertificateStatusRequest, context: HandlerContext) {
+    const status = statusFrom(req.status, "status");
+    if (req.revokedReason !== undefined && !isRevocationReasonCode(req.revokedReason)) {
+      throw invalidField("revoked_reason", `revoked_reason ${req.revokedReason} is not an RFC 5280 reason`);
+    }
+    const state = await this.environment.setStatus(callerAccount(context).id, req.certificateId, {
+      status,
+      revokedReason: req.revokedReason,
+      revokedAt: millis(req.revokedAt, "revoked_at"),
+      sourceUpdatedAt: millis(req.sourceUpdatedAt, "source_updated_at"),
+    });
+    return create(SetMockCertificateStatusResponseSchema, {
+      certificateId: state.certificateId,
+      status: req.status,
+      ...(state.revokedReason !== null ? { revokedReason: state.revokedReason as CrlReason } : {}),
+      ...(state.revokedAt !== null ? { revokedAt: timestampFromMs(state.revokedAt) } : {}),
+      ...(state.sourceUpdatedAt !== null ? { sourceUpdatedAt: timestampFromMs(state.sourceUpdatedAt) } : {}),
+    });
+  }
+}
+
+/** MockService on a production server: every call says the mock environment is off. */
+export class DisabledMockHandler implements ServiceImpl<typeof MockService> {
+  createMockCertificate(): never {
+    throw disabled();
+  }
+  setMockCertificateStatus(): never {
+    throw disabled();
+  }
+}
+
+function disabled(): DomainError {
+  return new DomainError("mock_environment_disabled", "the mock environment is off: this server runs in production mode");
+}
+
+function millis(value: Timestamp | undefined, field: string): number | undefined {
+  if (!value) return undefined;
+  const ms = timestampDate(value).getTime();
+  if (!Number.isFinite(ms) || value.nanos < 0 || value.nanos > 999_999_999) throw invalidField(field, `${field} is not a valid time`);
+  return ms;
+}

@@ -1,0 +1,142 @@
+import type { Database } from "./database.ts";
+
+export type ApiStatus = "not_started" | "active" | "suspended";
+
+export interface AccountRow {
+  id: string;
+  name: string;
+  apiStatus: ApiStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface ApiTokenRow {
+  id: string;
+  accountId: string;
+  prefix: string;
+  secretHash: string;
+  name: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export class AccountsRepository {
+  constructor(private readonly database: Database) {}
+
+  async insertAccount(account: AccountRow): Promise<void> {
+    await this.database.db
+      .insertInto("accounts")
+      .values({
+        id: account.id,
+        name: account.name,
+        api_status: account.apiStatus,
+        created_at: account.createdAt,
+        updated_at: account.updatedAt,
+      })
+      .execute();
+  }
+
+  async findAccountByName(name: string): Promise<AccountRow | undefined> {
+    const row = await this.database.db.selectFrom("accounts").selectAll().where("name", "=", name).executeTakeFirst();
+    return row && toAccount(row);
+  }
+
+  async findAccountById(id: string): Promise<AccountRow | undefined> {
+    const row = await this.database.db.selectFrom("accounts").selectAll().where("id", "=", id).executeTakeFirst();
+    return row && toAccount(row);
+  }
+
+  async listAccounts(): Promise<AccountRow[]> {
+    const rows = await this.database.db.selectFrom("accounts").selectAll().orderBy("name").execute();
+    return rows.map(toAccount);
+  }
+
+  async setApiStatus(id: string, status: ApiStatus, now: number): Promise<void> {
+    await this.database.db.updateTable("accounts").set({ api_status: status, updated_at: now }).where("id", "=", id).execute();
+  }
+
+  async insertToken(token: ApiTokenRow): Promise<void> {
+    await this.database.db
+      .insertInto("api_tokens")
+      .values({
+        id: token.id,
+        account_id: token.accountId,
+        prefix: token.prefix,
+        secret_hash: token.secretHash,
+        name: token.name,
+        created_at: token.createdAt,
+        last_used_at: token.lastUsedAt,
+        revoked_at: token.revokedAt,
+      })
+      .execute();
+  }
+
+  async findTokenByPrefix(prefix: string): Promise<ApiTokenRow | undefined> {
+    const row = await this.database.db.selectFrom("api_tokens").selectAll().where("prefix", "=", prefix).executeTakeFirst();
+    return row && toToken(row);
+  }
+
+  async listTokens(accountId: string): Promise<ApiTokenRow[]> {
+    const rows = await this.database.db
+      .selectFrom("api_tokens")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .orderBy("created_at", "desc")
+      .execute();
+    return rows.map(toToken);
+  }
+
+  /** Returns false when there was no such unrevoked token. */
+  async revokeToken(prefix: string, now: number): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable("api_tokens")
+      .set({ revoked_at: now })
+      .where("prefix", "=", prefix)
+      .where("revoked_at", "is", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Records use at most once per interval, so a busy token does not turn every read into a write. */
+  async touchToken(id: string, now: number, intervalMs: number): Promise<void> {
+    await this.database.db
+      .updateTable("api_tokens")
+      .set({ last_used_at: now })
+      .where("id", "=", id)
+      .where((eb) => eb.or([eb("last_used_at", "is", null), eb("last_used_at", "<", now - intervalMs)]))
+      .execute();
+  }
+}
+
+function toAccount(row: { id: string; name: string; api_status: string; created_at: number; updated_at: number }): AccountRow {
+  return {
+    id: row.id,
+    name: row.name,
+    apiStatus: row.api_status as ApiStatus,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function toToken(row: {
+  id: string;
+  account_id: string;
+  prefix: string;
+  secret_hash: string;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}): ApiTokenRow {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    prefix: row.prefix,
+    secretHash: row.secret_hash,
+    name: row.name,
+    createdAt: Number(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
+}

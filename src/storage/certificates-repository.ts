@@ -1,0 +1,186 @@
+import type { Selectable } from "kysely";
+import type {
+  CertificateType,
+  CertificateUser,
+  CheckMethod,
+  CheckPurpose,
+  CertificateOrigin,
+  RevocationReasonCode,
+  Status,
+  StatusRecord,
+  StoredCertificate,
+} from "../domain/certificates/model.ts";
+import type { Database } from "./database.ts";
+import type { CertificateStatusTable, CertificateTable } from "./schema.ts";
+
+/** Position in a newest-first listing: the last record of the previous page. */
+export interface StatusCursor {
+  createdAt: number;
+  id: string;
+}
+
+/** Every read takes the account id: rows of other accounts are invisible, not forbidden. */
+export class CertificatesRepository {
+  constructor(private readonly database: Database) {}
+
+  async insertUser(user: CertificateUser): Promise<void> {
+    await this.database.db
+      .insertInto("certificate_users")
+      .values({ id: user.id, account_id: user.accountId, created_at: user.createdAt })
+      .execute();
+  }
+
+  async findUser(accountId: string, userId: string): Promise<CertificateUser | undefined> {
+    const row = await this.database.db
+      .selectFrom("certificate_users")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("id", "=", userId)
+      .executeTakeFirst();
+    return row && { id: row.id, accountId: row.account_id, createdAt: Number(row.created_at) };
+  }
+
+  async insertCertificate(c: StoredCertificate): Promise<void> {
+    await this.database.db
+      .insertInto("certificates")
+      .values({
+        id: c.id,
+        account_id: c.accountId,
+        user_id: c.userId,
+        type: c.type,
+        origin: c.origin,
+        serial_number: c.serialNumber,
+        issuer: c.issuer,
+        subject: c.subject,
+        not_before: c.notBefore,
+        not_after: c.notAfter,
+        fingerprint_sha256: c.fingerprintSha256,
+        crl_distribution_points: JSON.stringify(c.crlDistributionPoints),
+        certificate_pem: c.certificatePem,
+        created_at: c.createdAt,
+      })
+      .execute();
+  }
+
+  async findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined> {
+    const row = await this.database.db
+      .selectFrom("certificates")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("id", "=", certificateId)
+      .executeTakeFirst();
+    return row && toCertificate(row);
+  }
+
+  /** The user's most recently stored certificate, optionally of one type. */
+  async findLatestCertificate(accountId: string, userId: string, type?: CertificateType): Promise<StoredCertificate | undefined> {
+    let query = this.database.db
+      .selectFrom("certificates")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("user_id", "=", userId);
+    if (type) query = query.where("type", "=", type);
+    const row = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(1).executeTakeFirst();
+    return row && toCertificate(row);
+  }
+
+  async listCertificates(accountId: string): Promise<StoredCertificate[]> {
+    const rows = await this.database.db
+      .selectFrom("certificates")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .orderBy("created_at")
+      .execute();
+    return rows.map(toCertificate);
+  }
+
+  async insertStatus(s: StatusRecord): Promise<void> {
+    await this.database.db
+      .insertInto("certificate_statuses")
+      .values({
+        id: s.id,
+        account_id: s.accountId,
+        certificate_id: s.certificateId,
+        status: s.status,
+        check_method: s.checkMethod,
+        check_purpose: s.checkPurpose,
+        source_updated_at: s.sourceUpdatedAt,
+        revoked_at: s.revokedAt,
+        revoked_reason: s.revokedReason,
+        created_at: s.createdAt,
+      })
+      .execute();
+  }
+
+  async findStatus(accountId: string, statusId: string): Promise<StatusRecord | undefined> {
+    const row = await this.database.db
+      .selectFrom("certificate_statuses")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("id", "=", statusId)
+      .executeTakeFirst();
+    return row && toStatus(row);
+  }
+
+  /** Newest first; ties on created_at are ordered by id so pages never overlap or skip. */
+  async listStatuses(accountId: string, certificateId: string, limit: number, after?: StatusCursor): Promise<StatusRecord[]> {
+    let query = this.database.db
+      .selectFrom("certificate_statuses")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("certificate_id", "=", certificateId);
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([
+          eb("created_at", "<", after.createdAt),
+          eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.id)]),
+        ]),
+      );
+    }
+    const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+    return rows.map(toStatus);
+  }
+
+  async countStatuses(accountId: string): Promise<number> {
+    const row = await this.database.db
+      .selectFrom("certificate_statuses")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("account_id", "=", accountId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}
+
+function toCertificate(row: Selectable<CertificateTable>): StoredCertificate {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    userId: row.user_id,
+    type: row.type as CertificateType,
+    origin: row.origin as CertificateOrigin,
+    serialNumber: row.serial_number,
+    issuer: row.issuer,
+    subject: row.subject,
+    notBefore: Number(row.not_before),
+    notAfter: Number(row.not_after),
+    fingerprintSha256: row.fingerprint_sha256,
+    crlDistributionPoints: JSON.parse(row.crl_distribution_points) as string[],
+    certificatePem: row.certificate_pem,
+    createdAt: Number(row.created_at),
+  };
+}
+
+function toStatus(row: Selectable<CertificateStatusTable>): StatusRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    certificateId: row.certificate_id,
+    status: row.status as Status,
+    checkMethod: row.check_method as CheckMethod,
+    checkPurpose: row.check_purpose as CheckPurpose,
+    sourceUpdatedAt: Number(row.source_updated_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    revokedReason: row.revoked_reason === null ? null : (Number(row.revoked_reason) as RevocationReasonCode),
+    createdAt: Number(row.created_at),
+  };
+}

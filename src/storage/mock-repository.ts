@@ -1,0 +1,70 @@
+import type { RevocationReasonCode, Status } from "../domain/certificates/model.ts";
+import type { Database } from "./database.ts";
+
+export interface MockAuthorityRow {
+  id: string;
+  certificatePem: string;
+  privateKeyPem: string;
+  createdAt: number;
+}
+
+/** What checks of a mock certificate report, as set through MockService. */
+export interface MockCertificateState {
+  certificateId: string;
+  status: Status;
+  revokedAt: number | null;
+  revokedReason: RevocationReasonCode | null;
+  sourceUpdatedAt: number | null;
+  updatedAt: number;
+}
+
+export class MockRepository {
+  constructor(private readonly database: Database) {}
+
+  async findAuthority(id: string): Promise<MockAuthorityRow | undefined> {
+    const row = await this.database.db.selectFrom("mock_authorities").selectAll().where("id", "=", id).executeTakeFirst();
+    return row && { id: row.id, certificatePem: row.certificate_pem, privateKeyPem: row.private_key_pem, createdAt: Number(row.created_at) };
+  }
+
+  /** Inserts unless another instance got there first; the caller re-reads to learn which one won. */
+  async insertAuthorityIfAbsent(row: MockAuthorityRow): Promise<void> {
+    await this.database.db
+      .insertInto("mock_authorities")
+      .values({ id: row.id, certificate_pem: row.certificatePem, private_key_pem: row.privateKeyPem, created_at: row.createdAt })
+      .onConflict((oc) => oc.column("id").doNothing())
+      .execute();
+  }
+
+  async findState(certificateId: string): Promise<MockCertificateState | undefined> {
+    const row = await this.database.db
+      .selectFrom("mock_certificate_states")
+      .selectAll()
+      .where("certificate_id", "=", certificateId)
+      .executeTakeFirst();
+    return (
+      row && {
+        certificateId: row.certificate_id,
+        status: row.status as Status,
+        revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+        revokedReason: row.revoked_reason === null ? null : (Number(row.revoked_reason) as RevocationReasonCode),
+        sourceUpdatedAt: row.source_updated_at === null ? null : Number(row.source_updated_at),
+        updatedAt: Number(row.updated_at),
+      }
+    );
+  }
+
+  async saveState(state: MockCertificateState): Promise<void> {
+    const values = {
+      status: state.status,
+      revoked_at: state.revokedAt,
+      revoked_reason: state.revokedReason,
+      source_updated_at: state.sourceUpdatedAt,
+      updated_at: state.updatedAt,
+    };
+    await this.database.db
+      .insertInto("mock_certificate_states")
+      .values({ certificate_id: state.certificateId, ...values })
+      .onConflict((oc) => oc.column("certificate_id").doUpdateSet(values))
+      .execute();
+  }
+}
