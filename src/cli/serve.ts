@@ -9,7 +9,7 @@ export async function serveCommand(config: Config): Promise<void> {
   const server = await startServer(config, logger);
   const demo = server.domain.mock ? await seedDemo(server.domain, config.dataDir) : undefined;
   logger.info({ url: server.url, mode: config.mode, database: server.database.displayUrl, version }, "listening");
-  process.stderr.write(banner(config, server.url, server.database.displayUrl, demo));
+  process.stderr.write(banner(server.config, server.url, server.database.displayUrl, demo));
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

@@ -59,6 +59,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   return {
     ...parsed,
     baseUrl: parsed.baseUrl ?? `http${parsed.tlsCertFile ? "s" : ""}://localhost:${parsed.port}`,
+    baseUrlDerived: parsed.baseUrl === undefined,
     databaseUrl: parsed.databaseUrl ?? `sqlite:${path.join(parsed.dataDir, "shomei.db")}`,
   };
 }

@@ -89,5 +89,7 @@ type Parsed = z.output<typeof configSchema>;
 /** The validated configuration with every derived default filled in. */
 export interface Config extends Omit<Parsed, "baseUrl" | "databaseUrl"> {
   baseUrl: string;
+  /** True when baseUrl was derived from the port rather than configured: the server fixes it once the port is bound. */
+  baseUrlDerived: boolean;
   databaseUrl: string;
 }

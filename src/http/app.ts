@@ -1,13 +1,16 @@
 import express, { type Express } from "express";
 import type { Config } from "../config/schema.ts";
+import type { Domain } from "../domain/compose.ts";
 import type { OperationsDependencies } from "./routes/health.ts";
 import { registerOperationsRoutes } from "./routes/health.ts";
 import { registerHomeRoute } from "./routes/home.ts";
+import { registerMockCaRoutes } from "./routes/mock-ca.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { errorHandler, notFound } from "./middleware/errors.ts";
 
 export interface HttpDependencies extends OperationsDependencies {
   config: Config;
+  domain: Domain;
 }
 
 /**
@@ -29,6 +32,7 @@ export function createHttpApp(deps: HttpDependencies): Express {
   const router = express.Router();
   registerOperationsRoutes(router, deps);
   registerHomeRoute(router, deps.config);
+  if (deps.domain.mock) registerMockCaRoutes(router, deps.domain.mock);
   app.use(router);
 
   app.use(notFound);

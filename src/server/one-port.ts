@@ -36,6 +36,12 @@ const http2Preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 export async function listen(handler: Handler, options: ListenOptions): Promise<Listener> {
   const sockets = new Set<Socket>();
   const sessions = new Set<http2.Http2Session>();
+  // HTTP/1.1 responses in progress, so that shutdown can make them the last on their connection.
+  const http1Responses = new Set<http.ServerResponse>();
+  const dispatch: Handler = (req, res) => {
+    if (res instanceof http.ServerResponse) track(http1Responses, res);
+    handler(req, res);
+  };
   const { logger } = options;
   let http1: http.Server | undefined;
   let acceptor: net.Server;
@@ -50,15 +56,17 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
         allowHTTP1: true,
         ALPNProtocols: ["h2", "http/1.1"],
       },
-      handler,
+      dispatch,
     );
     secure.on("secureConnection", (socket: Socket) => track(sockets, socket));
+    // HTTP/1.1 negotiated by ALPN is parsed by Node's HTTP/1.1 server code, which reports bad requests here.
+    secure.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => answerMalformed(error, socket));
     secure.on("session", (session: http2.Http2Session) => track(sessions, session));
     acceptor = secure;
   } else {
-    const h1 = http.createServer(handler as http.RequestListener);
+    const h1 = http.createServer(dispatch as http.RequestListener);
     h1.on("clientError", (error: NodeJS.ErrnoException, socket) => answerMalformed(error, socket));
-    const h2 = http2.createServer(h2options, handler);
+    const h2 = http2.createServer(h2options, dispatch);
     h2.on("session", (session: http2.Http2Session) => track(sessions, session));
     h2.on("sessionError", (error) => logger.debug({ err: error }, "http/2 session error"));
     http1 = h1;
@@ -83,6 +91,7 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
     async close(inFlight, timeoutMs) {
       acceptor.close();
       for (const session of sessions) session.close();
+      for (const res of http1Responses) if (!res.headersSent) res.setHeader("Connection", "close");
       const deadline = Date.now() + timeoutMs;
       while (inFlight() > 0 && Date.now() < deadline) {
         http1?.closeIdleConnections();

@@ -17,6 +17,8 @@ export interface RunningServer {
   /** Where the port answers, e.g. http://127.0.0.1:8080 (the configured base URL may differ behind a proxy). */
   url: string;
   port: number;
+  /** The configuration in effect, with the base URL naming the bound port when it was derived. */
+  config: Config;
   database: Database;
   domain: Domain;
   /** Graceful: stop accepting, finish in-flight requests, close the database. Idempotent. */
@@ -59,14 +61,27 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       if (report.applied.length) logger.info({ applied: report.applied }, "database migrated");
     }
     let draining = false;
-    const domain = createDomain(config, database);
-    const handler = createApplication(config, database, domain, logger, () => draining);
-    listener = await listen(handler, {
-      host: config.host,
-      port: config.port,
-      tls: config.tlsCertFile && config.tlsKeyFile ? { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile } : undefined,
-      logger,
-    });
+    let handler: RequestHandler | undefined;
+    // The handler is built after binding, so that with PORT=0 the derived base URL names the real port.
+    listener = await listen(
+      (req, res) => {
+        if (handler) return handler(req, res);
+        res.statusCode = 503;
+        res.end();
+      },
+      {
+        host: config.host,
+        port: config.port,
+        tls: config.tlsCertFile && config.tlsKeyFile ? { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile } : undefined,
+        logger,
+      },
+    );
+    const effective: Config = config.baseUrlDerived
+      ? { ...config, baseUrl: config.baseUrl.replace(/:\d+$/, `:${listener.address.port}`) }
+      : config;
+    const domain = createDomain(effective, database);
+    const ready = createApplication(effective, database, domain, logger, () => draining);
+    handler = ready;
     const bound = listener;
     const host = bound.address.family === "IPv6" ? `[${bound.address.address}]` : bound.address.address;
     const shownHost = ["0.0.0.0", "[::]"].includes(host) ? "localhost" : host;
@@ -74,12 +89,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     return {
       url: `${bound.secure ? "https" : "http"}://${shownHost}:${bound.address.port}`,
       port: bound.address.port,
+      config: effective,
       database,
       domain,
       close: () =>
         (closing ??= (async () => {
           draining = true;
-          await bound.close(handler.inFlight, config.shutdownTimeoutMs);
+          await bound.close(ready.inFlight, config.shutdownTimeoutMs);
           await database.close();
         })()),
     };

@@ -53,6 +53,22 @@ export class MockRepository {
     );
   }
 
+  /** Serial numbers of every revoked mock certificate, of every account: the mock CA's CRL lists them all. */
+  async listRevoked(): Promise<{ serialNumber: string; revokedAt: number; revokedReason: RevocationReasonCode }[]> {
+    const rows = await this.database.db
+      .selectFrom("mock_certificate_states as s")
+      .innerJoin("certificates as c", "c.id", "s.certificate_id")
+      .select(["c.serial_number", "s.revoked_at", "s.revoked_reason", "s.updated_at"])
+      .where("s.status", "=", "revoked")
+      .orderBy("c.serial_number")
+      .execute();
+    return rows.map((r) => ({
+      serialNumber: r.serial_number,
+      revokedAt: Number(r.revoked_at ?? r.updated_at),
+      revokedReason: Number(r.revoked_reason ?? 0) as RevocationReasonCode,
+    }));
+  }
+
   async saveState(state: MockCertificateState): Promise<void> {
     const values = {
       status: state.status,

@@ -1,11 +1,10 @@
 import { Writable } from "node:stream";
 import { loadConfig } from "../../src/config/load.ts";
-import type { Config, SettingName } from "../../src/config/schema.ts";
+import type { SettingName } from "../../src/config/schema.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { startServer, type RunningServer } from "../../src/server/server.ts";
 
 export interface TestServer extends RunningServer {
-  config: Config;
   /** Every log line the server wrote, parsed. */
   logs: Record<string, unknown>[];
   /** Raw log text, for checks that a secret never appears anywhere. */
@@ -29,11 +28,14 @@ export async function startTestServer(
     },
   });
   const server = await startServer(config, createLogger(config.logLevel, sink));
-  return Object.assign(server, {
-    config,
-    get logs() {
-      return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    },
+  const testServer: TestServer = Object.assign(server, {
+    logs: [] as Record<string, unknown>[],
     rawLogs: () => lines.join("\n"),
   });
+  // A getter, so that every read sees the lines written so far (Object.assign would copy a snapshot of a getter's value).
+  Object.defineProperty(testServer, "logs", {
+    enumerable: true,
+    get: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+  });
+  return testServer;
 }

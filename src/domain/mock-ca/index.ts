@@ -4,7 +4,7 @@
  * persists the PEMs and DER it gets back.
  */
 export { createMockCa, defaultMockCaCommonName, mockCaOrganization, mockCaValidityYears, type CreateMockCaOptions } from "./ca.ts";
-export { loadMockCa, type LoadedMockCa, type MockCaMaterial } from "./ca-material.ts";
+export type { MockCaMaterial } from "./ca-material.ts";
 export {
   certificateKinds,
   isCertificateKind,

@@ -1,5 +1,3 @@
-import "reflect-metadata";
-import * as x509 from "@peculiar/x509";
 import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
 import type { MockCertificateState, MockRepository } from "../../storage/mock-repository.ts";
 import type { CertificateType, CertificateUser, RevocationReasonCode, Status, StoredCertificate } from "../certificates/model.ts";
@@ -8,7 +6,14 @@ import { requireUuid } from "../certificates/status-checks.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid, newId } from "../ids.ts";
-import { createMockCa, issueMockCertificate, type MockCaMaterial } from "../mock-ca/index.ts";
+import {
+  createMockCa,
+  createMockCrl,
+  issueMockCertificate,
+  revocationReasonForCode,
+  type MockCaMaterial,
+} from "../mock-ca/index.ts";
+import { x509 } from "../mock-ca/x509-runtime.ts";
 
 export interface CreatedMockCertificate {
   certificate: StoredCertificate;
@@ -120,6 +125,25 @@ export class MockEnvironment {
     };
     await this.mock.saveState(state);
     return state;
+  }
+
+  /**
+   * The mock CA's CRL as of now (DER): every revoked mock certificate, with
+   * its reason. Issued fresh on each request; valid for a day, like JPKI's.
+   */
+  async currentCrl(): Promise<Uint8Array> {
+    const now = this.clock();
+    const revoked = await this.mock.listRevoked();
+    return createMockCrl(await this.ca(), {
+      entries: revoked.map((r) => ({
+        serialNumberHex: r.serialNumber,
+        revokedAt: new Date(r.revokedAt),
+        reason: revocationReasonForCode(r.revokedReason) ?? "unspecified",
+      })),
+      thisUpdate: new Date(now),
+      nextUpdate: new Date(now + 24 * 60 * 60 * 1000),
+      crlNumber: Math.floor(now / 1000),
+    });
   }
 
   /** The account's certificates, oldest first. */
