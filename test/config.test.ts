@@ -1,0 +1,265 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, type LoadOptions } from "../src/config/load.ts";
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "shomei-config-"));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let files = 0;
+/** Writes `content` (JSON-encoded unless it is a string) to a fresh file and returns its path. */
+function configFile(content: unknown): string {
+  const file = path.join(dir, `config-${++files}.json`);
+  writeFileSync(file, typeof content === "string" ? content : JSON.stringify(content));
+  return file;
+}
+
+/** The ConfigError message loadConfig throws; fails the test when it returns or throws anything else. */
+function configError(options: LoadOptions): string {
+  let thrown: unknown;
+  try {
+    loadConfig(options);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(ConfigError);
+  return (thrown as ConfigError).message;
+}
+
+const invalid = (...lines: string[]) => `invalid configuration:\n${lines.map((l) => `  - ${l}`).join("\n")}`;
+
+describe("loadConfig defaults", () => {
+  it("fills in every default from an empty environment", () => {
+    expect(loadConfig({ env: {} })).toEqual({
+      mode: "production",
+      port: 8080,
+      baseUrl: "http://localhost:8080",
+      baseUrlDerived: true,
+      databaseUrl: `sqlite:${path.join("./data", "shomei.db")}`,
+      migrateOnStart: true,
+      dataDir: "./data",
+      logLevel: "info",
+      maxBodyBytes: 1024 * 1024,
+      shutdownTimeoutMs: 10_000,
+    });
+    expect(`sqlite:${path.join("./data", "shomei.db")}`).toBe("sqlite:data/shomei.db");
+  });
+
+  it("derives the base URL from the port, and uses https when TLS files are set", () => {
+    expect(loadConfig({ env: { PORT: "9000" } }).baseUrl).toBe("http://localhost:9000");
+    const tls = loadConfig({ env: { SHOMEI_TLS_CERT_FILE: "/etc/shomei/cert.pem", SHOMEI_TLS_KEY_FILE: "/etc/shomei/key.pem" } });
+    expect(tls).toMatchObject({ baseUrl: "https://localhost:8080", tlsCertFile: "/etc/shomei/cert.pem", tlsKeyFile: "/etc/shomei/key.pem" });
+  });
+
+  it("puts the SQLite database in the data directory", () => {
+    expect(loadConfig({ env: { SHOMEI_DATA_DIR: "/var/lib/shomei" } }).databaseUrl).toBe("sqlite:/var/lib/shomei/shomei.db");
+  });
+
+  it("does not read process.env when given an env object", () => {
+    const saved = process.env.PORT;
+    process.env.PORT = "1234";
+    try {
+      expect(loadConfig({ env: {} }).port).toBe(8080);
+    } finally {
+      if (saved === undefined) delete process.env.PORT;
+      else process.env.PORT = saved;
+    }
+  });
+});
+
+describe("loadConfig sources", () => {
+  it("reads every setting from its environment variable", () => {
+    const config = loadConfig({
+      env: {
+        SHOMEI_MODE: "mock",
+        HOST: "127.0.0.1",
+        PORT: "8443",
+        BASE_URL: "https://id.example.com/",
+        DATABASE_URL: "postgres://shomei@db.internal:5432/shomei",
+        SHOMEI_MIGRATE_ON_START: "false",
+        SHOMEI_DATA_DIR: "/srv/shomei",
+        LOG_LEVEL: "debug",
+        SHOMEI_MAX_BODY_BYTES: "2048",
+        SHOMEI_SHUTDOWN_TIMEOUT_MS: "0",
+        SHOMEI_TLS_CERT_FILE: "cert.pem",
+        SHOMEI_TLS_KEY_FILE: "key.pem",
+      },
+    });
+    expect(config).toEqual({
+      mode: "mock",
+      host: "127.0.0.1",
+      port: 8443,
+      baseUrl: "https://id.example.com",
+      baseUrlDerived: false,
+      databaseUrl: "postgres://shomei@db.internal:5432/shomei",
+      migrateOnStart: false,
+      dataDir: "/srv/shomei",
+      logLevel: "debug",
+      maxBodyBytes: 2048,
+      shutdownTimeoutMs: 0,
+      tlsCertFile: "cert.pem",
+      tlsKeyFile: "key.pem",
+    });
+  });
+
+  it("reads the JSON file, named by the option or by SHOMEI_CONFIG", () => {
+    const file = configFile({ port: 9001, mode: "mock", migrateOnStart: false, databaseUrl: "sqlite:/tmp/x.db" });
+    const expected = { port: 9001, mode: "mock", migrateOnStart: false, databaseUrl: "sqlite:/tmp/x.db", baseUrl: "http://localhost:9001" };
+    expect(loadConfig({ env: {}, file })).toMatchObject(expected);
+    expect(loadConfig({ env: { SHOMEI_CONFIG: file } })).toMatchObject(expected);
+  });
+
+  it("lets the environment win over the file, and ignores empty variables", () => {
+    const file = configFile({ port: 9001, mode: "mock", logLevel: "warn" });
+    expect(loadConfig({ env: { PORT: "9002", SHOMEI_MODE: "production", LOG_LEVEL: "" }, file })).toMatchObject({
+      port: 9002,
+      mode: "production",
+      logLevel: "warn",
+    });
+  });
+
+  it("lets overrides win over the environment and the file, and ignores undefined overrides", () => {
+    const file = configFile({ port: 9001, mode: "production" });
+    const config = loadConfig({ env: { PORT: "9002", SHOMEI_MODE: "production" }, file, overrides: { port: "9003", mode: undefined } });
+    expect(config).toMatchObject({ port: 9003, mode: "production", baseUrl: "http://localhost:9003" });
+    expect(loadConfig({ env: { SHOMEI_MODE: "production" }, overrides: { mode: "mock" } }).mode).toBe("mock");
+  });
+
+  it("prefers the file option over SHOMEI_CONFIG", () => {
+    const named = configFile({ port: 9004 });
+    const fromEnv = configFile({ port: 9005 });
+    expect(loadConfig({ env: { SHOMEI_CONFIG: fromEnv }, file: named }).port).toBe(9004);
+  });
+});
+
+describe("loadConfig flags", () => {
+  it.each([
+    ["false", false],
+    ["0", false],
+    ["no", false],
+    ["true", true],
+    ["1", true],
+    ["yes", true],
+  ])("SHOMEI_MIGRATE_ON_START=%s gives %s", (value, expected) => {
+    expect(loadConfig({ env: { SHOMEI_MIGRATE_ON_START: value } }).migrateOnStart).toBe(expected);
+  });
+
+  it("takes JSON booleans from the file", () => {
+    expect(loadConfig({ env: {}, file: configFile({ migrateOnStart: false }) }).migrateOnStart).toBe(false);
+  });
+
+  it("rejects anything else, naming the variable and the value", () => {
+    expect(configError({ env: { SHOMEI_MIGRATE_ON_START: "maybe" } })).toBe(invalid(`SHOMEI_MIGRATE_ON_START must be true or false (got "maybe")`));
+    expect(configError({ env: { SHOMEI_MIGRATE_ON_START: "FALSE" } })).toBe(invalid(`SHOMEI_MIGRATE_ON_START must be true or false (got "FALSE")`));
+  });
+});
+
+describe("loadConfig errors", () => {
+  it("names PORT and its value when it is not a number", () => {
+    expect(configError({ env: { PORT: "abc" } })).toBe(invalid(`PORT must be a number (got "abc")`));
+  });
+
+  it.each([
+    [" ", `PORT must be a number (got " ")`],
+    ["1.5", `PORT must be a whole number (got "1.5")`],
+    ["-1", `PORT must be at least 0 (got "-1")`],
+    ["65536", `PORT must be at most 65535 (got "65536")`],
+  ])("rejects PORT=%j", (value, line) => {
+    expect(configError({ env: { PORT: value } })).toBe(invalid(line));
+  });
+
+  it("names the key and the file for a bad value in the file", () => {
+    const file = configFile({ port: 70000 });
+    expect(configError({ env: {}, file })).toBe(invalid(`"port" in ${file} must be at most 65535 (got 70000)`));
+  });
+
+  it.each([null, "", true, [8080]])("rejects a port of %j in the file rather than turning it into a number", (value) => {
+    const file = configFile({ port: value });
+    expect(configError({ env: {}, file })).toBe(invalid(`"port" in ${file} must be a number (got ${JSON.stringify(value)})`));
+  });
+
+  it("names the command-line option for a bad override", () => {
+    expect(configError({ env: { PORT: "8080" }, overrides: { port: "http" } })).toBe(invalid(`--port must be a number (got "http")`));
+    expect(configError({ env: {}, overrides: { mode: "demo" } })).toBe(invalid(`--mode must be mock or production (got "demo")`));
+  });
+
+  it("lists every problem, one line each", () => {
+    expect(configError({ env: { SHOMEI_MODE: "dev", PORT: "1.5", LOG_LEVEL: "loud" } })).toBe(
+      invalid(
+        `SHOMEI_MODE must be mock or production (got "dev")`,
+        `PORT must be a whole number (got "1.5")`,
+        `LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")`,
+      ),
+    );
+  });
+
+  it("rejects SHOMEI_MAX_BODY_BYTES outside its range", () => {
+    expect(configError({ env: { SHOMEI_MAX_BODY_BYTES: "1023" } })).toBe(invalid(`SHOMEI_MAX_BODY_BYTES must be at least 1024 (got "1023")`));
+  });
+
+  it("rejects an unknown key in the file, naming it and the file", () => {
+    const file = configFile({ port: 8080, prot: 8081 });
+    expect(configError({ env: {}, file })).toBe(invalid(`unknown setting "prot" in ${file}`));
+    const two = configFile({ prot: 1, DATABASE_URL: "x" });
+    expect(configError({ env: {}, file: two })).toBe(invalid(`unknown settings "prot", "DATABASE_URL" in ${two}`));
+  });
+
+  it("rejects a file that is not valid JSON", () => {
+    const file = configFile("{ port: 8080 }");
+    expect(configError({ env: {}, file })).toMatch(new RegExp(`^config file ${file} is not valid JSON: `));
+  });
+
+  it.each([["[]"], ["42"], ["null"], ['"text"']])("rejects a file holding %s instead of an object", (content) => {
+    const file = configFile(content);
+    expect(configError({ env: {}, file })).toBe(`config file ${file} must hold a JSON object`);
+  });
+
+  it("reports a file that cannot be read, with the reason", () => {
+    const missing = path.join(dir, "missing.json");
+    expect(configError({ env: {}, file: missing })).toBe(`cannot read config file ${missing}: ENOENT`);
+    expect(configError({ env: { SHOMEI_CONFIG: dir } })).toBe(`cannot read config file ${dir}: EISDIR`);
+  });
+
+  it("requires the TLS key file with the certificate file, and the other way round", () => {
+    expect(configError({ env: { SHOMEI_TLS_CERT_FILE: "/etc/shomei/cert.pem" } })).toBe(
+      invalid(`SHOMEI_TLS_CERT_FILE is set, so SHOMEI_TLS_KEY_FILE ("tlsKeyFile" in a config file) must be set too (got "/etc/shomei/cert.pem")`),
+    );
+    const file = configFile({ tlsKeyFile: "key.pem" });
+    expect(configError({ env: {}, file })).toBe(
+      invalid(`"tlsKeyFile" in ${file} is set, so SHOMEI_TLS_CERT_FILE ("tlsCertFile" in a config file) must be set too (got "key.pem")`),
+    );
+  });
+
+  it.each(["ftp://id.example.com", "id.example.com", "/relative"])("rejects BASE_URL=%s", (value) => {
+    expect(configError({ env: { BASE_URL: value } })).toBe(invalid(`BASE_URL must be an absolute http:// or https:// URL (got "${value}")`));
+  });
+
+  it("rejects a BASE_URL with a query or a fragment", () => {
+    expect(configError({ env: { BASE_URL: "https://id.example.com/?x=1" } })).toBe(
+      invalid(`BASE_URL must not carry a query or a fragment (got "https://id.example.com/?x=1")`),
+    );
+  });
+
+  it("rejects a mysql:// DATABASE_URL and accepts the supported forms", () => {
+    expect(configError({ env: { DATABASE_URL: "mysql://root@localhost/shomei" } })).toBe(
+      invalid(`DATABASE_URL must be postgres://…, postgresql://…, sqlite:<path> or a file path (got "mysql://root@localhost/shomei")`),
+    );
+    for (const url of ["postgres://h/db", "postgresql://h/db", "sqlite:/var/db.sqlite", "sqlite::memory:", "./local.db"]) {
+      expect(loadConfig({ env: { DATABASE_URL: url } }).databaseUrl).toBe(url);
+    }
+  });
+
+  it("rejects an unknown mode and log level", () => {
+    expect(configError({ env: { SHOMEI_MODE: "Mock" } })).toBe(invalid(`SHOMEI_MODE must be mock or production (got "Mock")`));
+    const file = configFile({ logLevel: "verbose" });
+    expect(configError({ env: {}, file })).toBe(
+      invalid(`"logLevel" in ${file} must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")`),
+    );
+  });
+});

@@ -1,0 +1,269 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase, type Database } from "../../src/storage/database.ts";
+import { migrateToLatest } from "../../src/storage/migrate.ts";
+import { OneTimeRecords, type ConsumeResult } from "../../src/storage/one-time-records.ts";
+import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { runInWorkers } from "../support/workers.ts";
+
+const targets = await databaseTargets();
+
+/** A realistic epoch-millisecond clock: beyond 32 bits, so BIGINT handling matters on PostgreSQL. */
+const t0 = Date.UTC(2030, 0, 1);
+const minute = 60_000;
+
+const payload = {
+  client_id: "client-1",
+  scope: ["openid", "profile"],
+  claims: { userinfo: { email: { essential: true }, nickname: null } },
+  nonce: "n-0S6_WzA2Mj",
+  max_age: 300,
+  note: "ünïcødé \u2603 \"quoted\" \\ back",
+};
+
+let sequence = 0;
+/** A key no other test in the file uses, so tests share one database without seeing each other. */
+const uniqueKey = (label: string) => `${label}-${++sequence}-${Math.random().toString(36).slice(2)}`;
+
+for (const t of targets) {
+  describe.skipIf(!!t.unavailable)(targetTitle(t), () => {
+    let scratch: ScratchDatabase;
+    let database: Database;
+    let records: OneTimeRecords;
+
+    beforeAll(async () => {
+      scratch = await t.create();
+      database = await openDatabase(scratch.url);
+      await migrateToLatest(database);
+      records = new OneTimeRecords(database);
+    });
+
+    afterAll(async () => {
+      await database?.close();
+      await scratch?.drop();
+    });
+
+    const rawRow = (kind: string, keyHash: string) =>
+      database.db.selectFrom("one_time_records").selectAll().where("kind", "=", kind).where("key_hash", "=", keyHash).execute();
+
+    it("issues a record and returns it as stored", async () => {
+      const key = uniqueKey("issue");
+      const issued = await records.issue({ kind: "par", keyHash: key, owner: "client-1", payload, now: t0, ttlMs: minute });
+
+      const expected = { kind: "par", keyHash: key, owner: "client-1", payload, createdAt: t0, expiresAt: t0 + minute, consumedAt: null };
+      expect(issued).toEqual(expected);
+      expect(await records.find("par", key)).toEqual(expected);
+      expect(await rawRow("par", key)).toEqual([
+        {
+          kind: "par",
+          key_hash: key,
+          owner: "client-1",
+          payload: JSON.stringify(payload),
+          created_at: t0,
+          expires_at: t0 + minute,
+          consumed_at: null,
+        },
+      ]);
+    });
+
+    it("consumes once, with the payload round-tripped, and reports a second consume as consumed", async () => {
+      const key = uniqueKey("consume");
+      await records.issue({ kind: "code", keyHash: key, owner: "client-1", payload, now: t0, ttlMs: minute });
+
+      const first = await records.consume("code", key, t0 + 1000);
+      const consumed = { kind: "code", keyHash: key, owner: "client-1", payload, createdAt: t0, expiresAt: t0 + minute, consumedAt: t0 + 1000 };
+      expect(first).toEqual({ ok: true, record: consumed });
+
+      expect(await records.consume("code", key, t0 + 2000)).toEqual({ ok: false, reason: "consumed", record: consumed });
+      // Still consumed at the first time: the losing attempt wrote nothing.
+      expect(await records.find("code", key)).toEqual(consumed);
+    });
+
+    it("consumes up to the last millisecond before expiry", async () => {
+      const key = uniqueKey("edge");
+      await records.issue({ kind: "code", keyHash: key, owner: "o", payload: 1, now: t0, ttlMs: minute });
+
+      const result = await records.consume("code", key, t0 + minute - 1);
+      expect(result.ok).toBe(true);
+      expect(await records.find("code", key)).toMatchObject({ consumedAt: t0 + minute - 1 });
+    });
+
+    it("refuses an expired record (from expiresAt on) and leaves it unconsumed", async () => {
+      const key = uniqueKey("expired");
+      await records.issue({ kind: "code", keyHash: key, owner: "o", payload, now: t0, ttlMs: minute });
+      const unconsumed = { kind: "code", keyHash: key, owner: "o", payload, createdAt: t0, expiresAt: t0 + minute, consumedAt: null };
+
+      expect(await records.consume("code", key, t0 + minute)).toEqual({ ok: false, reason: "expired", record: unconsumed });
+      expect(await records.consume("code", key, t0 + 10 * minute)).toEqual({ ok: false, reason: "expired", record: unconsumed });
+      expect(await records.find("code", key)).toEqual(unconsumed);
+      expect((await rawRow("code", key))[0]?.consumed_at).toBeNull();
+    });
+
+    it("reports an unknown key as unknown", async () => {
+      expect(await records.consume("code", uniqueKey("never-issued"), t0)).toEqual({ ok: false, reason: "unknown" });
+      expect(await records.find("code", uniqueKey("never-issued"))).toBeUndefined();
+    });
+
+    it("keeps kinds apart: the same key under another kind neither matches nor is consumed", async () => {
+      const key = uniqueKey("kind");
+      await records.issue({ kind: "par", keyHash: key, owner: "o", payload: { which: "par" }, now: t0, ttlMs: minute });
+
+      expect(await records.consume("code", key, t0 + 1)).toEqual({ ok: false, reason: "unknown" });
+      expect(await records.find("par", key)).toMatchObject({ consumedAt: null });
+
+      // The same key may be issued under another kind; each is consumed on its own.
+      await records.issue({ kind: "code", keyHash: key, owner: "o", payload: { which: "code" }, now: t0, ttlMs: minute });
+      expect(await records.consume("code", key, t0 + 2)).toMatchObject({ ok: true, record: { kind: "code", payload: { which: "code" } } });
+      expect(await records.find("par", key)).toMatchObject({ consumedAt: null, payload: { which: "par" } });
+      expect(await records.consume("par", key, t0 + 3)).toMatchObject({ ok: true, record: { kind: "par", payload: { which: "par" } } });
+    });
+
+    it("refuses to issue the same kind and key twice", async () => {
+      const key = uniqueKey("twice");
+      await records.issue({ kind: "code", keyHash: key, owner: "first", payload: 1, now: t0, ttlMs: minute });
+
+      await expect(records.issue({ kind: "code", keyHash: key, owner: "second", payload: 2, now: t0, ttlMs: minute })).rejects.toThrow(
+        /unique|primary key|duplicate/i,
+      );
+      expect(await records.find("code", key)).toMatchObject({ owner: "first", payload: 1 });
+    });
+
+    it("round-trips payloads of every JSON shape", async () => {
+      const shapes: unknown[] = [null, 0, -1.5, "", "text", true, false, [], {}, [[1, [2, [3]]], { a: [] }], { deep: { deeper: { deepest: [null] } } }];
+      for (const [index, shape] of shapes.entries()) {
+        const key = uniqueKey(`shape-${index}`);
+        await records.issue({ kind: "shape", keyHash: key, owner: "o", payload: shape, now: t0, ttlMs: minute });
+        const result = await records.consume("shape", key, t0 + 1);
+        expect(result.ok && result.record.payload).toEqual(shape);
+      }
+    });
+
+    it("deletes only the records that expired before the given time, and says how many", async () => {
+      const kind = "sweep";
+      const base = t0 + 1000 * minute; // later than anything else in this file, so earlier tests' records stay out of the count
+      const others = await database.db.selectFrom("one_time_records").select("key_hash").where("kind", "!=", kind).execute();
+      const keys = { old: uniqueKey("old"), oldConsumed: uniqueKey("old-consumed"), edge: uniqueKey("edge"), fresh: uniqueKey("fresh") };
+      await records.issue({ kind, keyHash: keys.old, owner: "o", payload: 1, now: base, ttlMs: minute }); // expires base+1m
+      await records.issue({ kind, keyHash: keys.oldConsumed, owner: "o", payload: 1, now: base, ttlMs: 2 * minute }); // base+2m
+      await records.consume(kind, keys.oldConsumed, base + 1);
+      await records.issue({ kind, keyHash: keys.edge, owner: "o", payload: 1, now: base, ttlMs: 3 * minute }); // base+3m
+      await records.issue({ kind, keyHash: keys.fresh, owner: "o", payload: 1, now: base, ttlMs: 10 * minute }); // base+10m
+
+      // Expiring exactly at `before` is not "before": the edge record stays.
+      expect(await records.deleteExpired(base + 3 * minute)).toBe(2 + others.length);
+      const left = await database.db.selectFrom("one_time_records").select("key_hash").orderBy("key_hash").execute();
+      expect(left.map((r) => r.key_hash)).toEqual([keys.edge, keys.fresh].sort());
+
+      expect(await records.deleteExpired(base + 3 * minute)).toBe(0);
+      expect(await records.find(kind, keys.edge)).toMatchObject({ consumedAt: null });
+      expect(await records.consume(kind, keys.old, base + 2)).toEqual({ ok: false, reason: "unknown" });
+    });
+  });
+}
+
+/** Every consume attempt at one record, with the `now` it passed; `now` values are all distinct. */
+type Attempt = { now: number; result: ConsumeResult };
+
+/**
+ * Exactly one attempt won; every other one lost with reason "consumed"; and the
+ * row's consumed_at is the winner's `now`, so no losing attempt wrote it again.
+ */
+async function expectExactlyOneWinner(records: OneTimeRecords, kind: string, keyHash: string, attempts: Attempt[]) {
+  const winners = attempts.filter((a) => a.result.ok);
+  expect(winners).toHaveLength(1);
+  const winner = winners[0]!;
+  expect(attempts.filter((a) => !a.result.ok).map((a) => !a.result.ok && a.result.reason)).toEqual(
+    new Array(attempts.length - 1).fill("consumed"),
+  );
+  expect(winner.result).toMatchObject({ ok: true, record: { kind, keyHash, consumedAt: winner.now } });
+  for (const loser of attempts.filter((a) => !a.result.ok)) {
+    expect(loser.result).toMatchObject({ record: { consumedAt: winner.now } });
+  }
+  expect(await records.find(kind, keyHash)).toMatchObject({ consumedAt: winner.now });
+}
+
+const raceRecords = 6;
+/** PostgreSQL: separate pools in this thread. */
+const pools = 8;
+/** SQLite: writers in threads of their own (a worker costs a second or so to start, hence fewer than pools). */
+const workerThreads = 4;
+
+for (const t of targets) {
+  describe.skipIf(!!t.unavailable)(`${targetTitle(t)}: concurrent consumers`, () => {
+    let scratch: ScratchDatabase;
+    let database: Database;
+    let records: OneTimeRecords;
+
+    beforeAll(async () => {
+      scratch = await t.create();
+      database = await openDatabase(scratch.url);
+      await migrateToLatest(database);
+      records = new OneTimeRecords(database);
+    });
+
+    afterAll(async () => {
+      await database?.close();
+      await scratch?.drop();
+    });
+
+    /** Distinct `now` per attempt, all before expiry, so the stored consumed_at identifies the writer. */
+    const nowsFor = (connection: number, calls: number) => Array.from({ length: calls }, (_, call) => t0 + 1 + connection * calls + call);
+
+    async function issueRaceRecords(label: string): Promise<string[]> {
+      const keys = Array.from({ length: raceRecords }, () => uniqueKey(label));
+      for (const key of keys) await records.issue({ kind: "race", keyHash: key, owner: "o", payload: { key }, now: t0, ttlMs: minute });
+      return keys;
+    }
+
+    const calls = 5;
+    it.runIf(t.name === "postgres")(
+      `${pools} pools × ${calls} calls at once (${pools * calls} attempts): exactly one consume wins, for each of ${raceRecords} records`,
+      async () => {
+        const keys = await issueRaceRecords("pg-race");
+        const connections: Database[] = [];
+        try {
+          for (let i = 0; i < pools; i++) connections.push(await openDatabase(scratch.url));
+          // Open every pool's connections before the race, so the attempts start together rather than one per connect.
+          await Promise.all(
+            connections.flatMap((c) => Array.from({ length: calls }, () => c.db.selectFrom("one_time_records").select("kind").limit(1).execute())),
+          );
+          const contenders = connections.map((c) => new OneTimeRecords(c));
+
+          for (const key of keys) {
+            const attempts = await Promise.all(
+              contenders.flatMap((contender, index) =>
+                nowsFor(index, calls).map(async (now): Promise<Attempt> => ({ now, result: await contender.consume("race", key, now) })),
+              ),
+            );
+            expect(attempts).toHaveLength(pools * calls);
+            await expectExactlyOneWinner(records, "race", key, attempts);
+          }
+        } finally {
+          await Promise.all(connections.map((c) => c.close()));
+        }
+      },
+    );
+
+    const callsPerWorker = 10;
+    it.runIf(t.name === "sqlite")(
+      `${workerThreads} worker threads, each with its own connection, × ${callsPerWorker} calls released together (${workerThreads * callsPerWorker} attempts): exactly one consume wins, for each of ${raceRecords} records`,
+      { timeout: 120_000 },
+      async () => {
+        const keys = await issueRaceRecords("worker-race");
+        const plans = Array.from({ length: workerThreads }, (_, worker) =>
+          keys.map((keyHash) => ({ type: "consume" as const, kind: "race", keyHash, nows: nowsFor(worker, callsPerWorker) })),
+        );
+
+        const outcomes = await runInWorkers(scratch.url, plans);
+
+        for (const [round, key] of keys.entries()) {
+          const attempts = outcomes.flatMap((perWorker) => {
+            const outcome = perWorker[round];
+            return outcome?.type === "consumed" ? outcome.results : [];
+          });
+          expect(attempts).toHaveLength(workerThreads * callsPerWorker);
+          await expectExactlyOneWinner(records, "race", key, attempts);
+        }
+      },
+    );
+  });
+}
