@@ -79,8 +79,11 @@ function openPostgres(url: string): Kysely<Tables> {
         oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client losing its server must not crash the process; the next query reports it.
+  // A client losing its server must not crash the process. Idle clients report it to the pool; a
+  // checked-out client (query in flight) emits it on itself, where pg-pool listens only while idle.
+  // The query in flight fails with the same error, and the pool drops the client when it comes back.
   pool.on("error", () => undefined);
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -1,0 +1,203 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Certificate_Type as CertificateType } from "../gen/service/verify/v2/certificate_pb.ts";
+import { expectRpcError, setupClients, stackTracePattern } from "./support/certificate-rpc.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const tokenPattern = /^shm_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/;
+const stackFrame = /^\s+at /m;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let dir: string;
+let databaseUrl: string;
+const running = new Set<ChildProcess>();
+
+/** `node bin/shomei.js …` with only PATH, HOME, the data directory and DATABASE_URL in its environment. */
+function shomei(...args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["bin/shomei.js", ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, SHOMEI_DATA_DIR: path.join(dir, "data"), DATABASE_URL: databaseUrl },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    running.add(child);
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 25_000);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      running.delete(child);
+      reject(error);
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      running.delete(child);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A command that must succeed: exit 0, nothing that looks like a failure. */
+async function ok(...args: string[]): Promise<Run> {
+  const run = await shomei(...args);
+  expect(run, `shomei ${args.join(" ")}`).toMatchObject({ code: 0 });
+  expect(run.stderr).not.toMatch(stackFrame);
+  return run;
+}
+
+function expectNoStackTrace(run: Run): void {
+  for (const text of [run.stdout, run.stderr]) {
+    expect(text).not.toMatch(stackFrame);
+    expect(text).not.toMatch(stackTracePattern);
+  }
+}
+
+describe("account and token administration through the CLI, against a running server on the same database", () => {
+  let server: TestServer;
+  let token: string;
+  let prefix: string;
+  let certificateId: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "shomei-cli-admin-"));
+    databaseUrl = `sqlite:${path.join(dir, "x.db")}`;
+    server = await startTestServer(databaseUrl, { mode: "mock" });
+  });
+
+  afterAll(async () => {
+    for (const child of running) child.kill("SIGKILL");
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const call = () => setupClients(server, token).certificates.getCertificate({ certificateId: certificateId ?? randomUUID() });
+
+  it("account create acme: API use not started yet", async () => {
+    const run = await ok("account", "create", "acme");
+    expect(run.stdout).toMatch(/^created account acme \([0-9a-f-]{36}\), API use not_started\n$/);
+    const account = await server.domain.accounts.get("acme");
+    expect(account.apiStatus).toBe("not_started");
+    expect(run.stdout).toContain(account.id);
+  });
+
+  it("token create acme --name ci prints the token, and only the token, on stdout", async () => {
+    const run = await ok("token", "create", "acme", "--name", "ci");
+    expect(run.stdout.endsWith("\n")).toBe(true);
+    expect(run.stdout.split("\n")).toHaveLength(2);
+    token = run.stdout.trimEnd();
+    expect(token).toMatch(tokenPattern);
+    prefix = token.slice(0, 16);
+    // The note on stderr names the prefix but never the secret.
+    expect(run.stderr).toContain(prefix);
+    expect(run.stderr).not.toContain(token.slice(17));
+    const tokens = await server.domain.accounts.listTokens("acme");
+    expect(tokens.map((t) => [t.prefix, t.name, t.revokedAt])).toEqual([[prefix, "ci", null]]);
+  });
+
+  it("before account start, the token is refused with permission_denied API_USE_NOT_STARTED", async () => {
+    await expectRpcError(call(), Code.PermissionDenied, "ERROR_REASON_API_USE_NOT_STARTED");
+    await expectRpcError(
+      setupClients(server, token).mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE }),
+      Code.PermissionDenied,
+      "ERROR_REASON_API_USE_NOT_STARTED",
+    );
+  });
+
+  it("after account start acme, the token works", async () => {
+    const run = await ok("account", "start", "acme");
+    expect(run.stdout).toBe("account acme: API use active\n");
+    const api = setupClients(server, token);
+    const created = await api.mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE });
+    certificateId = created.certificate!.id;
+    expect((await call()).certificate!.id).toBe(certificateId);
+    expect((await api.certificates.checkCertificateStatus({ certificateId })).certificate!.id).toBe(certificateId);
+  });
+
+  it("account list shows the account and its API status", async () => {
+    const run = await ok("account", "list");
+    const account = await server.domain.accounts.get("acme");
+    expect(run.stdout).toMatch(new RegExp(`^acme\\t${account.id}\\tactive\\t\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`, "m"));
+  });
+
+  it("token list acme shows the prefix, name and last use, never the secret", async () => {
+    const run = await ok("token", "list", "acme");
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(1);
+    const [shownPrefix, name, created, lastUsed, state] = lines[0]!.split("\t");
+    expect({ shownPrefix, name, state }).toEqual({ shownPrefix: prefix, name: "ci", state: "active" });
+    expect(created).toMatch(/^created \d{4}-\d\d-\d\dT/);
+    // The server used the token above.
+    expect(lastUsed).toMatch(/^last used \d{4}-\d\d-\d\dT/);
+    const secret = token.slice(17);
+    expect(run.stdout).not.toContain(secret);
+    expect(run.stderr).not.toContain(secret);
+    expect(run.stdout).not.toContain(token);
+  });
+
+  it("token revoke <prefix>: the token stops working", async () => {
+    const run = await ok("token", "revoke", prefix);
+    expect(run.stdout).toBe(`revoked token ${prefix}\n`);
+    await expectRpcError(call(), Code.Unauthenticated, "ERROR_REASON_TOKEN_INVALID");
+    const list = await ok("token", "list", "acme");
+    expect(list.stdout).toMatch(new RegExp(`^${prefix}\\tci\\t.*\\trevoked \\d{4}-`, "m"));
+    // A second revoke of the same prefix is an error, not a silent success.
+    const again = await shomei("token", "revoke", prefix);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`no active token with prefix ${prefix}`);
+    expectNoStackTrace(again);
+  });
+
+  it("account suspend acme: a fresh token of the account is refused with API_USE_SUSPENDED", async () => {
+    const created = await ok("token", "create", "acme", "--name", "second");
+    token = created.stdout.trimEnd();
+    expect(token).toMatch(tokenPattern);
+    expect((await call()).certificate!.id).toBe(certificateId);
+
+    const run = await ok("account", "suspend", "acme");
+    expect(run.stdout).toBe("account acme: API use suspended\n");
+    await expectRpcError(call(), Code.PermissionDenied, "ERROR_REASON_API_USE_SUSPENDED");
+    await expectRpcError(
+      setupClients(server, token).certificates.checkCertificateStatus({ certificateId }),
+      Code.PermissionDenied,
+      "ERROR_REASON_API_USE_SUSPENDED",
+    );
+  });
+
+  describe("bad usage: non-zero exit, a message, no stack trace", () => {
+    const cases: { args: string[]; code: number; message: RegExp }[] = [
+      { args: ["account"], code: 2, message: /^shomei account: unknown action "": use create, start, suspend or list$/m },
+      { args: ["account", "frobnicate"], code: 2, message: /^shomei account: unknown action "frobnicate": use create, start, suspend or list$/m },
+      { args: ["account", "create"], code: 2, message: /^shomei account: account create needs a name$/m },
+      { args: ["token"], code: 2, message: /^shomei token: unknown action "": use create, revoke or list$/m },
+      { args: ["token", "revoke"], code: 2, message: /^shomei token: token revoke needs a token prefix/m },
+      { args: ["token", "revoke", "notaprefix"], code: 1, message: /^shomei token: "notaprefix" is not a token prefix \(shm_ and 12 hex digits\)$/m },
+      { args: ["token", "create", "nosuch"], code: 1, message: /^shomei token: no account named "nosuch"$/m },
+      { args: ["account", "create", "acme"], code: 1, message: /^shomei account: an account named "acme" already exists$/m },
+      { args: ["account", "create", "Not Valid"], code: 1, message: /^shomei account: an account name is 1–63 characters/m },
+      { args: ["token", "create", "acme", "--nmae", "x"], code: 2, message: /^shomei token: Unknown option '--nmae'/m },
+    ];
+    for (const c of cases) {
+      it(`shomei ${c.args.join(" ")} exits ${c.code}`, async () => {
+        const run = await shomei(...c.args);
+        expect(run.code).toBe(c.code);
+        expect(run.stderr).toMatch(c.message);
+        expect(run.stdout).toBe("");
+        expectNoStackTrace(run);
+      });
+    }
+  });
+});
