@@ -47,6 +47,8 @@ describe("loadConfig defaults", () => {
       logLevel: "info",
       maxBodyBytes: 1024 * 1024,
       shutdownTimeoutMs: 10_000,
+      parLifetimeSeconds: 60,
+      sessionLifetimeSeconds: 8 * 3600,
     });
     expect(`sqlite:${path.join("./data", "shomei.db")}`).toBe("sqlite:data/shomei.db");
   });
@@ -105,6 +107,8 @@ describe("loadConfig sources", () => {
       shutdownTimeoutMs: 0,
       tlsCertFile: "cert.pem",
       tlsKeyFile: "key.pem",
+      parLifetimeSeconds: 60,
+      sessionLifetimeSeconds: 8 * 3600,
     });
   });
 

@@ -1,5 +1,5 @@
 import type { Config } from "../config/schema.ts";
-import { createDomain, type Domain } from "../domain/compose.ts";
+import { createDomain, loadSecretKey, type Domain } from "../domain/compose.ts";
 import { openDatabase } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { UsageError } from "./usage-error.ts";
@@ -9,7 +9,7 @@ export async function withDomain<T>(config: Config, work: (domain: Domain) => Pr
   const database = await openDatabase(config.databaseUrl);
   try {
     if (config.migrateOnStart) await migrateToLatest(database);
-    return await work(createDomain(config, database));
+    return await work(createDomain(config, database, await loadSecretKey(config)));
   } finally {
     await database.close();
   }

@@ -1,5 +1,7 @@
 import type { Config } from "../config/schema.ts";
 import { seedDemo, type DemoData } from "../domain/mock/demo-seed.ts";
+import { seedOidcDemo, type OidcDemo } from "../domain/mock/oidc-demo-seed.ts";
+import { applyClientsFile } from "../domain/oidc/clients-file.ts";
 import { createLogger } from "../observability/logger.ts";
 import { startServer } from "../server/server.ts";
 import { version } from "../version.ts";
@@ -7,9 +9,23 @@ import { version } from "../version.ts";
 export async function serveCommand(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const server = await startServer(config, logger);
-  const demo = server.domain.mock ? await seedDemo(server.domain, config.dataDir) : undefined;
+  let demo: DemoData | undefined;
+  let oidcDemo: OidcDemo | undefined;
+  try {
+    if (config.clientsFile) {
+      const ids = await applyClientsFile(config.clientsFile, server.domain.oidc.clients, Date.now());
+      logger.info({ clients: ids, file: config.clientsFile }, "clients file applied");
+    }
+    if (server.domain.mock) {
+      demo = await seedDemo(server.domain, config.dataDir);
+      oidcDemo = await seedOidcDemo(server.domain.oidc, config.dataDir, Date.now());
+    }
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
   logger.info({ url: server.url, mode: config.mode, database: server.database.displayUrl, version }, "listening");
-  process.stderr.write(banner(server.config, server.url, server.database.displayUrl, demo));
+  process.stderr.write(banner(server.config, server.url, server.database.displayUrl, demo, oidcDemo));
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -34,7 +50,7 @@ export async function serveCommand(config: Config): Promise<void> {
   process.on("SIGINT", stop);
 }
 
-function banner(config: Config, url: string, database: string, demo: DemoData | undefined): string {
+function banner(config: Config, url: string, database: string, demo: DemoData | undefined, oidcDemo: OidcDemo | undefined): string {
   const lines = [
     "",
     `  shomei ${version} is listening on ${url} (${config.mode} mode)`,
@@ -58,6 +74,18 @@ function banner(config: Config, url: string, database: string, demo: DemoData | 
       `    curl -H 'Authorization: Bearer ${demo.token}' -H 'Content-Type: application/json' \\`,
       `      -d '{"certificateId":"${good?.id}"}' ${url}/service.verify.v2.CertificateService/CheckCertificateStatus`,
       `  and a revoked one: {"certificateId":"${revoked?.id}"}`,
+    );
+  }
+  if (oidcDemo) {
+    lines.push(
+      "",
+      `  OpenID Connect demo: sign in as "${oidcDemo.userLogin}" / "${oidcDemo.userPassword}" (the step-up page shows the mock one-time code)`,
+      `    ${oidcDemo.authorizationUrl}`,
+      "  with step-up to ACR high:",
+      `    ${oidcDemo.stepUpUrl}`,
+      `  client ${oidcDemo.clientId}, secret in ${config.dataDir}/demo-client-secret (client_secret_basic), e.g. for PAR:`,
+      `    curl -u ${oidcDemo.clientId}:$(cat ${config.dataDir}/demo-client-secret) -d redirect_uri=${encodeURIComponent(oidcDemo.redirectUri)} \\`,
+      `      -d response_type=code -d scope=openid -d state=s1 ${config.baseUrl}/api/oidc/v1/par`,
     );
   }
   lines.push("", "");

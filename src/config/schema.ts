@@ -18,6 +18,10 @@ export const settings = {
   shutdownTimeoutMs: { env: "SHOMEI_SHUTDOWN_TIMEOUT_MS" },
   tlsCertFile: { env: "SHOMEI_TLS_CERT_FILE" },
   tlsKeyFile: { env: "SHOMEI_TLS_KEY_FILE" },
+  secretKeyFile: { env: "SHOMEI_SECRET_KEY_FILE" },
+  parLifetimeSeconds: { env: "SHOMEI_PAR_LIFETIME_SECONDS" },
+  sessionLifetimeSeconds: { env: "SHOMEI_SESSION_LIFETIME_SECONDS" },
+  clientsFile: { env: "SHOMEI_CLIENTS_FILE" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -70,6 +74,10 @@ export const configSchema = z
     shutdownTimeoutMs: integer(0, 600_000).default(10_000),
     tlsCertFile: z.string().min(1, { error: "must not be empty" }).optional(),
     tlsKeyFile: z.string().min(1, { error: "must not be empty" }).optional(),
+    secretKeyFile: z.string().min(1, { error: "must not be empty" }).optional(),
+    parLifetimeSeconds: integer(5, 600).default(60),
+    sessionLifetimeSeconds: integer(60, 30 * 24 * 3600).default(8 * 3600),
+    clientsFile: z.string().min(1, { error: "must not be empty" }).optional(),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -1,4 +1,6 @@
+import path from "node:path";
 import type { Config } from "../config/schema.ts";
+import { loadOrCreateKeyFile } from "./credentials/key-file.ts";
 import { AccountsRepository } from "../storage/accounts-repository.ts";
 import { CertificatesRepository } from "../storage/certificates-repository.ts";
 import type { Database } from "../storage/database.ts";
@@ -11,6 +13,7 @@ import { UnconfiguredSource } from "./certificates/unconfigured-source.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { MockEnvironment } from "./mock/mock-environment.ts";
 import { MockRevocationSource } from "./mock/mock-revocation-source.ts";
+import { createOidc, type Oidc } from "./oidc/compose.ts";
 
 /** Every domain service, wired to its repositories. Transports and the CLI take what they need from here. */
 export interface Domain {
@@ -18,13 +21,20 @@ export interface Domain {
   statusChecks: CertificateStatusChecks;
   /** Present only in mock mode. */
   mock: MockEnvironment | undefined;
+  oidc: Oidc;
+}
+
+/** The server key, from SHOMEI_SECRET_KEY_FILE or created once under the data directory. */
+export function loadSecretKey(config: Config): Promise<Buffer> {
+  return loadOrCreateKeyFile(config.secretKeyFile ?? path.join(config.dataDir, "secret.key"));
 }
 
 export function mockCrlUrl(config: Config): string {
   return `${config.baseUrl}/mock/ca.crl`;
 }
 
-export function createDomain(config: Config, database: Database, clock: Clock = systemClock): Domain {
+/** secretKey: the server's 32-byte key (CSRF tokens, secrets sealed at rest); see loadSecretKey. */
+export function createDomain(config: Config, database: Database, secretKey: Buffer, clock: Clock = systemClock): Domain {
   const certificates = new CertificatesRepository(database);
   const mockRepository = new MockRepository(database);
   const mockMode = config.mode === "mock";
@@ -37,5 +47,6 @@ export function createDomain(config: Config, database: Database, clock: Clock = 
     accounts: new Accounts(new AccountsRepository(database), clock),
     statusChecks: new CertificateStatusChecks(certificates, sourceFor, clock),
     mock: mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config)) : undefined,
+    oidc: createOidc(config, database, secretKey, clock),
   };
 }

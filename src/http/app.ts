@@ -5,6 +5,11 @@ import type { OperationsDependencies } from "./routes/health.ts";
 import { registerOperationsRoutes } from "./routes/health.ts";
 import { registerHomeRoute } from "./routes/home.ts";
 import { registerMockCaRoutes } from "./routes/mock-ca.ts";
+import { registerAuthorizeRoute } from "./routes/oidc/authorize.ts";
+import { registerDemoCallback } from "./routes/oidc/demo-callback.ts";
+import { registerInteractionPages } from "./routes/oidc/interaction-pages.ts";
+import { registerLogoutRoute } from "./routes/oidc/logout.ts";
+import { registerParRoute } from "./routes/oidc/par.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { errorHandler, notFound } from "./middleware/errors.ts";
 
@@ -32,7 +37,15 @@ export function createHttpApp(deps: HttpDependencies): Express {
   const router = express.Router();
   registerOperationsRoutes(router, deps);
   registerHomeRoute(router, deps.config);
-  if (deps.domain.mock) registerMockCaRoutes(router, deps.domain.mock);
+  const { oidc } = deps.domain;
+  registerAuthorizeRoute(router, oidc, deps.config.maxBodyBytes);
+  registerParRoute(router, oidc, deps.config.maxBodyBytes);
+  registerInteractionPages(router, oidc, deps.config.mode === "mock");
+  registerLogoutRoute(router, oidc);
+  if (deps.domain.mock) {
+    registerMockCaRoutes(router, deps.domain.mock);
+    registerDemoCallback(router);
+  }
   app.use(router);
 
   app.use(notFound);

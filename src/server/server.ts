@@ -2,7 +2,7 @@ import type { Config } from "../config/schema.ts";
 import { createHttpApp } from "../http/app.ts";
 import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
-import { createDomain, type Domain } from "../domain/compose.ts";
+import { createDomain, loadSecretKey, type Domain } from "../domain/compose.ts";
 import { bearerAuthentication } from "../rpc/auth.ts";
 import { errorBoundary } from "../rpc/interceptors.ts";
 import { publicServices, routes } from "../rpc/routes.ts";
@@ -61,11 +61,11 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       if (report.applied.length) logger.info({ applied: report.applied }, "database migrated");
     }
     let draining = false;
-    let handler: RequestHandler | undefined;
+    const app: { handler?: RequestHandler } = {};
     // The handler is built after binding, so that with PORT=0 the derived base URL names the real port.
     listener = await listen(
       (req, res) => {
-        if (handler) return handler(req, res);
+        if (app.handler) return app.handler(req, res);
         res.statusCode = 503;
         res.end();
       },
@@ -79,9 +79,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const effective: Config = config.baseUrlDerived
       ? { ...config, baseUrl: config.baseUrl.replace(/:\d+$/, `:${listener.address.port}`) }
       : config;
-    const domain = createDomain(effective, database);
+    const domain = createDomain(effective, database, await loadSecretKey(effective));
     const ready = createApplication(effective, database, domain, logger, () => draining);
-    handler = ready;
+    app.handler = ready;
     const bound = listener;
     const host = bound.address.family === "IPv6" ? `[${bound.address.address}]` : bound.address.address;
     const shownHost = ["0.0.0.0", "[::]"].includes(host) ? "localhost" : host;
@@ -100,6 +100,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         })()),
     };
   } catch (error) {
+    await listener?.close(() => 0, 0).catch(() => undefined);
     await database.close().catch(() => undefined);
     throw error;
   }

@@ -13,6 +13,8 @@ export interface OneTimeRecord {
 export type ConsumeResult =
   | { ok: true; record: OneTimeRecord }
   | { ok: false; reason: "unknown" }
+  /** The record exists but belongs to another owner; it is left untouched. */
+  | { ok: false; reason: "foreign" }
   | { ok: false; reason: "expired" | "consumed"; record: OneTimeRecord };
 
 export interface IssueInput {
@@ -48,19 +50,21 @@ export class OneTimeRecords {
     return toRecord(row);
   }
 
-  async consume(kind: string, keyHash: string, now: number): Promise<ConsumeResult> {
-    const won = await this.database.db
+  /** With `owner`, only that owner's record can be consumed; anyone else's is reported as "foreign" and left as it was. */
+  async consume(kind: string, keyHash: string, now: number, owner?: string): Promise<ConsumeResult> {
+    let update = this.database.db
       .updateTable("one_time_records")
       .set({ consumed_at: now })
       .where("kind", "=", kind)
       .where("key_hash", "=", keyHash)
       .where("consumed_at", "is", null)
-      .where("expires_at", ">", now)
-      .returningAll()
-      .executeTakeFirst();
+      .where("expires_at", ">", now);
+    if (owner !== undefined) update = update.where("owner", "=", owner);
+    const won = await update.returningAll().executeTakeFirst();
     if (won) return { ok: true, record: toRecord(won) };
     const record = await this.find(kind, keyHash);
     if (!record) return { ok: false, reason: "unknown" };
+    if (owner !== undefined && record.owner !== owner) return { ok: false, reason: "foreign" };
     return { ok: false, reason: record.consumedAt !== null ? "consumed" : "expired", record };
   }
 

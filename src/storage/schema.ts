@@ -13,6 +13,72 @@ export interface Tables {
   certificate_statuses: CertificateStatusTable;
   mock_authorities: MockAuthorityTable;
   mock_certificate_states: MockCertificateStateTable;
+  oidc_clients: OidcClientTable;
+  oidc_users: OidcUserTable;
+  oidc_sessions: OidcSessionTable;
+  oidc_interactions: OidcInteractionTable;
+  oidc_grants: OidcGrantTable;
+}
+
+export interface OidcUserTable {
+  id: string;
+  login: string;
+  password_hash: string;
+  totp_secret_sealed: string | null;
+  /** The last TOTP time step accepted, so a code cannot be used twice. */
+  totp_last_step: number | null;
+  name: string | null;
+  email: string | null;
+  created_at: number;
+}
+
+/** The cookie holds the session id; only its SHA-256 is stored. amr is a JSON array. */
+export interface OidcSessionTable {
+  id_hash: string;
+  user_id: string;
+  auth_time: number;
+  acr: string;
+  amr: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** An authorization request being worked through the pages; state is JSON. */
+export interface OidcInteractionTable {
+  id_hash: string;
+  /** SHA-256 of the browser-binding cookie: the interaction only continues in the browser that started it. */
+  browser_hash: string;
+  state: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** scopes and authorization_details are JSON arrays. */
+export interface OidcGrantTable {
+  id: string;
+  user_id: string;
+  client_id: string;
+  scopes: string;
+  authorization_details: string;
+  created_at: number;
+  updated_at: number;
+  revoked_at: number | null;
+}
+
+export interface OidcClientTable {
+  client_id: string;
+  name: string;
+  type: string;
+  auth_method: string;
+  secret_hash: string | null;
+  jwks: string | null;
+  redirect_uris: string;
+  allowed_scopes: string;
+  allowed_authorization_details_types: string;
+  /** 0 or 1: booleans are integers in both databases. */
+  require_par: number;
+  created_at: number;
+  updated_at: number;
 }
 
 /** An API customer (tenant). api_status: "not_started" | "active" | "suspended". */

@@ -1,16 +1,96 @@
 import { Html, html } from "./html.ts";
 
 const styles = `
-  :root { color-scheme: light dark; --accent: #2f5fd0; --muted: #6b7280; --card: #ffffff; --bg: #f3f4f6; --fg: #111827; }
-  @media (prefers-color-scheme: dark) { :root { --card: #1f2430; --bg: #12151c; --fg: #e5e7eb; --muted: #9ca3af; } }
+  :root { color-scheme: light dark; --accent: #2f5fd0; --accent-hover: #254db0; --accent-fg: #ffffff; --muted: #6b7280;
+          --card: #ffffff; --bg: #f3f4f6; --fg: #111827; --border: #d1d5db; --field: #ffffff; --subtle: #f9fafb;
+          --danger: #b42318; --danger-bg: #fef3f2; --danger-border: #fecdca;
+          --info: #1e4fa8; --info-bg: #eff4ff; --info-border: #c7d7fe;
+          --warn: #8a5a00; --warn-bg: #fffaeb; --warn-border: #f7d99b;
+          --ok: #067647; --focus: #2f5fd0; }
+  @media (prefers-color-scheme: dark) {
+    :root { --card: #1f2430; --bg: #12151c; --fg: #e5e7eb; --muted: #9ca3af; --border: #3b4252; --field: #161a23; --subtle: #252b38;
+            --accent: #6d8ff0; --accent-hover: #85a2f3; --accent-fg: #0b1020;
+            --danger: #fda29b; --danger-bg: #3a1a1a; --danger-border: #6e2b2b;
+            --info: #a4bcfd; --info-bg: #1a2340; --info-border: #2f3f75;
+            --warn: #fec84b; --warn-bg: #33280f; --warn-border: #6b531d;
+            --ok: #75e0a7; --focus: #85a2f3; }
+  }
   * { box-sizing: border-box; }
+  [hidden] { display: none !important; }
   body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--fg); }
   main { max-width: 28rem; margin: 8vh auto; padding: 2rem; background: var(--card); border-radius: 12px;
          box-shadow: 0 1px 3px rgba(0,0,0,.12), 0 8px 24px rgba(0,0,0,.06); }
-  h1 { font-size: 1.4rem; margin: 0 0 1rem; }
+  @media (max-width: 30rem) { main { margin: 0; min-height: 100vh; border-radius: 0; padding: 1.5rem 1.25rem; box-shadow: none; } }
+  h1 { font-size: 1.4rem; margin: 0 0 1rem; line-height: 1.25; }
+  h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
+  h3 { font-size: 1rem; margin: 0 0 .5rem; word-break: break-word; }
+  p { margin: 0 0 1rem; }
+  a { color: var(--accent); }
   .brand { font-weight: 700; letter-spacing: .04em; color: var(--accent); margin-bottom: 1.5rem; }
   .muted { color: var(--muted); font-size: .9rem; }
-  code { font-size: .85rem; word-break: break-all; }
+  .lead { font-size: 1.02rem; }
+  .lead strong, .client { word-break: break-word; }
+  code { font-size: .85rem; overflow-wrap: anywhere; }
+  .footnote { margin: 1.25rem 0 0; }
+  :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+
+  /* Forms */
+  form { margin: 0; }
+  .field { margin: 0 0 1rem; }
+  label { display: block; font-weight: 600; font-size: .95rem; margin-bottom: .35rem; }
+  .hint { display: block; color: var(--muted); font-size: .85rem; margin-top: .3rem; }
+  input[type="text"], input[type="password"], input[type="email"] {
+    display: block; width: 100%; padding: .6rem .75rem; font: inherit; color: var(--fg); background: var(--field);
+    border: 1px solid var(--border); border-radius: 8px; transition: border-color .15s, box-shadow .15s; }
+  input[type="text"]:focus, input[type="password"]:focus, input[type="email"]:focus {
+    outline: none; border-color: var(--focus); box-shadow: 0 0 0 3px color-mix(in srgb, var(--focus) 35%, transparent); }
+  input[aria-invalid="true"] { border-color: var(--danger); }
+  input.otp { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 1.35rem; letter-spacing: .35em; max-width: 12rem; }
+
+  /* Buttons */
+  .actions { display: flex; flex-wrap: wrap; gap: .75rem; margin-top: 1.5rem; }
+  .actions > .button { flex: 1 1 8rem; }
+  .button { display: inline-block; padding: .65rem 1.1rem; font: inherit; font-weight: 600; text-align: center; text-decoration: none;
+            border-radius: 8px; border: 1px solid transparent; cursor: pointer; }
+  .button.primary { background: var(--accent); color: var(--accent-fg); }
+  .button.primary:hover { background: var(--accent-hover); }
+  .button.secondary { background: transparent; color: var(--fg); border-color: var(--border); }
+  .button.secondary:hover { background: var(--subtle); }
+  .button:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+
+  /* Messages */
+  .alert, .notice, .mock { border: 1px solid; border-radius: 8px; padding: .7rem .9rem; margin: 0 0 1rem; font-size: .95rem; }
+  .alert { color: var(--danger); background: var(--danger-bg); border-color: var(--danger-border); }
+  .notice { color: var(--info); background: var(--info-bg); border-color: var(--info-border); }
+  .mock { color: var(--warn); background: var(--warn-bg); border-color: var(--warn-border); border-style: dashed; }
+  .alert p, .notice p, .mock p { margin: 0; }
+
+  /* Lists and definition lists */
+  ul.plain { list-style: none; padding: 0; margin: 0 0 1rem; }
+  ul.scopes li { position: relative; padding: .45rem 0 .45rem 1.6rem; border-bottom: 1px solid var(--border); }
+  ul.scopes li:last-child { border-bottom: 0; }
+  ul.scopes li::before { content: "\\2713"; position: absolute; left: .2rem; color: var(--ok); font-weight: 700; }
+  ul.reasons { margin: 0 0 1rem; padding-left: 1.25rem; }
+  .detail { border: 1px solid var(--border); border-radius: 8px; padding: .8rem .9rem; margin: 0 0 .75rem; background: var(--subtle); }
+  dl { margin: 0; }
+  dl.members > dt { font-weight: 600; font-size: .85rem; color: var(--muted); margin-top: .5rem; word-break: break-word; }
+  dl.members > dd { margin: .1rem 0 0; word-break: break-word; }
+  dl.members dl.members { border-left: 2px solid var(--border); padding-left: .6rem; }
+  dd ul { margin: 0; padding-left: 1.15rem; }
+  ul.kv { margin: .5rem 0 0; word-break: break-word; }
+  ul.kv li { padding: .1rem 0; }
+  ul.kv ul { margin: .2rem 0 .2rem; padding-left: 1.15rem; }
+  ul.kv ul.kv { padding-left: .6rem; border-left: 2px solid var(--border); }
+  .key { font-weight: 600; }
+
+  /* Tables */
+  table { width: 100%; border-collapse: collapse; margin: 0 0 1rem; font-size: .95rem; }
+  caption { text-align: left; font-weight: 600; margin-bottom: .4rem; }
+  th, td { text-align: left; vertical-align: top; padding: .5rem .4rem; border-bottom: 1px solid var(--border); }
+  th { width: 40%; font-weight: 600; }
+  td { overflow-wrap: anywhere; }
+  th .muted { display: block; font-weight: 400; }
+  th .muted code { font-size: .8rem; }
 `;
 
 /** The frame every server-rendered page shares. */

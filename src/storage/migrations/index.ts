@@ -1,6 +1,8 @@
 import type { Migration } from "kysely";
 import * as m0001 from "./0001_one_time_records.ts";
 import * as m0002 from "./0002_certificate_accounts.ts";
+import * as m0003 from "./0003_oidc_clients.ts";
+import * as m0004 from "./0004_oidc_users_sessions_grants.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -10,4 +12,6 @@ import * as m0002 from "./0002_certificate_accounts.ts";
 export const migrations: Record<string, Migration> = {
   "0001_one_time_records": m0001,
   "0002_certificate_accounts": m0002,
+  "0003_oidc_clients": m0003,
+  "0004_oidc_users_sessions_grants": m0004,
 };

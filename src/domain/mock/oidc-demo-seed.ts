@@ -1,0 +1,63 @@
+import { readFile, writeFile, mkdir } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import type { Oidc } from "../oidc/compose.ts";
+import { registrationFromMetadata } from "../oidc/client-registration.ts";
+
+export interface OidcDemo {
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  userLogin: string;
+  userPassword: string;
+  authorizationUrl: string;
+  stepUpUrl: string;
+}
+
+export const demoLogin = "demo";
+export const demoPassword = "demo-password";
+
+/**
+ * Mock mode only: a demo client whose redirect_uri is the built-in demo page,
+ * and a demo user with a password and a TOTP second factor (the mock
+ * re-authentication page shows the current code). Idempotent; the client
+ * secret is kept in <dataDir>/demo-client-secret like the API token.
+ */
+export async function seedOidcDemo(oidc: Oidc, dataDir: string, now: number): Promise<OidcDemo> {
+  const redirectUri = `${oidc.issuer}/demo/callback`;
+  const secretFile = path.join(dataDir, "demo-client-secret");
+  let secret = (await readFile(secretFile, "utf8").catch(() => "")).trim();
+  if (!secret) {
+    secret = randomBytes(24).toString("base64url");
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(secretFile, secret + "\n", { mode: 0o600 });
+  }
+  const { client } = registrationFromMetadata(
+    {
+      client_id: "demo-client",
+      client_name: "shomei demo app",
+      token_endpoint_auth_method: "client_secret_basic",
+      client_secret: secret,
+      redirect_uris: [redirectUri],
+      scope: "openid profile email offline_access",
+      authorization_details_types: ["payment_initiation", "account_information"],
+    },
+    now,
+  );
+  await oidc.clients.save(client, now);
+
+  if (!(await oidc.users.findByLogin(demoLogin))) {
+    const user = await oidc.users.create({ login: demoLogin, password: demoPassword, name: "Demo User", email: "demo@example.com" });
+    await oidc.users.enrolTotp(user.id);
+  }
+  const base = `${oidc.endpoints.authorization}?client_id=demo-client&redirect_uri=${encodeURIComponent(redirectUri)}&response_type=code`;
+  return {
+    clientId: client.clientId,
+    clientSecret: secret,
+    redirectUri,
+    userLogin: demoLogin,
+    userPassword: demoPassword,
+    authorizationUrl: `${base}&scope=openid%20profile&state=demo-state`,
+    stepUpUrl: `${base}&scope=openid%20profile&state=demo-step-up&acr_values=high`,
+  };
+}

@@ -1,0 +1,145 @@
+import { OAuthError } from "./oauth-error.ts";
+import type { OidcClient } from "./client.ts";
+import { parseAuthorizationDetails, type AuthorizationDetail } from "./authorization-details.ts";
+
+export type Prompt = "none" | "login" | "consent";
+export type GrantManagementAction = "create" | "replace" | "merge";
+
+/** A validated authorization request (spec 2.1, rules 4.1). */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  responseType: "code";
+  scopes: string[];
+  state?: string | undefined;
+  codeChallenge?: string | undefined;
+  codeChallengeMethod?: "S256" | undefined;
+  nonce?: string | undefined;
+  prompt: Prompt[];
+  maxAge?: number | undefined;
+  acrValues: string[];
+  authorizationDetails: AuthorizationDetail[];
+  grantManagementAction?: GrantManagementAction | undefined;
+  grantId?: string | undefined;
+}
+
+/** Every parameter of spec 2.1; anything else in a request is ignored. */
+export const authorizationParameters = [
+  "client_id", "redirect_uri", "response_type", "scope", "state", "code_challenge", "code_challenge_method", "nonce",
+  "prompt", "max_age", "acr_values", "authorization_details", "grant_management_action", "grant_id", "request_uri",
+] as const;
+
+const prompts: readonly Prompt[] = ["none", "login", "consent"];
+const codeChallengePattern = /^[A-Za-z0-9._~-]{43,128}$/;
+const scopeTokenPattern = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+const maxParameterLength = 2048;
+
+/**
+ * Validates the parameters of an authorization request for a client whose
+ * redirect_uri has already been matched. Every failure is redirectable. The
+ * order follows spec 4.1 so that the first rule broken is the one reported.
+ */
+export function validateAuthorizationRequest(params: Map<string, string>, client: OidcClient, redirectUri: string): AuthorizationRequest {
+  for (const [name, value] of params) {
+    if (name !== "authorization_details" && value.length > maxParameterLength) {
+      throw new OAuthError("invalid_request", `parameter ${name} is longer than ${maxParameterLength} characters`);
+    }
+  }
+  const responseType = params.get("response_type");
+  if (!responseType) throw new OAuthError("invalid_request", "response_type is required");
+  if (responseType !== "code") throw new OAuthError("unsupported_response_type", "response_type must be code");
+
+  const prompt = parsePrompt(params.get("prompt"));
+  const maxAge = parseMaxAge(params.get("max_age"));
+
+  const codeChallenge = params.get("code_challenge");
+  const method = params.get("code_challenge_method");
+  if (method !== undefined && codeChallenge === undefined) {
+    throw new OAuthError("invalid_request", "code_challenge_method given without code_challenge");
+  }
+  if (codeChallenge !== undefined) {
+    // RFC 7636 makes "plain" the default; shomei accepts S256 only, so the method must be explicit.
+    if (method !== "S256") throw new OAuthError("invalid_request", "code_challenge_method must be S256");
+    if (!codeChallengePattern.test(codeChallenge)) {
+      throw new OAuthError("invalid_request", "code_challenge must be 43–128 characters of A-Z a-z 0-9 - . _ ~");
+    }
+  }
+  const state = params.get("state");
+  if (state === undefined && codeChallenge === undefined) {
+    throw new OAuthError("invalid_request", "either state or PKCE (code_challenge) is required");
+  }
+
+  const scopes = parseScopes(params.get("scope"), client);
+  const authorizationDetails = parseAuthorizationDetails(params.get("authorization_details"), client.allowedAuthorizationDetailsTypes);
+  const { action, grantId } = parseGrantManagement(params.get("grant_management_action"), params.get("grant_id"));
+
+  return {
+    clientId: client.clientId,
+    redirectUri,
+    responseType: "code",
+    scopes,
+    state,
+    codeChallenge,
+    codeChallengeMethod: codeChallenge ? "S256" : undefined,
+    nonce: params.get("nonce"),
+    prompt,
+    maxAge,
+    acrValues: (params.get("acr_values") ?? "").split(" ").filter(Boolean),
+    authorizationDetails,
+    grantManagementAction: action,
+    grantId,
+  };
+}
+
+function parsePrompt(value: string | undefined): Prompt[] {
+  if (value === undefined) return [];
+  const values = value.split(" ").filter(Boolean);
+  for (const v of values) {
+    if (!prompts.includes(v as Prompt)) throw new OAuthError("invalid_request", `prompt value ${v} is not supported (none, login, consent)`);
+  }
+  const unique = [...new Set(values)] as Prompt[];
+  if (unique.includes("none") && unique.length > 1) {
+    throw new OAuthError("invalid_request", "prompt=none must not be combined with another prompt value");
+  }
+  return unique;
+}
+
+function parseMaxAge(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,10}$/.test(value)) throw new OAuthError("invalid_request", "max_age must be a non-negative integer number of seconds");
+  return Number(value);
+}
+
+function parseScopes(value: string | undefined, client: OidcClient): string[] {
+  if (value === undefined) throw new OAuthError("invalid_request", "scope is required");
+  const scopes = [...new Set(value.split(" ").filter(Boolean))];
+  if (scopes.length === 0) throw new OAuthError("invalid_request", "scope is required");
+  for (const scope of scopes) {
+    if (!scopeTokenPattern.test(scope)) throw new OAuthError("invalid_scope", `scope ${JSON.stringify(scope)} is malformed`);
+    if (!client.allowedScopes.includes(scope)) throw new OAuthError("invalid_scope", `scope ${scope} is not allowed for this client`);
+  }
+  return scopes;
+}
+
+/**
+ * OpenID Grant Management: `create` starts a new grant (a grant_id with it is
+ * an error); `replace` and `merge` need the grant_id of an existing grant of
+ * this user and client (checked once the user is known); a grant_id without an
+ * action is an error too, so that a client never updates a grant by accident.
+ */
+function parseGrantManagement(action: string | undefined, grantId: string | undefined): { action?: GrantManagementAction; grantId?: string } {
+  if (action === undefined) {
+    if (grantId !== undefined) throw new OAuthError("invalid_request", "grant_id requires grant_management_action replace or merge");
+    return {};
+  }
+  if (action !== "create" && action !== "replace" && action !== "merge") {
+    throw new OAuthError("invalid_request", "grant_management_action must be create, replace or merge");
+  }
+  if (action === "create" && grantId !== undefined) {
+    throw new OAuthError("invalid_request", "grant_management_action=create must not carry a grant_id");
+  }
+  if (action !== "create" && grantId === undefined) {
+    throw new OAuthError("invalid_request", `grant_management_action=${action} requires a grant_id`);
+  }
+  return { action, ...(grantId !== undefined ? { grantId } : {}) };
+}

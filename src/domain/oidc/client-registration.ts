@@ -1,0 +1,80 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { DomainError } from "../errors.ts";
+import { hashClientSecret } from "./client-authentication.ts";
+import type { ClientAuthMethod, OidcClient } from "./client.ts";
+
+const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const privateJwkMembers = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
+
+const redirectUri = z.string().refine(
+  (value) => {
+    if (!URL.canParse(value)) return false;
+    const url = new URL(value);
+    if (url.hash || value.includes("#")) return false;
+    return url.protocol === "https:" || (url.protocol === "http:" && loopbackHosts.has(url.hostname));
+  },
+  { error: "must be an absolute https:// URL (http:// only on localhost) without a fragment" },
+);
+
+/** Client metadata with the names of RFC 7591 (dynamic registration), as in the clients file and the CLI. */
+export const clientMetadataSchema = z
+  .object({
+    client_id: z.string().regex(/^[A-Za-z0-9._~-]{1,255}$/, { error: "must be 1–255 characters of A-Z a-z 0-9 . _ ~ -" }),
+    client_name: z.string().min(1).max(200).optional(),
+    token_endpoint_auth_method: z.enum(["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]).default("client_secret_basic"),
+    client_secret: z.string().min(16, { error: "must be at least 16 characters" }).max(512).optional(),
+    client_secret_sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: "must be 64 lowercase hex digits" }).optional(),
+    jwks: z
+      .object({ keys: z.array(z.record(z.string(), z.unknown())).min(1, { error: "must hold at least one key" }) })
+      .refine((jwks) => jwks.keys.every((k) => privateJwkMembers.every((m) => !(m in k))), {
+        error: "must hold public keys only (no private or symmetric key members)",
+      })
+      .optional(),
+    redirect_uris: z.array(redirectUri).min(1, { error: "must list at least one redirect URI" }),
+    scope: z.string().default("openid"),
+    authorization_details_types: z.array(z.string().min(1)).default([]),
+    require_pushed_authorization_requests: z.boolean().default(false),
+  })
+  .strict();
+
+export type ClientMetadata = z.input<typeof clientMetadataSchema>;
+
+/**
+ * Turns client metadata into a registration. For the client_secret methods a
+ * secret is generated when none is given; it is returned once and only its
+ * hash is kept.
+ */
+export function registrationFromMetadata(input: unknown, now: number): { client: OidcClient; generatedSecret?: string } {
+  const parsed = clientMetadataSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.join(".") || "client";
+    throw new DomainError("invalid_field", `${field}: ${issue.message}`, field);
+  }
+  const m = parsed.data;
+  const method: ClientAuthMethod = m.token_endpoint_auth_method;
+  const usesSecret = method === "client_secret_basic" || method === "client_secret_post";
+  if (!usesSecret && (m.client_secret || m.client_secret_sha256)) {
+    throw new DomainError("invalid_field", `client_secret is not used with ${method}`, "client_secret");
+  }
+  if (method === "private_key_jwt" && !m.jwks) throw new DomainError("invalid_field", "private_key_jwt needs jwks", "jwks");
+  if (method !== "private_key_jwt" && m.jwks) throw new DomainError("invalid_field", `jwks is only used with private_key_jwt`, "jwks");
+  const generatedSecret = usesSecret && !m.client_secret && !m.client_secret_sha256 ? randomBytes(32).toString("base64url") : undefined;
+  const secret = m.client_secret ?? generatedSecret;
+  const scopes = [...new Set(m.scope.split(" ").filter(Boolean))];
+  const client: OidcClient = {
+    clientId: m.client_id,
+    name: m.client_name ?? m.client_id,
+    type: method === "none" ? "public" : "confidential",
+    tokenEndpointAuthMethod: method,
+    secretHash: usesSecret ? (m.client_secret_sha256 ?? hashClientSecret(secret!)) : null,
+    jwks: (m.jwks as OidcClient["jwks"]) ?? null,
+    redirectUris: m.redirect_uris,
+    allowedScopes: scopes,
+    allowedAuthorizationDetailsTypes: m.authorization_details_types,
+    requirePushedAuthorizationRequests: m.require_pushed_authorization_requests,
+    createdAt: now,
+  };
+  return generatedSecret ? { client, generatedSecret } : { client };
+}

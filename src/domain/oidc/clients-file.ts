@@ -1,0 +1,37 @@
+import { readFile } from "node:fs/promises";
+import type { ClientsRepository } from "../../storage/clients-repository.ts";
+import { DomainError } from "../errors.ts";
+import { registrationFromMetadata } from "./client-registration.ts";
+
+/**
+ * The declarative client registry: a JSON file `{ "clients": [ <RFC 7591 client
+ * metadata>, … ] }` applied at start-up. Each entry is created or updated;
+ * clients registered otherwise (CLI) are left alone. Secrets in the file are
+ * hashed before storage; prefer `client_secret_sha256` so the file holds none.
+ */
+export async function applyClientsFile(file: string, clients: ClientsRepository, now: number): Promise<string[]> {
+  let document: unknown;
+  try {
+    document = JSON.parse(await readFile(file, "utf8"));
+  } catch (error) {
+    throw new DomainError("invalid_field", `cannot read clients file ${file}: ${(error as Error).message}`, "clientsFile");
+  }
+  const entries = (document as { clients?: unknown })?.clients;
+  if (!Array.isArray(entries)) throw new DomainError("invalid_field", `clients file ${file} must hold {"clients": [ … ]}`, "clientsFile");
+  const ids: string[] = [];
+  for (const [i, entry] of entries.entries()) {
+    let registration;
+    try {
+      registration = registrationFromMetadata(entry, now);
+    } catch (error) {
+      if (error instanceof DomainError) throw new DomainError("invalid_field", `clients file ${file}, clients[${i}]: ${error.message}`, "clientsFile");
+      throw error;
+    }
+    if (registration.generatedSecret) {
+      throw new DomainError("invalid_field", `clients file ${file}, clients[${i}]: give client_secret or client_secret_sha256`, "clientsFile");
+    }
+    await clients.save(registration.client, now);
+    ids.push(registration.client.clientId);
+  }
+  return ids;
+}

@@ -1,0 +1,274 @@
+import type { OidcRepository, SessionRow } from "../../../storage/oidc-repository.ts";
+import type { OneTimeRecords } from "../../../storage/one-time-records.ts";
+import type { Clock } from "../../clock.ts";
+import { acrForMethods, methodsToReach, reachableAcrs, type AcrPolicy, type AuthMethod } from "../acr.ts";
+import type { AuthorizationDetail } from "../authorization-details.ts";
+import type { AuthorizationRequest } from "../authorization-request.ts";
+import type { OidcClient } from "../client.ts";
+import { decideAuthorization, type DecisionOutcome } from "../decision-flow.ts";
+import { alreadyGranted, applyGrantAction } from "../grants/index.ts";
+import { OAuthError } from "../oauth-error.ts";
+import type { OidcUserRow, OidcUsers } from "../users.ts";
+import type { InteractionState } from "./interaction-state.ts";
+import { errorRedirect, redirectTo } from "./redirects.ts";
+import { randomToken, sha256Hex } from "./tokens.ts";
+
+export interface FlowSettings {
+  issuer: string;
+  policy: AcrPolicy;
+  interactionLifetimeMs: number;
+  sessionLifetimeMs: number;
+  codeLifetimeMs: number;
+}
+
+/** Where the browser goes next. */
+export type Step =
+  | { kind: "redirect"; url: string }
+  | { kind: "page"; page: "login" | "reauth" | "consent"; interactionId: string };
+
+/** What the authorization code stands for; the token endpoint redeems it. */
+export interface AuthorizationCodePayload {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string | null;
+  nonce: string | null;
+  scopes: string[];
+  authorizationDetails: AuthorizationDetail[];
+  grantId: string;
+  userId: string;
+  authTime: number;
+  acr: string;
+  amr: string[];
+}
+
+export interface LoadedInteraction {
+  id: string;
+  state: InteractionState;
+  client: OidcClient;
+  user: OidcUserRow | undefined;
+}
+
+export class InteractionNotFound extends Error {
+  override name = "InteractionNotFound";
+}
+
+/**
+ * The authorization flow after the request is validated: an interaction per
+ * request, moved on by the decision flow (spec 3.1) after every page, ending
+ * in a redirect to the client with a code or an error.
+ */
+export class AuthorizationFlow {
+  constructor(
+    private readonly repository: OidcRepository,
+    private readonly users: OidcUsers,
+    private readonly clients: { find(clientId: string): Promise<OidcClient | undefined> },
+    private readonly codes: OneTimeRecords,
+    private readonly settings: FlowSettings,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Starts an interaction for a validated request and takes the first step. */
+  async start(client: OidcClient, request: AuthorizationRequest, browserId: string, sessionId: string | undefined): Promise<Step> {
+    const id = randomToken();
+    const now = this.clock();
+    const state: InteractionState = { clientId: client.clientId, request, authenticated: false };
+    await this.repository.insertInteraction({
+      idHash: sha256Hex(id),
+      browserHash: sha256Hex(browserId),
+      state,
+      createdAt: now,
+      expiresAt: now + this.settings.interactionLifetimeMs,
+    });
+    return this.advance(id, browserId, sessionId);
+  }
+
+  /** Loads an interaction for a page; only in the browser that started it. */
+  async load(id: string, browserId: string | undefined): Promise<LoadedInteraction> {
+    const row = id ? await this.repository.findInteraction(sha256Hex(id), this.clock()) : undefined;
+    if (!row || !browserId || row.browserHash !== sha256Hex(browserId)) {
+      throw new InteractionNotFound("this sign-in request has expired or belongs to another browser");
+    }
+    const state = row.state as InteractionState;
+    const client = await this.clients.find(state.clientId);
+    if (!client) throw new InteractionNotFound("the application of this sign-in request is no longer registered");
+    const user = state.userId ? await this.users.find(state.userId) : undefined;
+    return { id, state, client, user };
+  }
+
+  /** Applies the decision flow to the interaction as it stands. */
+  async advance(id: string, browserId: string, sessionId: string | undefined): Promise<Step> {
+    const interaction = await this.load(id, browserId);
+    const { state, client } = interaction;
+    const request = state.request;
+    const session = await this.session(sessionId);
+    // A session of another user than the one this interaction authenticated does not count.
+    const usable = session && (!state.userId || session.userId === state.userId) ? session : undefined;
+    const user = usable ? await this.users.find(usable.userId) : undefined;
+    if (usable && user && state.userId !== user.id) {
+      state.userId = user.id;
+      await this.save(id, state);
+    }
+
+    const grant = user ? await this.grantFor(request, user.id, client.clientId) : undefined;
+    if (grant instanceof OAuthError) return this.fail(id, request, grant.error, grant.description);
+
+    const enrolled: AuthMethod[] = user ? this.users.enrolledMethods(user) : [];
+    const outcome: DecisionOutcome = decideAuthorization({
+      prompt: new Set(request.prompt),
+      maxAge: request.maxAge,
+      acrValues: request.acrValues,
+      session: usable && user ? { authTime: usable.authTime, acr: usable.acr, amr: usable.amr } : undefined,
+      reachableAcrs: reachableAcrs(this.settings.policy, enrolled),
+      alreadyGranted: alreadyGranted(request.grantManagementAction, grant, request),
+      consent: state.consent,
+      reauthenticatedInThisInteraction: state.authenticated,
+      now: this.clock(),
+      policy: this.settings.policy,
+    });
+    switch (outcome.kind) {
+      case "error":
+        return this.fail(id, request, outcome.error, outcome.description);
+      case "login":
+        return { kind: "page", page: "login", interactionId: id };
+      case "reauth":
+        return { kind: "page", page: "reauth", interactionId: id };
+      case "consent":
+        return { kind: "page", page: "consent", interactionId: id };
+      case "issue_code":
+        return this.complete(id, request, usable!, user!, grant);
+    }
+  }
+
+  /** A successful login: a new session (returned, for the cookie) and the next step. */
+  async login(interaction: LoadedInteraction, user: OidcUserRow, browserId: string): Promise<{ sessionId: string; step: Step }> {
+    const now = this.clock();
+    const sessionId = randomToken();
+    const amr: AuthMethod[] = ["pwd"];
+    await this.repository.insertSession({
+      idHash: sha256Hex(sessionId),
+      userId: user.id,
+      authTime: now,
+      acr: acrForMethods(this.settings.policy, amr) ?? this.settings.policy.levels[0]!,
+      amr,
+      createdAt: now,
+      expiresAt: now + this.settings.sessionLifetimeMs,
+    });
+    const state: InteractionState = { ...interaction.state, userId: user.id, authenticated: true };
+    await this.save(interaction.id, state);
+    return { sessionId, step: await this.advance(interaction.id, browserId, sessionId) };
+  }
+
+  /** A successful re-authentication with the given methods: the session's auth_time, acr and amr are renewed. */
+  async reauthenticated(interaction: LoadedInteraction, sessionId: string, methods: AuthMethod[], browserId: string): Promise<Step> {
+    const acr = acrForMethods(this.settings.policy, methods) ?? this.settings.policy.levels[0]!;
+    await this.repository.updateSessionAuthentication(sha256Hex(sessionId), { authTime: this.clock(), acr, amr: methods });
+    await this.save(interaction.id, { ...interaction.state, authenticated: true });
+    return this.advance(interaction.id, browserId, sessionId);
+  }
+
+  async consent(interaction: LoadedInteraction, decision: "allow" | "deny", browserId: string, sessionId: string | undefined): Promise<Step> {
+    await this.save(interaction.id, { ...interaction.state, consent: decision });
+    return this.advance(interaction.id, browserId, sessionId);
+  }
+
+  /** What the re-authentication page must ask for, or undefined when nothing the user has is enough. */
+  async reauthRequirement(interaction: LoadedInteraction, sessionId: string | undefined) {
+    const session = await this.session(sessionId);
+    const user = interaction.user;
+    if (!session || !user || session.userId !== user.id) return undefined;
+    const outcome = decideAuthorization({
+      prompt: new Set(interaction.state.request.prompt),
+      maxAge: interaction.state.request.maxAge,
+      acrValues: interaction.state.request.acrValues,
+      session: { authTime: session.authTime, acr: session.acr, amr: session.amr },
+      reachableAcrs: reachableAcrs(this.settings.policy, this.users.enrolledMethods(user)),
+      alreadyGranted: true,
+      consent: undefined,
+      reauthenticatedInThisInteraction: interaction.state.authenticated,
+      now: this.clock(),
+      policy: this.settings.policy,
+    });
+    if (outcome.kind !== "reauth") return undefined;
+    const methods = methodsToReach(this.settings.policy, outcome.requiredAcr, this.users.enrolledMethods(user));
+    return methods ? { acr: outcome.requiredAcr, methods, reasons: outcome.reasons } : undefined;
+  }
+
+  async endSession(sessionId: string): Promise<void> {
+    await this.repository.deleteSession(sha256Hex(sessionId));
+  }
+
+  async session(sessionId: string | undefined): Promise<SessionRow | undefined> {
+    return sessionId ? this.repository.findSession(sha256Hex(sessionId), this.clock()) : undefined;
+  }
+
+  /** The grant this request is compared with: the named one (replace, merge), else the user's latest for the client. */
+  private async grantFor(request: AuthorizationRequest, userId: string, clientId: string) {
+    if (request.grantId !== undefined) {
+      const grant = await this.repository.findGrant(request.grantId);
+      if (!grant || grant.userId !== userId || grant.clientId !== clientId) {
+        return new OAuthError("invalid_grant_id", "grant_id does not name a grant of this user and client");
+      }
+      return grant;
+    }
+    return this.repository.findLatestGrant(userId, clientId);
+  }
+
+  private async complete(
+    id: string,
+    request: AuthorizationRequest,
+    session: SessionRow,
+    user: OidcUserRow,
+    existing: Awaited<ReturnType<OidcRepository["findGrant"]>>,
+  ): Promise<Step> {
+    // Deleting the interaction is the single-use gate: a double submit issues one code.
+    if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw new InteractionNotFound("this sign-in request was already completed");
+    const now = this.clock();
+    const requested = { scopes: request.scopes, authorizationDetails: request.authorizationDetails };
+    const action = request.grantManagementAction;
+    const base = action === "create" ? undefined : existing;
+    const content = applyGrantAction(base ? { scopes: base.scopes, authorizationDetails: base.authorizationDetails } : undefined, action, requested);
+    const grantId = base?.id ?? randomToken();
+    await this.repository.saveGrant({
+      id: grantId,
+      userId: user.id,
+      clientId: request.clientId,
+      scopes: content.scopes,
+      authorizationDetails: content.authorizationDetails,
+      createdAt: base?.createdAt ?? now,
+      updatedAt: now,
+      revokedAt: null,
+    });
+    const code = randomToken();
+    const payload: AuthorizationCodePayload = {
+      clientId: request.clientId,
+      redirectUri: request.redirectUri,
+      codeChallenge: request.codeChallenge ?? null,
+      nonce: request.nonce ?? null,
+      scopes: request.scopes,
+      authorizationDetails: request.authorizationDetails,
+      grantId,
+      userId: user.id,
+      authTime: session.authTime,
+      acr: session.acr,
+      amr: session.amr,
+    };
+    await this.codes.issue({
+      kind: "authorization_code",
+      keyHash: sha256Hex(code),
+      owner: request.clientId,
+      payload,
+      now,
+      ttlMs: this.settings.codeLifetimeMs,
+    });
+    return { kind: "redirect", url: redirectTo(request.redirectUri, { code, state: request.state, iss: this.settings.issuer }) };
+  }
+
+  private async fail(id: string, request: AuthorizationRequest, error: string, description: string): Promise<Step> {
+    await this.repository.deleteInteraction(sha256Hex(id));
+    return { kind: "redirect", url: errorRedirect(request.redirectUri, this.settings.issuer, error, description, request.state) };
+  }
+
+  private save(id: string, state: InteractionState): Promise<void> {
+    return this.repository.updateInteraction(sha256Hex(id), state);
+  }
+}

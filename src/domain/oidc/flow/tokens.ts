@@ -1,0 +1,23 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+
+/** 256 random bits, base64url: session ids, interaction ids, codes. */
+export function randomToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** What is stored in place of a bearer value: its SHA-256, hex. */
+export function sha256Hex(value: string): string {
+  return createHash("sha256").update(value).digest("hex");
+}
+
+/** A per-interaction CSRF token: an HMAC of the interaction id under the server key, so nothing needs storing. */
+export function csrfToken(key: Buffer, interactionId: string): string {
+  return createHmac("sha256", key).update(`csrf:${interactionId}`).digest("base64url");
+}
+
+export function csrfTokenMatches(key: Buffer, interactionId: string, presented: unknown): boolean {
+  if (typeof presented !== "string") return false;
+  const expected = Buffer.from(csrfToken(key, interactionId));
+  const given = Buffer.from(presented);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}

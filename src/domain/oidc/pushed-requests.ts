@@ -1,0 +1,84 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { OneTimeRecords } from "../../storage/one-time-records.ts";
+import type { Clock } from "../clock.ts";
+import { authorizationParameters, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
+import type { OidcClient } from "./client.ts";
+import { OAuthError } from "./oauth-error.ts";
+import { singleValues, type RawParameters } from "./parameters.ts";
+
+const requestUriPrefix = "urn:ietf:params:oauth:request_uri:";
+const kind = "request_uri";
+
+export interface PushedRequest {
+  requestUri: string;
+  expiresIn: number;
+}
+
+/**
+ * RFC 9126 pushed authorization requests. A request_uri carries 256 random
+ * bits; only their SHA-256 is stored, with the validated request. It is
+ * consumed, atomically and only by the client it was issued to, the first time
+ * the authorization endpoint sees it (spec 3.2): the browser then continues
+ * with an interaction of its own, so reloading the login page needs no
+ * request_uri.
+ */
+export class PushedRequests {
+  constructor(
+    private readonly records: OneTimeRecords,
+    private readonly clock: Clock,
+    private readonly lifetimeSeconds: number,
+  ) {}
+
+  /** Validates as the authorization endpoint would (errors are never redirected) and stores the request. */
+  async push(client: OidcClient, raw: RawParameters): Promise<PushedRequest> {
+    const params = singleValues(raw, authorizationParameters, false);
+    if (params.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint", false);
+    const clientId = params.get("client_id");
+    if (clientId !== undefined && clientId !== client.clientId) {
+      throw new OAuthError("invalid_request", "client_id does not match the authenticated client", false);
+    }
+    const redirectUri = params.get("redirect_uri");
+    if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required", false);
+    if (!client.redirectUris.includes(redirectUri)) {
+      throw new OAuthError("invalid_request", "redirect_uri does not match a registered redirect URI", false);
+    }
+    let request: AuthorizationRequest;
+    try {
+      request = validateAuthorizationRequest(params, client, redirectUri);
+    } catch (error) {
+      if (error instanceof OAuthError) throw new OAuthError(error.error, error.description, false);
+      throw error;
+    }
+    const secret = randomBytes(32).toString("base64url");
+    await this.records.issue({
+      kind,
+      keyHash: hash(secret),
+      owner: client.clientId,
+      payload: request,
+      now: this.clock(),
+      ttlMs: this.lifetimeSeconds * 1000,
+    });
+    return { requestUri: requestUriPrefix + secret, expiresIn: this.lifetimeSeconds };
+  }
+
+  /** Consumes a request_uri for the client presenting it; errors are invalid_request_uri and leave a foreign or expired one as it was. */
+  async take(clientId: string, requestUri: string, redirectable: boolean): Promise<AuthorizationRequest> {
+    const secret = requestUri.startsWith(requestUriPrefix) ? requestUri.slice(requestUriPrefix.length) : "";
+    if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) {
+      throw new OAuthError("invalid_request_uri", "request_uri is not one this server issued", redirectable);
+    }
+    const result = await this.records.consume(kind, hash(secret), this.clock(), clientId);
+    if (result.ok) return result.record.payload as AuthorizationRequest;
+    const description = {
+      unknown: "request_uri is not one this server issued",
+      foreign: "request_uri was issued to another client",
+      expired: "request_uri has expired",
+      consumed: "request_uri has already been used",
+    }[result.reason];
+    throw new OAuthError("invalid_request_uri", description, redirectable);
+  }
+}
+
+function hash(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex");
+}

@@ -1,0 +1,88 @@
+import { hashPassword, verifyPassword } from "../credentials/password-hash.ts";
+import { open, seal } from "../credentials/secret-box.ts";
+import { generateTotpSecret, totpCode, verifyTotp } from "../credentials/totp.ts";
+import type { Clock } from "../clock.ts";
+import { DomainError } from "../errors.ts";
+import { newId } from "../ids.ts";
+import type { OidcRepository, OidcUserRow } from "../../storage/oidc-repository.ts";
+import type { AuthMethod } from "./acr.ts";
+
+export type { OidcUserRow };
+
+/** Hashing a password nobody has, so that an unknown login costs as much time as a wrong password. */
+const decoyHash = hashPassword("decoy password for unknown logins");
+
+/** End users: password and TOTP verification, enrolment. */
+export class OidcUsers {
+  constructor(
+    private readonly repository: OidcRepository,
+    /** Key that seals TOTP secrets at rest. */
+    private readonly key: Buffer,
+    private readonly clock: Clock,
+  ) {}
+
+  find(id: string): Promise<OidcUserRow | undefined> {
+    return this.repository.findUser(id);
+  }
+
+  findByLogin(login: string): Promise<OidcUserRow | undefined> {
+    return this.repository.findUserByLogin(login);
+  }
+
+  async create(input: { login: string; password: string; name?: string; email?: string }): Promise<OidcUserRow> {
+    if (!/^[A-Za-z0-9._@+-]{1,200}$/.test(input.login)) {
+      throw new DomainError("invalid_field", "a login is 1–200 characters of letters, digits and . _ @ + -", "login");
+    }
+    if (input.password.length < 8) throw new DomainError("invalid_field", "a password has at least 8 characters", "password");
+    if (await this.repository.findUserByLogin(input.login)) throw new DomainError("account_exists", `a user with login ${input.login} already exists`);
+    const user: OidcUserRow = {
+      id: newId(),
+      login: input.login,
+      passwordHash: await hashPassword(input.password),
+      totpSecretSealed: null,
+      totpLastStep: null,
+      name: input.name ?? null,
+      email: input.email ?? null,
+      createdAt: this.clock(),
+    };
+    await this.repository.insertUser(user);
+    return user;
+  }
+
+  /** Enrols a new TOTP secret and returns it (shown once, to put in an authenticator app). */
+  async enrolTotp(userId: string, secret = generateTotpSecret()): Promise<string> {
+    await this.repository.updateUserSecrets(userId, { totpSecretSealed: seal(this.key, secret, userId) });
+    return secret;
+  }
+
+  /** The user for a login and password, or undefined; takes as long for an unknown login as for a wrong password. */
+  async verifyPassword(login: string, password: string): Promise<OidcUserRow | undefined> {
+    const user = await this.repository.findUserByLogin(login);
+    if (!user) {
+      await verifyPassword(password, await decoyHash);
+      return undefined;
+    }
+    return (await verifyPassword(password, user.passwordHash)) ? user : undefined;
+  }
+
+  async checkPassword(user: OidcUserRow, password: string): Promise<boolean> {
+    return verifyPassword(password, user.passwordHash);
+  }
+
+  /** Verifies a TOTP code and marks its time step used, so the same code cannot be used twice. */
+  async verifyOtp(user: OidcUserRow, code: string): Promise<boolean> {
+    if (!user.totpSecretSealed) return false;
+    const step = verifyTotp(open(this.key, user.totpSecretSealed, user.id).toString("utf8"), code, this.clock(), { window: 1 });
+    if (step === null) return false;
+    return this.repository.advanceTotpStep(user.id, step);
+  }
+
+  /** The current code, for the mock environment's hint on the re-authentication page. */
+  currentOtp(user: OidcUserRow): string | undefined {
+    return user.totpSecretSealed ? totpCode(open(this.key, user.totpSecretSealed, user.id).toString("utf8"), this.clock()) : undefined;
+  }
+
+  enrolledMethods(user: OidcUserRow): AuthMethod[] {
+    return user.totpSecretSealed ? ["pwd", "otp"] : ["pwd"];
+  }
+}

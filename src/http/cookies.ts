@@ -1,0 +1,46 @@
+import type { Request, Response } from "express";
+
+/** Reads one cookie from the request (no dependency needed for the few cookies shomei sets). */
+export function readCookie(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      const value = part.slice(eq + 1).trim();
+      return /^[A-Za-z0-9_-]{1,128}$/.test(value) ? value : undefined;
+    }
+  }
+  return undefined;
+}
+
+export interface CookieNames {
+  session: string;
+  browser: string;
+  secure: boolean;
+}
+
+/**
+ * Under https the cookies take the __Host- prefix (Secure, Path=/, no Domain:
+ * no subdomain can set or read them); over plain http (development) they
+ * cannot, and keep plain names.
+ */
+export function cookieNames(baseUrl: string): CookieNames {
+  const secure = baseUrl.startsWith("https:");
+  return {
+    session: secure ? "__Host-shomei_session" : "shomei_session",
+    browser: secure ? "__Host-shomei_browser" : "shomei_browser",
+    secure,
+  };
+}
+
+export function setCookie(res: Response, names: CookieNames, name: string, value: string, maxAgeSeconds: number): void {
+  res.append(
+    "Set-Cookie",
+    `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${names.secure ? "; Secure" : ""}`,
+  );
+}
+
+export function clearCookie(res: Response, names: CookieNames, name: string): void {
+  res.append("Set-Cookie", `${name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${names.secure ? "; Secure" : ""}`);
+}

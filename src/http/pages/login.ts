@@ -1,0 +1,48 @@
+import { type Html, html } from "./html.ts";
+import { page } from "./layout.ts";
+
+export interface LoginPageView {
+  /** Where the form posts to. */
+  action: string;
+  csrfToken: string;
+  /** The display name of the client that started the authorization request. */
+  clientName: string;
+  /** Prefills the username (the `login_hint` parameter, or the name typed before a failed attempt). */
+  loginHint?: string;
+  /** A failed attempt, shown as an alert. */
+  error?: string;
+  /** Neutral information, e.g. that the session ended. */
+  notice?: string;
+}
+
+/** The sign-in form shown when the user has no session. */
+export function renderLoginPage(v: LoginPageView): string {
+  const hasError = v.error !== undefined && v.error !== "";
+  const hasHint = v.loginHint !== undefined && v.loginHint !== "";
+  const invalid = hasError ? "true" : undefined;
+  const describedBy = hasError ? "form-error" : undefined;
+  return page(
+    "Sign in",
+    html`<h1>Sign in</h1>
+<p class="lead">Sign in to continue to <strong class="client">${v.clientName}</strong></p>
+${v.notice ? html`<div class="notice" role="status"><p>${v.notice}</p></div>` : ""}
+${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}</p></div>` : ""}
+<form method="post" action="${v.action}">
+<input type="hidden" name="csrf" value="${v.csrfToken}">
+<div class="field">
+<label for="login">Username</label>
+<input type="text" id="login" name="login" autocomplete="username" autocapitalize="none" autocorrect="off" spellcheck="false" required${attr("value", v.loginHint)}${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? "" : html` autofocus`}>
+</div>
+<div class="field">
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? html` autofocus` : ""}>
+</div>
+<div class="actions"><button type="submit" class="button primary">Sign in</button></div>
+</form>`,
+  );
+}
+
+/** ` name="value"` with the value escaped, or nothing when the value is absent. */
+function attr(name: string, value: string | undefined): Html | "" {
+  return value === undefined ? "" : html` ${name}="${value}"`;
+}

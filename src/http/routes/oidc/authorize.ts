@@ -1,0 +1,50 @@
+import express, { type Request, type Response, type Router } from "express";
+import { AuthorizationError, resolveAuthorizationRequest } from "../../../domain/oidc/authorization-endpoint.ts";
+import type { Oidc } from "../../../domain/oidc/compose.ts";
+import { errorRedirect } from "../../../domain/oidc/flow/redirects.ts";
+import { randomToken } from "../../../domain/oidc/flow/tokens.ts";
+import type { RawParameters } from "../../../domain/oidc/parameters.ts";
+import { cookieNames, readCookie, setCookie, type CookieNames } from "../../cookies.ts";
+import { pageHeaders } from "../../middleware/page-headers.ts";
+import { renderAuthorizationErrorPage } from "../../pages/error-page.ts";
+import { sendStep } from "./steps.ts";
+
+const browserCookieMaxAge = 365 * 24 * 3600;
+
+/** The browser's own id: interactions continue only in the browser that started them. */
+export function browserId(req: Request, res: Response, cookies: CookieNames): string {
+  const existing = readCookie(req, cookies.browser);
+  if (existing) return existing;
+  const created = randomToken();
+  setCookie(res, cookies, cookies.browser, created, browserCookieMaxAge);
+  return created;
+}
+
+/** GET and POST /api/oidc/v1/authorize (OIDC Core 3.1.2.1 allows both). */
+export function registerAuthorizeRoute(router: Router, oidc: Oidc, limitBytes: number): void {
+  const cookies = cookieNames(oidc.issuer);
+  const handle = async (req: Request, res: Response, raw: RawParameters) => {
+    let resolved;
+    try {
+      resolved = await resolveAuthorizationRequest(raw, { find: (id) => oidc.clients.find(id) }, oidc.pushed);
+    } catch (error) {
+      if (!(error instanceof AuthorizationError)) throw error;
+      const { error: e, redirectUri, state } = error;
+      if (e.redirectable && redirectUri) {
+        res.redirect(303, errorRedirect(redirectUri, oidc.issuer, e.error, e.description, state));
+      } else {
+        res.status(400).type("html").send(renderAuthorizationErrorPage({ error: e.error, description: e.description }));
+      }
+      return;
+    }
+    const step = await oidc.flow.start(resolved.client, resolved.request, browserId(req, res, cookies), readCookie(req, cookies.session));
+    sendStep(res, step);
+  };
+  router.get("/api/oidc/v1/authorize", pageHeaders, (req, res) => handle(req, res, req.query as RawParameters));
+  router.post(
+    "/api/oidc/v1/authorize",
+    pageHeaders,
+    express.urlencoded({ extended: false, limit: limitBytes, parameterLimit: 100 }),
+    (req, res) => handle(req, res, (req.body ?? {}) as RawParameters),
+  );
+}

@@ -1,0 +1,12 @@
+import type { Router } from "express";
+import { pageHeaders } from "../../middleware/page-headers.ts";
+import { renderDemoCallbackPage } from "../../pages/callback-demo.ts";
+
+/** Mock mode only: the demo client's redirect_uri, a page that shows what came back. */
+export function registerDemoCallback(router: Router): void {
+  router.get("/demo/callback", pageHeaders, (req, res) => {
+    const params: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.query)) if (typeof value === "string") params[name] = value;
+    res.type("html").send(renderDemoCallbackPage({ params }));
+  });
+}

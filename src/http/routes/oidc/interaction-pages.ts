@@ -1,0 +1,171 @@
+import express, { type Request, type Response, type Router } from "express";
+import type { Oidc } from "../../../domain/oidc/compose.ts";
+import { InteractionNotFound, type LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
+import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/tokens.ts";
+import type { AuthMethod } from "../../../domain/oidc/acr.ts";
+import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
+import { HttpError } from "../../errors.ts";
+import { pageHeaders } from "../../middleware/page-headers.ts";
+import { renderConsentPage } from "../../pages/consent.ts";
+import { renderLoginPage } from "../../pages/login.ts";
+import { renderReauthPage } from "../../pages/reauth.ts";
+import { sendStep } from "./steps.ts";
+
+const acrLabels: Record<string, string> = { low: "Low", high: "High", very_high: "Very high" };
+const reasonWords: Record<string, string> = {
+  prompt_login: "the application asked you to sign in again",
+  max_age: "your last sign-in is older than the application allows",
+  acr: "the application needs a stronger sign-in than your current one",
+};
+
+/** Login, re-authentication and consent: server-rendered forms, CSRF-protected, usable without JavaScript. */
+export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean): void {
+  const cookies = cookieNames(oidc.issuer);
+  const form = express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 });
+  const interactionId = (req: Request) => (typeof req.query.interaction === "string" ? req.query.interaction : "");
+  const action = (page: string, id: string) => `/auth/${page}?interaction=${encodeURIComponent(id)}`;
+
+  async function load(req: Request): Promise<LoadedInteraction> {
+    try {
+      return await oidc.flow.load(interactionId(req), readCookie(req, cookies.browser));
+    } catch (error) {
+      if (error instanceof InteractionNotFound) throw new HttpError(400, "invalid_request", `${error.message}. Return to the application and start again.`);
+      throw error;
+    }
+  }
+
+  function requireCsrf(req: Request, interaction: LoadedInteraction): void {
+    const body = req.body as Record<string, unknown> | undefined;
+    if (!csrfTokenMatches(oidc.secretKey, interaction.id, body?.csrf)) {
+      throw new HttpError(403, "invalid_request", "the form has expired or did not come from this site. Go back, reload the page and try again.");
+    }
+  }
+
+  const address = (req: Request) => req.socket.remoteAddress ?? "unknown";
+  const browser = (req: Request) => readCookie(req, cookies.browser) ?? "";
+  const session = (req: Request) => readCookie(req, cookies.session);
+
+  const loginPage = (res: Response, i: LoadedInteraction, status: number, extra: { error?: string; loginHint?: string } = {}) =>
+    res.status(status).type("html").send(
+      renderLoginPage({ action: action("login", i.id), csrfToken: csrfToken(oidc.secretKey, i.id), clientName: i.client.name, ...extra }),
+    );
+
+  router.get("/auth/login", pageHeaders, async (req, res) => {
+    loginPage(res, await load(req), 200);
+  });
+
+  router.post("/auth/login", pageHeaders, form, async (req, res) => {
+    const interaction = await load(req);
+    requireCsrf(req, interaction);
+    const body = req.body as Record<string, unknown>;
+    const login = typeof body.login === "string" ? body.login.trim() : "";
+    const password = typeof body.password === "string" ? body.password : "";
+    if (!login || !password) return loginPage(res, interaction, 400, { error: "Enter your username and password.", loginHint: login });
+    const allowed = oidc.throttle.check(login, address(req));
+    if (!allowed.allowed) {
+      res.set("Retry-After", String(allowed.retryAfterSeconds));
+      const minutes = Math.ceil(allowed.retryAfterSeconds / 60);
+      return loginPage(res, interaction, 429, {
+        error: `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+        loginHint: login,
+      });
+    }
+    const user = await oidc.users.verifyPassword(login, password);
+    if (!user) {
+      oidc.throttle.recordFailure(login, address(req));
+      return loginPage(res, interaction, 401, { error: "The username or password is not correct.", loginHint: login });
+    }
+    oidc.throttle.recordSuccess(login);
+    const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req));
+    setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
+    sendStep(res, step);
+  });
+
+  async function reauthView(req: Request, res: Response, status: number, error?: string) {
+    const interaction = await load(req);
+    const requirement = await oidc.flow.reauthRequirement(interaction, session(req));
+    if (!requirement || !interaction.user) {
+      // Nothing to step up (the session changed or ended): let the flow decide again.
+      return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
+    }
+    const hint = mockMode && requirement.methods.includes("otp") ? oidc.users.currentOtp(interaction.user) : undefined;
+    res.status(status).type("html").send(
+      renderReauthPage({
+        action: action("reauth", interaction.id),
+        csrfToken: csrfToken(oidc.secretKey, interaction.id),
+        clientName: interaction.client.name,
+        userLogin: interaction.user.login,
+        requiredAcrLabel: acrLabels[requirement.acr] ?? requirement.acr,
+        needsPassword: requirement.methods.includes("pwd"),
+        needsOtp: requirement.methods.includes("otp"),
+        reasons: requirement.reasons.map((r) => reasonWords[r] ?? r),
+        ...(error ? { error } : {}),
+        ...(hint ? { mockOtpHint: `Mock environment: the current code is ${hint}` } : {}),
+      }),
+    );
+    return { interaction, requirement };
+  }
+
+  router.get("/auth/reauth", pageHeaders, async (req, res) => {
+    await reauthView(req, res, 200);
+  });
+
+  router.post("/auth/reauth", pageHeaders, form, async (req, res) => {
+    const interaction = await load(req);
+    requireCsrf(req, interaction);
+    const sessionId = session(req);
+    const requirement = await oidc.flow.reauthRequirement(interaction, sessionId);
+    const user = interaction.user;
+    if (!requirement || !user || !sessionId) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
+    const allowed = oidc.throttle.check(user.login, address(req));
+    if (!allowed.allowed) {
+      res.set("Retry-After", String(allowed.retryAfterSeconds));
+      return reauthView(req, res, 429, "Too many failed attempts. Try again later.");
+    }
+    const body = req.body as Record<string, unknown>;
+    const password = typeof body.password === "string" ? body.password : "";
+    const otp = typeof body.otp === "string" ? body.otp.trim() : "";
+    const methods: AuthMethod[] = [];
+    if (requirement.methods.includes("pwd")) {
+      if (!(await oidc.users.checkPassword(user, password))) {
+        oidc.throttle.recordFailure(user.login, address(req));
+        return reauthView(req, res, 401, "The password is not correct.");
+      }
+      methods.push("pwd");
+    }
+    if (requirement.methods.includes("otp")) {
+      if (!(await oidc.users.verifyOtp(user, otp))) {
+        oidc.throttle.recordFailure(user.login, address(req));
+        return reauthView(req, res, 401, "The one-time code is not correct or was already used.");
+      }
+      methods.push("otp");
+    }
+    oidc.throttle.recordSuccess(user.login);
+    sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, methods, browser(req)));
+  });
+
+  router.get("/auth/consent", pageHeaders, async (req, res) => {
+    const interaction = await load(req);
+    if (!interaction.user) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
+    const request = interaction.state.request;
+    res.type("html").send(
+      renderConsentPage({
+        action: action("consent", interaction.id),
+        csrfToken: csrfToken(oidc.secretKey, interaction.id),
+        clientName: interaction.client.name,
+        userLogin: interaction.user.login,
+        scopes: request.scopes,
+        authorizationDetails: request.authorizationDetails,
+        ...(request.grantManagementAction ? { grantAction: request.grantManagementAction } : {}),
+      }),
+    );
+  });
+
+  router.post("/auth/consent", pageHeaders, form, async (req, res) => {
+    const interaction = await load(req);
+    requireCsrf(req, interaction);
+    const decision = (req.body as Record<string, unknown>).decision;
+    if (decision !== "allow" && decision !== "deny") throw new HttpError(400, "invalid_request", "choose Allow or Deny");
+    sendStep(res, await oidc.flow.consent(interaction, decision, browser(req), session(req)));
+  });
+}

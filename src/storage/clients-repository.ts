@@ -1,0 +1,61 @@
+import type { Selectable } from "kysely";
+import type { JSONWebKeySet } from "jose";
+import type { ClientAuthMethod, OidcClient } from "../domain/oidc/client.ts";
+import type { Database } from "./database.ts";
+import type { OidcClientTable } from "./schema.ts";
+
+export class ClientsRepository {
+  constructor(private readonly database: Database) {}
+
+  async find(clientId: string): Promise<OidcClient | undefined> {
+    const row = await this.database.db.selectFrom("oidc_clients").selectAll().where("client_id", "=", clientId).executeTakeFirst();
+    return row && toClient(row);
+  }
+
+  async list(): Promise<OidcClient[]> {
+    const rows = await this.database.db.selectFrom("oidc_clients").selectAll().orderBy("client_id").execute();
+    return rows.map(toClient);
+  }
+
+  /** Inserts or replaces the registration (the declarative file and the CLI both converge on it). */
+  async save(client: OidcClient, now: number): Promise<void> {
+    const values = {
+      name: client.name,
+      type: client.type,
+      auth_method: client.tokenEndpointAuthMethod,
+      secret_hash: client.secretHash,
+      jwks: client.jwks ? JSON.stringify(client.jwks) : null,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      allowed_scopes: JSON.stringify(client.allowedScopes),
+      allowed_authorization_details_types: JSON.stringify(client.allowedAuthorizationDetailsTypes),
+      require_par: client.requirePushedAuthorizationRequests ? 1 : 0,
+      updated_at: now,
+    };
+    await this.database.db
+      .insertInto("oidc_clients")
+      .values({ client_id: client.clientId, created_at: client.createdAt, ...values })
+      .onConflict((oc) => oc.column("client_id").doUpdateSet(values))
+      .execute();
+  }
+
+  async delete(clientId: string): Promise<boolean> {
+    const result = await this.database.db.deleteFrom("oidc_clients").where("client_id", "=", clientId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}
+
+function toClient(row: Selectable<OidcClientTable>): OidcClient {
+  return {
+    clientId: row.client_id,
+    name: row.name,
+    type: row.type as OidcClient["type"],
+    tokenEndpointAuthMethod: row.auth_method as ClientAuthMethod,
+    secretHash: row.secret_hash,
+    jwks: row.jwks ? (JSON.parse(row.jwks) as JSONWebKeySet) : null,
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    allowedScopes: JSON.parse(row.allowed_scopes) as string[],
+    allowedAuthorizationDetailsTypes: JSON.parse(row.allowed_authorization_details_types) as string[],
+    requirePushedAuthorizationRequests: Number(row.require_par) === 1,
+    createdAt: Number(row.created_at),
+  };
+}

@@ -1,0 +1,247 @@
+import type { Selectable } from "kysely";
+import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
+import type { Database } from "./database.ts";
+import type { OidcGrantTable, OidcUserTable } from "./schema.ts";
+
+export interface OidcUserRow {
+  id: string;
+  login: string;
+  passwordHash: string;
+  totpSecretSealed: string | null;
+  totpLastStep: number | null;
+  name: string | null;
+  email: string | null;
+  createdAt: number;
+}
+
+export interface SessionRow {
+  idHash: string;
+  userId: string;
+  authTime: number;
+  acr: string;
+  amr: string[];
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface InteractionRow {
+  idHash: string;
+  browserHash: string;
+  state: unknown;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface GrantRow {
+  id: string;
+  userId: string;
+  clientId: string;
+  scopes: string[];
+  authorizationDetails: AuthorizationDetail[];
+  createdAt: number;
+  updatedAt: number;
+  revokedAt: number | null;
+}
+
+/** Users, sessions, interactions and grants of the OpenID Connect provider. */
+export class OidcRepository {
+  constructor(private readonly database: Database) {}
+
+  private get db() {
+    return this.database.db;
+  }
+
+  async insertUser(user: OidcUserRow): Promise<void> {
+    await this.db
+      .insertInto("oidc_users")
+      .values({
+        id: user.id,
+        login: user.login,
+        password_hash: user.passwordHash,
+        totp_secret_sealed: user.totpSecretSealed,
+        totp_last_step: user.totpLastStep,
+        name: user.name,
+        email: user.email,
+        created_at: user.createdAt,
+      })
+      .execute();
+  }
+
+  async findUserByLogin(login: string): Promise<OidcUserRow | undefined> {
+    const row = await this.db.selectFrom("oidc_users").selectAll().where("login", "=", login).executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async findUser(id: string): Promise<OidcUserRow | undefined> {
+    const row = await this.db.selectFrom("oidc_users").selectAll().where("id", "=", id).executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async updateUserSecrets(id: string, values: { passwordHash?: string; totpSecretSealed?: string | null }): Promise<void> {
+    await this.db
+      .updateTable("oidc_users")
+      .set({
+        ...(values.passwordHash !== undefined ? { password_hash: values.passwordHash } : {}),
+        ...(values.totpSecretSealed !== undefined ? { totp_secret_sealed: values.totpSecretSealed, totp_last_step: null } : {}),
+      })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /** Records a used TOTP step only if it is newer than the last one: a code works once, even under concurrency. */
+  async advanceTotpStep(userId: string, step: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable("oidc_users")
+      .set({ totp_last_step: step })
+      .where("id", "=", userId)
+      .where((eb) => eb.or([eb("totp_last_step", "is", null), eb("totp_last_step", "<", step)]))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async insertSession(s: SessionRow): Promise<void> {
+    await this.db
+      .insertInto("oidc_sessions")
+      .values({
+        id_hash: s.idHash,
+        user_id: s.userId,
+        auth_time: s.authTime,
+        acr: s.acr,
+        amr: JSON.stringify(s.amr),
+        created_at: s.createdAt,
+        expires_at: s.expiresAt,
+      })
+      .execute();
+  }
+
+  async findSession(idHash: string, now: number): Promise<SessionRow | undefined> {
+    const row = await this.db
+      .selectFrom("oidc_sessions")
+      .selectAll()
+      .where("id_hash", "=", idHash)
+      .where("expires_at", ">", now)
+      .executeTakeFirst();
+    return (
+      row && {
+        idHash: row.id_hash,
+        userId: row.user_id,
+        authTime: Number(row.auth_time),
+        acr: row.acr,
+        amr: JSON.parse(row.amr) as string[],
+        createdAt: Number(row.created_at),
+        expiresAt: Number(row.expires_at),
+      }
+    );
+  }
+
+  async updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void> {
+    await this.db
+      .updateTable("oidc_sessions")
+      .set({ auth_time: values.authTime, acr: values.acr, amr: JSON.stringify(values.amr) })
+      .where("id_hash", "=", idHash)
+      .execute();
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.db.deleteFrom("oidc_sessions").where("id_hash", "=", idHash).execute();
+  }
+
+  async insertInteraction(i: InteractionRow): Promise<void> {
+    await this.db
+      .insertInto("oidc_interactions")
+      .values({
+        id_hash: i.idHash,
+        browser_hash: i.browserHash,
+        state: JSON.stringify(i.state),
+        created_at: i.createdAt,
+        expires_at: i.expiresAt,
+      })
+      .execute();
+  }
+
+  async findInteraction(idHash: string, now: number): Promise<InteractionRow | undefined> {
+    const row = await this.db
+      .selectFrom("oidc_interactions")
+      .selectAll()
+      .where("id_hash", "=", idHash)
+      .where("expires_at", ">", now)
+      .executeTakeFirst();
+    return (
+      row && {
+        idHash: row.id_hash,
+        browserHash: row.browser_hash,
+        state: JSON.parse(row.state) as unknown,
+        createdAt: Number(row.created_at),
+        expiresAt: Number(row.expires_at),
+      }
+    );
+  }
+
+  async updateInteraction(idHash: string, state: unknown): Promise<void> {
+    await this.db.updateTable("oidc_interactions").set({ state: JSON.stringify(state) }).where("id_hash", "=", idHash).execute();
+  }
+
+  /** Ends an interaction; true for the one caller that removed it, so a code is issued once even for a double submit. */
+  async deleteInteraction(idHash: string): Promise<boolean> {
+    const result = await this.db.deleteFrom("oidc_interactions").where("id_hash", "=", idHash).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
+  async findGrant(id: string): Promise<GrantRow | undefined> {
+    const row = await this.db.selectFrom("oidc_grants").selectAll().where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
+    return row && toGrant(row);
+  }
+
+  /** The user's most recently updated live grant for a client. */
+  async findLatestGrant(userId: string, clientId: string): Promise<GrantRow | undefined> {
+    const row = await this.db
+      .selectFrom("oidc_grants")
+      .selectAll()
+      .where("user_id", "=", userId)
+      .where("client_id", "=", clientId)
+      .where("revoked_at", "is", null)
+      .orderBy("updated_at", "desc")
+      .limit(1)
+      .executeTakeFirst();
+    return row && toGrant(row);
+  }
+
+  async saveGrant(g: GrantRow): Promise<void> {
+    const values = {
+      scopes: JSON.stringify(g.scopes),
+      authorization_details: JSON.stringify(g.authorizationDetails),
+      updated_at: g.updatedAt,
+    };
+    await this.db
+      .insertInto("oidc_grants")
+      .values({ id: g.id, user_id: g.userId, client_id: g.clientId, created_at: g.createdAt, revoked_at: null, ...values })
+      .onConflict((oc) => oc.column("id").doUpdateSet(values))
+      .execute();
+  }
+}
+
+function toUser(row: Selectable<OidcUserTable>): OidcUserRow {
+  return {
+    id: row.id,
+    login: row.login,
+    passwordHash: row.password_hash,
+    totpSecretSealed: row.totp_secret_sealed,
+    totpLastStep: row.totp_last_step === null ? null : Number(row.totp_last_step),
+    name: row.name,
+    email: row.email,
+    createdAt: Number(row.created_at),
+  };
+}
+
+function toGrant(row: Selectable<OidcGrantTable>): GrantRow {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    clientId: row.client_id,
+    scopes: JSON.parse(row.scopes) as string[],
+    authorizationDetails: JSON.parse(row.authorization_details) as AuthorizationDetail[],
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
+}
