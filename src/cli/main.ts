@@ -6,6 +6,7 @@ import { DatabaseUnavailableError } from "../storage/database.ts";
 import { version } from "../version.ts";
 import { accountCommand, tokenCommand } from "./admin.ts";
 import { migrateCommand } from "./migrate.ts";
+import { clientCommand, userCommand } from "./oidc-admin.ts";
 import { serveCommand } from "./serve.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -53,6 +54,28 @@ const commands: Record<string, Command> = {
     options: { ...commonOptions, name: { type: "string", description: "with create: a label for the token" } },
     positionals: true,
     run: (config, positionals, values) => tokenCommand(config, positionals, values),
+  },
+  client: {
+    summary: "manage OpenID Connect clients: add, list, remove",
+    usage: "shomei client add (--file FILE | --metadata JSON) | list | remove <client_id>",
+    options: {
+      ...commonOptions,
+      file: { type: "string", description: "with add: a JSON file of RFC 7591 client metadata" },
+      metadata: { type: "string", description: "with add: the same metadata inline" },
+    },
+    positionals: true,
+    run: (config, positionals, values) => clientCommand(config, positionals, values),
+  },
+  user: {
+    summary: "manage end users: create (password on stdin), enrol-totp",
+    usage: "shomei user create <login> [--name NAME] [--email EMAIL] < password-file | enrol-totp <login>",
+    options: {
+      ...commonOptions,
+      name: { type: "string", description: "with create: display name" },
+      email: { type: "string", description: "with create: email address" },
+    },
+    positionals: true,
+    run: (config, positionals, values) => userCommand(config, positionals, values),
   },
 };
 

@@ -1,0 +1,87 @@
+import { readFile } from "node:fs/promises";
+import type { Config } from "../config/schema.ts";
+import { totpUri } from "../domain/credentials/totp.ts";
+import { DomainError } from "../domain/errors.ts";
+import { registrationFromMetadata } from "../domain/oidc/client-registration.ts";
+import { withDomain } from "./admin.ts";
+import { UsageError } from "./usage-error.ts";
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** shomei client add|list|remove: the client registry (RFC 7591 metadata as JSON). */
+export async function clientCommand(config: Config, args: string[], values: Record<string, unknown>): Promise<void> {
+  const [action, target] = args;
+  await withDomain(config, async ({ oidc }) => {
+    switch (action) {
+      case "add": {
+        const source = typeof values.file === "string" ? await readFile(values.file, "utf8") : typeof values.metadata === "string" ? values.metadata : undefined;
+        if (!source) throw new UsageError("client add needs --file FILE or --metadata JSON");
+        let metadata: unknown;
+        try {
+          metadata = JSON.parse(source);
+        } catch (error) {
+          throw new DomainError("invalid_field", `client metadata is not valid JSON: ${(error as Error).message}`, "metadata");
+        }
+        const now = Date.now();
+        const { client, generatedSecret } = registrationFromMetadata(metadata, now);
+        await oidc.clients.save(client, now);
+        console.error(`saved client ${client.clientId} (${client.tokenEndpointAuthMethod})`);
+        if (generatedSecret) {
+          console.error("its client_secret is shown once, store it now:");
+          console.log(generatedSecret);
+        }
+        return;
+      }
+      case "list": {
+        for (const c of await oidc.clients.list()) {
+          console.log(`${c.clientId}\t${c.tokenEndpointAuthMethod}\t${c.requirePushedAuthorizationRequests ? "PAR required" : "PAR optional"}\t${c.redirectUris.join(" ")}`);
+        }
+        return;
+      }
+      case "remove": {
+        if (!target) throw new UsageError("client remove needs a client_id");
+        if (!(await oidc.clients.delete(target))) throw new DomainError("invalid_field", `no client ${target}`, "client_id");
+        console.log(`removed client ${target}`);
+        return;
+      }
+      default:
+        throw new UsageError(`unknown action "${action ?? ""}": use add, list or remove`);
+    }
+  });
+}
+
+/** shomei user create|enrol-totp: end users of the OpenID Connect provider. */
+export async function userCommand(config: Config, args: string[], values: Record<string, unknown>): Promise<void> {
+  const [action, login] = args;
+  if (!login) throw new UsageError(`user ${action ?? "<action>"} needs a login`);
+  await withDomain(config, async ({ oidc }) => {
+    switch (action) {
+      case "create": {
+        // The password comes on standard input, never as an argument (arguments are visible in the process list).
+        const password = (await readStdin()).replace(/\r?\n$/, "");
+        const user = await oidc.users.create({
+          login,
+          password,
+          ...(typeof values.name === "string" ? { name: values.name } : {}),
+          ...(typeof values.email === "string" ? { email: values.email } : {}),
+        });
+        console.log(`created user ${user.login} (${user.id})`);
+        return;
+      }
+      case "enrol-totp": {
+        const user = await oidc.users.findByLogin(login);
+        if (!user) throw new DomainError("invalid_field", `no user ${login}`, "login");
+        const secret = await oidc.users.enrolTotp(user.id);
+        console.error(`TOTP enrolled for ${login}; add it to an authenticator app (shown once):`);
+        console.log(totpUri(secret, { issuer: "shomei", account: login }));
+        return;
+      }
+      default:
+        throw new UsageError(`unknown action "${action ?? ""}": use create or enrol-totp`);
+    }
+  });
+}
