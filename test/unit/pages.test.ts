@@ -195,6 +195,17 @@ describe("re-authentication page", () => {
     expect(input(page, "otp")).toMatchObject({ "aria-invalid": "true", "aria-describedby": "otp-hint form-error" });
   });
 
+  it("marks only the field the error is about", () => {
+    const wrongCode = renderReauthPage({ ...base, needsPassword: true, error: "Wrong code.", invalidField: "otp" });
+    expect(input(wrongCode, "otp")).toMatchObject({ "aria-invalid": "true", "aria-describedby": "otp-hint form-error" });
+    expect(input(wrongCode, "password")?.["aria-invalid"]).toBeUndefined();
+    expect(input(wrongCode, "password")?.["aria-describedby"]).toBeUndefined();
+    const wrongPassword = renderReauthPage({ ...base, needsPassword: true, error: "Wrong password.", invalidField: "password" });
+    expect(input(wrongPassword, "password")).toMatchObject({ "aria-invalid": "true", "aria-describedby": "form-error" });
+    expect(input(wrongPassword, "otp")?.["aria-invalid"]).toBeUndefined();
+    expect(input(wrongPassword, "otp")).toMatchObject({ "aria-describedby": "otp-hint" });
+  });
+
   it("escapes every value", () => {
     const page = renderReauthPage({
       ...base,

@@ -16,6 +16,8 @@ export interface ReauthPageView {
   reasons: string[];
   /** A failed attempt, shown as an alert. */
   error?: string;
+  /** The field the error is about; only it is marked invalid. Without it, an error marks every field. */
+  invalidField?: "password" | "otp";
   /**
    * Mock environment only. Either the sentence to show or just the current
    * code, which is then shown as "Mock environment: the current code is …".
@@ -26,10 +28,10 @@ export interface ReauthPageView {
 /** The step-up page: asks the signed-in user for the methods that reach the required level, and says why. */
 export function renderReauthPage(v: ReauthPageView): string {
   const hasError = v.error !== undefined && v.error !== "";
-  const invalid = hasError ? "true" : undefined;
-  const errorId = hasError ? "form-error" : undefined;
+  const passwordInvalid = hasError && v.invalidField !== "otp";
+  const otpInvalid = hasError && v.invalidField !== "password";
   const reasons = v.reasons.filter((r) => r !== "");
-  const otpDescribedBy = ["otp-hint", errorId].filter(Boolean).join(" ");
+  const otpDescribedBy = ["otp-hint", otpInvalid ? "form-error" : undefined].filter(Boolean).join(" ");
   return page(
     "Confirm it's you",
     html`<h1>Confirm it's you</h1>
@@ -50,7 +52,7 @@ ${
     ? html`<input type="text" autocomplete="username" value="${v.userLogin}" hidden readonly>
 <div class="field">
 <label for="password">Password</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required autofocus${attr("aria-invalid", invalid)}${attr("aria-describedby", errorId)}>
+<input type="password" id="password" name="password" autocomplete="current-password" required autofocus${attr("aria-invalid", passwordInvalid ? "true" : undefined)}${attr("aria-describedby", passwordInvalid ? "form-error" : undefined)}>
 </div>`
     : ""
 }
@@ -58,7 +60,7 @@ ${
   v.needsOtp
     ? html`<div class="field">
 <label for="otp">One-time code</label>
-<input type="text" id="otp" name="otp" class="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${v.needsPassword ? "" : html` autofocus`}${attr("aria-invalid", invalid)} aria-describedby="${otpDescribedBy}">
+<input type="text" id="otp" name="otp" class="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${v.needsPassword ? "" : html` autofocus`}${attr("aria-invalid", otpInvalid ? "true" : undefined)} aria-describedby="${otpDescribedBy}">
 <span class="hint" id="otp-hint">The 6-digit code shown in your authenticator app.</span>
 </div>`
     : ""

@@ -81,7 +81,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     sendStep(res, step);
   });
 
-  async function reauthView(req: Request, res: Response, status: number, error?: string) {
+  async function reauthView(req: Request, res: Response, status: number, error?: string, invalidField?: "password" | "otp") {
     const interaction = await load(req);
     const requirement = await oidc.flow.reauthRequirement(interaction, session(req));
     if (!requirement || !interaction.user) {
@@ -100,7 +100,8 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
         needsOtp: requirement.methods.includes("otp"),
         reasons: requirement.reasons.map((r) => reasonWords[r] ?? r),
         ...(error ? { error } : {}),
-        ...(hint ? { mockOtpHint: `Mock environment: the current code is ${hint}` } : {}),
+        ...(invalidField ? { invalidField } : {}),
+        ...(hint ? { mockOtpHint: hint } : {}),
       }),
     );
     return { interaction, requirement };
@@ -129,14 +130,14 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     if (requirement.methods.includes("pwd")) {
       if (!(await oidc.users.checkPassword(user, password))) {
         oidc.throttle.recordFailure(user.login, address(req));
-        return reauthView(req, res, 401, "The password is not correct.");
+        return reauthView(req, res, 401, "The password is not correct.", "password");
       }
       methods.push("pwd");
     }
     if (requirement.methods.includes("otp")) {
       if (!(await oidc.users.verifyOtp(user, otp))) {
         oidc.throttle.recordFailure(user.login, address(req));
-        return reauthView(req, res, 401, "The one-time code is not correct or was already used.");
+        return reauthView(req, res, 401, "The one-time code is not correct or was already used.", "otp");
       }
       methods.push("otp");
     }
