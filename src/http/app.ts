@@ -9,7 +9,12 @@ import { registerAuthorizeRoute } from "./routes/oidc/authorize.ts";
 import { registerDemoCallback } from "./routes/oidc/demo-callback.ts";
 import { registerInteractionPages } from "./routes/oidc/interaction-pages.ts";
 import { registerLogoutRoute } from "./routes/oidc/logout.ts";
+import { registerDiscoveryRoutes } from "./routes/oidc/discovery.ts";
+import { registerGrantRoutes } from "./routes/oidc/grants.ts";
 import { registerParRoute } from "./routes/oidc/par.ts";
+import { registerTokenAdministrationRoutes } from "./routes/oidc/token-administration.ts";
+import { registerTokenRoute } from "./routes/oidc/token.ts";
+import { registerUserinfoRoute } from "./routes/oidc/userinfo.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { errorHandler, notFound } from "./middleware/errors.ts";
 
@@ -40,6 +45,11 @@ export function createHttpApp(deps: HttpDependencies): Express {
   const { oidc } = deps.domain;
   registerAuthorizeRoute(router, oidc, deps.config.maxBodyBytes);
   registerParRoute(router, oidc, deps.config.maxBodyBytes);
+  registerDiscoveryRoutes(router, oidc);
+  registerTokenRoute(router, oidc, deps.config.maxBodyBytes);
+  registerTokenAdministrationRoutes(router, oidc, deps.config.maxBodyBytes);
+  registerUserinfoRoute(router, oidc);
+  registerGrantRoutes(router, oidc);
   registerInteractionPages(router, oidc, deps.config.mode === "mock");
   registerLogoutRoute(router, oidc);
   if (deps.domain.mock) {

@@ -192,6 +192,12 @@ export class OidcRepository {
     return row && toGrant(row);
   }
 
+  /** Marks a grant revoked; false when it was unknown or already revoked. */
+  async revokeGrant(id: string, now: number): Promise<boolean> {
+    const result = await this.db.updateTable("oidc_grants").set({ revoked_at: now }).where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   /** The user's most recently updated live grant for a client. */
   async findLatestGrant(userId: string, clientId: string): Promise<GrantRow | undefined> {
     const row = await this.db

@@ -18,6 +18,8 @@ export interface Tables {
   oidc_sessions: OidcSessionTable;
   oidc_interactions: OidcInteractionTable;
   oidc_grants: OidcGrantTable;
+  oidc_signing_keys: OidcSigningKeyTable;
+  oidc_tokens: OidcTokenTable;
 }
 
 export interface OidcUserTable {
@@ -171,4 +173,40 @@ export interface OneTimeRecordTable {
   created_at: number;
   expires_at: number;
   consumed_at: number | null;
+}
+
+/**
+ * ID token signing keys. public_jwk is JSON; private_jwk_sealed is the private
+ * JWK sealed with the server key (associated data = kid). generation is unique
+ * and increasing: the key of the highest generation signs, unless retired.
+ */
+export interface OidcSigningKeyTable {
+  kid: string;
+  generation: number;
+  alg: string;
+  public_jwk: string;
+  private_jwk_sealed: string;
+  created_at: number;
+  activated_at: number;
+  /** When the key stopped signing; it stays published for a grace period after. */
+  retired_at: number | null;
+}
+
+/** Access and refresh tokens by the SHA-256 of their value (see migration 0006). JSON in scopes, authorization_details, amr. */
+export interface OidcTokenTable {
+  token_hash: string;
+  kind: string;
+  family: string;
+  client_id: string;
+  user_id: string;
+  grant_id: string;
+  scopes: string;
+  authorization_details: string;
+  auth_time: number;
+  acr: string;
+  amr: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+  revoked_at: number | null;
 }

@@ -3,14 +3,20 @@ import { ClientsRepository } from "../../storage/clients-repository.ts";
 import type { Database } from "../../storage/database.ts";
 import { OidcRepository } from "../../storage/oidc-repository.ts";
 import { OneTimeRecords } from "../../storage/one-time-records.ts";
+import { SigningKeysRepository } from "../../storage/signing-keys-repository.ts";
+import { TokensRepository } from "../../storage/tokens-repository.ts";
 import type { Clock } from "../clock.ts";
 import { LoginThrottle } from "../credentials/login-throttle.ts";
 import { defaultAcrPolicy, type AcrPolicy } from "./acr.ts";
 import { ClientAuthenticator } from "./client-authentication.ts";
 import type { OidcClient } from "./client.ts";
 import { AuthorizationFlow } from "./flow/authorization-flow.ts";
+import { SigningKeys } from "./keys/signing-keys.ts";
+import { TokenAdministration } from "./tokens/token-administration.ts";
+import { TokenService } from "./tokens/token-service.ts";
 import { PushedRequests } from "./pushed-requests.ts";
 import { OidcUsers } from "./users.ts";
+import type { GrantRow } from "../../storage/oidc-repository.ts";
 
 /** The OpenID Connect provider's services. */
 export interface Oidc {
@@ -25,7 +31,49 @@ export interface Oidc {
   /** Server key: CSRF tokens, sealing TOTP secrets. */
   secretKey: Buffer;
   sessionLifetimeSeconds: number;
-  endpoints: { authorization: string; par: string };
+  tokens: TokenService;
+  tokenAdministration: TokenAdministration;
+  signingKeys: SigningKeys;
+  grants: {
+    find(id: string): Promise<GrantRow | undefined>;
+    /** Revokes the grant and every token issued under it. */
+    revoke(id: string): Promise<void>;
+  };
+  /** Every authorization_details type some registered client may request (for discovery). */
+  authorizationDetailsTypes(): Promise<string[]>;
+  endpoints: OidcEndpoints;
+}
+
+export interface OidcEndpoints {
+  authorization: string;
+  par: string;
+  token: string;
+  userinfo: string;
+  jwks: string;
+  revocation: string;
+  introspection: string;
+  grants: string;
+}
+
+/** Lifetimes of what the token endpoint issues. */
+export const tokenLifetimes = {
+  accessTokenLifetimeSeconds: 3600,
+  refreshTokenLifetimeSeconds: 30 * 24 * 3600,
+  idTokenLifetimeSeconds: 3600,
+};
+
+function endpointsOf(issuer: string): OidcEndpoints {
+  const api = `${issuer}/api/oidc/v1`;
+  return {
+    authorization: `${api}/authorize`,
+    par: `${api}/par`,
+    token: `${api}/token`,
+    userinfo: `${api}/userinfo`,
+    jwks: `${api}/jwks`,
+    revocation: `${api}/revoke`,
+    introspection: `${api}/introspect`,
+    grants: `${api}/grants`,
+  };
 }
 
 export function createOidc(config: Config, database: Database, secretKey: Buffer, clock: Clock): Oidc {
@@ -38,6 +86,8 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
     },
   });
   const users = new OidcUsers(repository, secretKey, clock);
+  const tokensRepository = new TokensRepository(database);
+  const signingKeys = new SigningKeys(new SigningKeysRepository(database), secretKey, clock);
   return {
     issuer,
     policy: defaultAcrPolicy,
@@ -55,6 +105,21 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
     throttle: new LoginThrottle(clock),
     secretKey,
     sessionLifetimeSeconds: config.sessionLifetimeSeconds,
-    endpoints: { authorization: `${issuer}/api/oidc/v1/authorize`, par: `${issuer}/api/oidc/v1/par` },
+    tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock),
+    tokenAdministration: new TokenAdministration(tokensRepository, repository, issuer, clock),
+    signingKeys,
+    grants: {
+      find: (id) => repository.findGrant(id),
+      async revoke(id) {
+        const now = clock();
+        await repository.revokeGrant(id, now);
+        await tokensRepository.revokeGrant(id, now);
+      },
+    },
+    async authorizationDetailsTypes() {
+      const types = new Set((await clients.list()).flatMap((c) => c.allowedAuthorizationDetailsTypes));
+      return [...types].sort();
+    },
+    endpoints: endpointsOf(issuer),
   };
 }

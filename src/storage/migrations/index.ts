@@ -3,6 +3,8 @@ import * as m0001 from "./0001_one_time_records.ts";
 import * as m0002 from "./0002_certificate_accounts.ts";
 import * as m0003 from "./0003_oidc_clients.ts";
 import * as m0004 from "./0004_oidc_users_sessions_grants.ts";
+import * as m0005 from "./0005_signing_keys.ts";
+import * as m0006 from "./0006_oidc_tokens.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -14,4 +16,6 @@ export const migrations: Record<string, Migration> = {
   "0002_certificate_accounts": m0002,
   "0003_oidc_clients": m0003,
   "0004_oidc_users_sessions_grants": m0004,
+  "0005_signing_keys": m0005,
+  "0006_oidc_tokens": m0006,
 };

@@ -1,0 +1,76 @@
+import type { OidcRepository } from "../../../storage/oidc-repository.ts";
+import type { TokenRow, TokensRepository } from "../../../storage/tokens-repository.ts";
+import type { Clock } from "../../clock.ts";
+import type { OidcClient } from "../client.ts";
+import { sha256Hex } from "../flow/tokens.ts";
+
+/** Introspection answer (RFC 7662 §2.2). */
+export type Introspection =
+  | { active: false }
+  | {
+      active: true;
+      token_type: "access_token" | "refresh_token";
+      client_id: string;
+      sub: string;
+      scope: string;
+      exp: number;
+      iat: number;
+      iss: string;
+      grant_id: string;
+      authorization_details?: unknown[];
+    };
+
+/**
+ * Bearer token checks and the RFC 7009 / RFC 7662 endpoints. A token is live
+ * while it is unexpired, unrevoked and its grant exists: revoking either stops
+ * it at once, since every check reads the database.
+ */
+export class TokenAdministration {
+  constructor(
+    private readonly tokens: TokensRepository,
+    private readonly oidc: OidcRepository,
+    private readonly issuer: string,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The live access token for a bearer value, or undefined. */
+  async accessToken(value: string): Promise<TokenRow | undefined> {
+    const row = await this.tokens.find(sha256Hex(value));
+    if (!row || row.kind !== "access" || !(await this.live(row))) return undefined;
+    return row;
+  }
+
+  /** RFC 7009: revokes a token of this client; unknown or foreign tokens are ignored (the answer is the same). */
+  async revoke(client: OidcClient, value: string): Promise<void> {
+    const row = await this.tokens.find(sha256Hex(value));
+    if (!row || row.clientId !== client.clientId) return;
+    const now = this.clock();
+    // Revoking a refresh token ends everything issued from the same code (RFC 7009 §2.1 allows it and it is the safe reading).
+    if (row.kind === "refresh") await this.tokens.revokeFamily(row.family, now);
+    else await this.tokens.revoke(row.tokenHash, now);
+  }
+
+  /** RFC 7662: a client may introspect only its own tokens; anything else is simply inactive. */
+  async introspect(client: OidcClient, value: string): Promise<Introspection> {
+    const row = await this.tokens.find(sha256Hex(value));
+    if (!row || row.clientId !== client.clientId || !(await this.live(row))) return { active: false };
+    if (row.kind === "refresh" && row.consumedAt !== null) return { active: false };
+    return {
+      active: true,
+      token_type: row.kind === "access" ? "access_token" : "refresh_token",
+      client_id: row.clientId,
+      sub: row.userId,
+      scope: row.scopes.join(" "),
+      exp: Math.floor(row.expiresAt / 1000),
+      iat: Math.floor(row.createdAt / 1000),
+      iss: this.issuer,
+      grant_id: row.grantId,
+      ...(row.authorizationDetails.length ? { authorization_details: row.authorizationDetails } : {}),
+    };
+  }
+
+  private async live(row: TokenRow): Promise<boolean> {
+    if (row.revokedAt !== null || row.expiresAt <= this.clock()) return false;
+    return (await this.oidc.findGrant(row.grantId)) !== undefined;
+  }
+}

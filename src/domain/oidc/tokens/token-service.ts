@@ -1,0 +1,191 @@
+import type { OidcRepository } from "../../../storage/oidc-repository.ts";
+import type { OneTimeRecords } from "../../../storage/one-time-records.ts";
+import type { TokenRow, TokensRepository } from "../../../storage/tokens-repository.ts";
+import type { Clock } from "../../clock.ts";
+import type { AuthorizationDetail } from "../authorization-details.ts";
+import type { OidcClient } from "../client.ts";
+import type { AuthorizationCodePayload } from "../flow/authorization-flow.ts";
+import { randomToken, sha256Hex } from "../flow/tokens.ts";
+import { atHash, signIdToken } from "../keys/id-token.ts";
+import type { SigningKeys } from "../keys/signing-keys.ts";
+import { pkceMatches } from "./pkce.ts";
+import { TokenError } from "./token-error.ts";
+
+export interface TokenSettings {
+  issuer: string;
+  accessTokenLifetimeSeconds: number;
+  refreshTokenLifetimeSeconds: number;
+  idTokenLifetimeSeconds: number;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  scope: string;
+  id_token?: string;
+  refresh_token?: string;
+  grant_id: string;
+  authorization_details?: AuthorizationDetail[];
+}
+
+/** What a token stands for; the same for the tokens of one code and its refreshes. */
+interface Authorization {
+  family: string;
+  clientId: string;
+  userId: string;
+  grantId: string;
+  scopes: string[];
+  authorizationDetails: AuthorizationDetail[];
+  authTime: number;
+  acr: string;
+  amr: string[];
+  nonce: string | null;
+}
+
+/**
+ * The token endpoint's grants. Codes and rotated refresh tokens are used once;
+ * a second use is taken as theft and revokes every token of the family (RFC
+ * 6749 §4.1.2, OAuth 2.0 Security BCP §4.14).
+ */
+export class TokenService {
+  constructor(
+    private readonly codes: OneTimeRecords,
+    private readonly tokens: TokensRepository,
+    private readonly oidc: OidcRepository,
+    private readonly keys: SigningKeys,
+    private readonly settings: TokenSettings,
+    private readonly clock: Clock,
+  ) {}
+
+  async exchangeCode(client: OidcClient, params: Map<string, string>): Promise<TokenResponse> {
+    const code = params.get("code");
+    if (!code) throw new TokenError("invalid_request", "code is required");
+    const redirectUri = params.get("redirect_uri");
+    if (!redirectUri) throw new TokenError("invalid_request", "redirect_uri is required");
+    const family = sha256Hex(code);
+    const now = this.clock();
+    const result = await this.codes.consume("authorization_code", family, now, client.clientId);
+    if (!result.ok) {
+      if (result.reason === "consumed") {
+        await this.tokens.revokeFamily(family, now);
+        throw new TokenError("invalid_grant", "the authorization code was already used; the tokens issued for it are revoked");
+      }
+      throw new TokenError("invalid_grant", result.reason === "expired" ? "the authorization code has expired" : "the authorization code is not valid");
+    }
+    const payload = result.record.payload as AuthorizationCodePayload;
+    if (payload.redirectUri !== redirectUri) throw new TokenError("invalid_grant", "redirect_uri does not match the authorization request");
+    const verifier = params.get("code_verifier");
+    if (payload.codeChallenge) {
+      if (!verifier) throw new TokenError("invalid_grant", "code_verifier is required for this code");
+      if (!pkceMatches(verifier, payload.codeChallenge)) throw new TokenError("invalid_grant", "code_verifier does not match the code_challenge");
+    } else if (verifier !== undefined) {
+      throw new TokenError("invalid_grant", "code_verifier sent for a code issued without code_challenge");
+    } else if (client.type === "public") {
+      throw new TokenError("invalid_grant", "public clients must use PKCE");
+    }
+    const grant = await this.oidc.findGrant(payload.grantId);
+    if (!grant) throw new TokenError("invalid_grant", "the grant behind this code was revoked");
+    return this.issue(
+      {
+        family,
+        clientId: client.clientId,
+        userId: payload.userId,
+        grantId: payload.grantId,
+        scopes: payload.scopes,
+        authorizationDetails: payload.authorizationDetails,
+        authTime: payload.authTime,
+        acr: payload.acr,
+        amr: payload.amr,
+        nonce: payload.nonce,
+      },
+      now,
+    );
+  }
+
+  async refresh(client: OidcClient, params: Map<string, string>): Promise<TokenResponse> {
+    const presented = params.get("refresh_token");
+    if (!presented) throw new TokenError("invalid_request", "refresh_token is required");
+    const hash = sha256Hex(presented);
+    const now = this.clock();
+    const used = await this.tokens.consumeRefresh(hash, client.clientId, now);
+    if (!used) {
+      const known = await this.tokens.find(hash);
+      if (known && known.kind === "refresh" && known.clientId === client.clientId && known.consumedAt !== null) {
+        await this.tokens.revokeFamily(known.family, now);
+        throw new TokenError("invalid_grant", "the refresh token was already used; its whole family is revoked");
+      }
+      throw new TokenError("invalid_grant", "the refresh token is not valid");
+    }
+    const grant = await this.oidc.findGrant(used.grantId);
+    if (!grant) throw new TokenError("invalid_grant", "the grant behind this refresh token was revoked");
+    let scopes = used.scopes;
+    const requested = params.get("scope");
+    if (requested !== undefined) {
+      const narrowed = [...new Set(requested.split(" ").filter(Boolean))];
+      const extra = narrowed.find((s) => !used.scopes.includes(s));
+      if (extra) throw new TokenError("invalid_scope", `scope ${extra} was not granted`);
+      scopes = narrowed;
+    }
+    return this.issue({ ...used, scopes, nonce: null }, now);
+  }
+
+  private async issue(a: Authorization, now: number): Promise<TokenResponse> {
+    const accessToken = randomToken();
+    const base = {
+      family: a.family,
+      clientId: a.clientId,
+      userId: a.userId,
+      grantId: a.grantId,
+      scopes: a.scopes,
+      authorizationDetails: a.authorizationDetails,
+      authTime: a.authTime,
+      acr: a.acr,
+      amr: a.amr,
+      createdAt: now,
+      consumedAt: null,
+      revokedAt: null,
+    } satisfies Partial<TokenRow>;
+    await this.tokens.insert({
+      ...base,
+      tokenHash: sha256Hex(accessToken),
+      kind: "access",
+      expiresAt: now + this.settings.accessTokenLifetimeSeconds * 1000,
+    });
+    const response: TokenResponse = {
+      access_token: accessToken,
+      token_type: "Bearer",
+      expires_in: this.settings.accessTokenLifetimeSeconds,
+      scope: a.scopes.join(" "),
+      grant_id: a.grantId,
+      ...(a.authorizationDetails.length ? { authorization_details: a.authorizationDetails } : {}),
+    };
+    if (a.scopes.includes("offline_access")) {
+      const refreshToken = randomToken();
+      await this.tokens.insert({
+        ...base,
+        tokenHash: sha256Hex(refreshToken),
+        kind: "refresh",
+        expiresAt: now + this.settings.refreshTokenLifetimeSeconds * 1000,
+      });
+      response.refresh_token = refreshToken;
+    }
+    if (a.scopes.includes("openid")) {
+      const iat = Math.floor(now / 1000);
+      response.id_token = await signIdToken(this.keys, {
+        iss: this.settings.issuer,
+        sub: a.userId,
+        aud: a.clientId,
+        azp: a.clientId,
+        iat,
+        exp: iat + this.settings.idTokenLifetimeSeconds,
+        auth_time: Math.floor(a.authTime / 1000),
+        ...(a.nonce ? { nonce: a.nonce } : {}),
+        acr: a.acr,
+        amr: a.amr,
+        at_hash: atHash(accessToken, "ES256"),
+      });
+    }
+    return response;
+  }
+}

@@ -1,0 +1,36 @@
+import type { Router } from "express";
+import type { Oidc } from "../../../domain/oidc/compose.ts";
+import { requireAccessToken } from "./bearer.ts";
+
+/**
+ * Grant Management API (OpenID Grant Management draft §6): GET returns a
+ * grant's scopes and authorization_details, DELETE revokes it with every token
+ * issued under it. The caller is the owning client, proven by an access token
+ * issued to it; another client's grant answers 404 like an unknown one.
+ */
+export function registerGrantRoutes(router: Router, oidc: Oidc): void {
+  router.get("/api/oidc/v1/grants/:grantId", async (req, res) => {
+    const token = await requireAccessToken(oidc, req, res);
+    if (!token) return;
+    const grant = await oidc.grants.find(req.params.grantId);
+    if (!grant || grant.clientId !== token.clientId) {
+      res.status(404).json({ error: "invalid_grant_id", error_description: "no such grant for this client" });
+      return;
+    }
+    res.json({
+      scopes: [{ scope: grant.scopes.join(" ") }],
+      ...(grant.authorizationDetails.length ? { authorization_details: grant.authorizationDetails } : {}),
+    });
+  });
+  router.delete("/api/oidc/v1/grants/:grantId", async (req, res) => {
+    const token = await requireAccessToken(oidc, req, res);
+    if (!token) return;
+    const grant = await oidc.grants.find(req.params.grantId);
+    if (!grant || grant.clientId !== token.clientId) {
+      res.status(404).json({ error: "invalid_grant_id", error_description: "no such grant for this client" });
+      return;
+    }
+    await oidc.grants.revoke(grant.id);
+    res.status(204).end();
+  });
+}

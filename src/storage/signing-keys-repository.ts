@@ -1,0 +1,101 @@
+import type { Selectable } from "kysely";
+import type { Database } from "./database.ts";
+import type { OidcSigningKeyTable } from "./schema.ts";
+
+/** A public JWK as stored: its key members plus kid, alg and use. Never holds private members. */
+export type StoredPublicJwk = Record<string, unknown>;
+
+export interface SigningKeyRow {
+  kid: string;
+  /** Unique and increasing: the key of the highest generation signs, unless it is retired. */
+  generation: number;
+  alg: string;
+  publicJwk: StoredPublicJwk;
+  /** The private JWK (JSON) sealed with the server key, associated data = kid. */
+  privateJwkSealed: string;
+  createdAt: number;
+  activatedAt: number;
+  retiredAt: number | null;
+}
+
+/** The OpenID Connect provider's signing keys. */
+export class SigningKeysRepository {
+  constructor(private readonly database: Database) {}
+
+  private get db() {
+    return this.database.db;
+  }
+
+  /**
+   * The key of the highest generation, retired or not: the one that signs
+   * unless it is retired. One row from one statement, so what it says about
+   * "is there an active key" and "which generation comes next" agrees.
+   */
+  async findNewest(): Promise<SigningKeyRow | undefined> {
+    const row = await this.db.selectFrom("oidc_signing_keys").selectAll().orderBy("generation", "desc").limit(1).executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  async find(kid: string): Promise<SigningKeyRow | undefined> {
+    const row = await this.db.selectFrom("oidc_signing_keys").selectAll().where("kid", "=", kid).executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  /**
+   * Inserts the key unless its generation (or kid) is taken; true if it was
+   * inserted. One statement, so of several instances inserting the same
+   * generation at once exactly one succeeds and the others see false.
+   */
+  async insertIfAbsent(key: SigningKeyRow): Promise<boolean> {
+    const result = await this.db
+      .insertInto("oidc_signing_keys")
+      .values({
+        kid: key.kid,
+        generation: key.generation,
+        alg: key.alg,
+        public_jwk: JSON.stringify(key.publicJwk),
+        private_jwk_sealed: key.privateJwkSealed,
+        created_at: key.createdAt,
+        activated_at: key.activatedAt,
+        retired_at: key.retiredAt,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+
+  /** Retires every unretired key older than the given generation; returns how many. */
+  async retireOlderThan(generation: number, now: number): Promise<number> {
+    const result = await this.db
+      .updateTable("oidc_signing_keys")
+      .set({ retired_at: now })
+      .where("retired_at", "is", null)
+      .where("generation", "<", generation)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** Keys to publish: unretired ones and those retired after `retiredAfter`; newest first. */
+  async listPublished(retiredAfter: number): Promise<SigningKeyRow[]> {
+    const rows = await this.db
+      .selectFrom("oidc_signing_keys")
+      .selectAll()
+      .where((eb) => eb.or([eb("retired_at", "is", null), eb("retired_at", ">", retiredAfter)]))
+      .orderBy("generation", "desc")
+      .execute();
+    return rows.map(toRow);
+  }
+}
+
+function toRow(row: Selectable<OidcSigningKeyTable>): SigningKeyRow {
+  return {
+    kid: row.kid,
+    generation: Number(row.generation),
+    alg: row.alg,
+    publicJwk: JSON.parse(row.public_jwk) as StoredPublicJwk,
+    privateJwkSealed: row.private_jwk_sealed,
+    createdAt: Number(row.created_at),
+    activatedAt: Number(row.activated_at),
+    retiredAt: row.retired_at === null ? null : Number(row.retired_at),
+  };
+}

@@ -1,0 +1,124 @@
+import type { Selectable } from "kysely";
+import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
+import type { Database } from "./database.ts";
+import type { OidcTokenTable } from "./schema.ts";
+
+export type TokenKind = "access" | "refresh";
+
+export interface TokenRow {
+  tokenHash: string;
+  kind: TokenKind;
+  family: string;
+  clientId: string;
+  userId: string;
+  grantId: string;
+  scopes: string[];
+  authorizationDetails: AuthorizationDetail[];
+  authTime: number;
+  acr: string;
+  amr: string[];
+  createdAt: number;
+  expiresAt: number;
+  consumedAt: number | null;
+  revokedAt: number | null;
+}
+
+export class TokensRepository {
+  constructor(private readonly database: Database) {}
+
+  async insert(t: TokenRow): Promise<void> {
+    await this.database.db
+      .insertInto("oidc_tokens")
+      .values({
+        token_hash: t.tokenHash,
+        kind: t.kind,
+        family: t.family,
+        client_id: t.clientId,
+        user_id: t.userId,
+        grant_id: t.grantId,
+        scopes: JSON.stringify(t.scopes),
+        authorization_details: JSON.stringify(t.authorizationDetails),
+        auth_time: t.authTime,
+        acr: t.acr,
+        amr: JSON.stringify(t.amr),
+        created_at: t.createdAt,
+        expires_at: t.expiresAt,
+        consumed_at: t.consumedAt,
+        revoked_at: t.revokedAt,
+      })
+      .execute();
+  }
+
+  async find(tokenHash: string): Promise<TokenRow | undefined> {
+    const row = await this.database.db.selectFrom("oidc_tokens").selectAll().where("token_hash", "=", tokenHash).executeTakeFirst();
+    return row && toToken(row);
+  }
+
+  /**
+   * Rotation: marks a live refresh token used, in one conditional UPDATE, so of
+   * two concurrent uses exactly one gets the row back.
+   */
+  async consumeRefresh(tokenHash: string, clientId: string, now: number): Promise<TokenRow | undefined> {
+    const row = await this.database.db
+      .updateTable("oidc_tokens")
+      .set({ consumed_at: now })
+      .where("token_hash", "=", tokenHash)
+      .where("kind", "=", "refresh")
+      .where("client_id", "=", clientId)
+      .where("consumed_at", "is", null)
+      .where("revoked_at", "is", null)
+      .where("expires_at", ">", now)
+      .returningAll()
+      .executeTakeFirst();
+    return row && toToken(row);
+  }
+
+  async revokeFamily(family: string, now: number): Promise<number> {
+    const result = await this.database.db
+      .updateTable("oidc_tokens")
+      .set({ revoked_at: now })
+      .where("family", "=", family)
+      .where("revoked_at", "is", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  async revokeGrant(grantId: string, now: number): Promise<number> {
+    const result = await this.database.db
+      .updateTable("oidc_tokens")
+      .set({ revoked_at: now })
+      .where("grant_id", "=", grantId)
+      .where("revoked_at", "is", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  async revoke(tokenHash: string, now: number): Promise<void> {
+    await this.database.db
+      .updateTable("oidc_tokens")
+      .set({ revoked_at: now })
+      .where("token_hash", "=", tokenHash)
+      .where("revoked_at", "is", null)
+      .execute();
+  }
+}
+
+function toToken(row: Selectable<OidcTokenTable>): TokenRow {
+  return {
+    tokenHash: row.token_hash,
+    kind: row.kind as TokenKind,
+    family: row.family,
+    clientId: row.client_id,
+    userId: row.user_id,
+    grantId: row.grant_id,
+    scopes: JSON.parse(row.scopes) as string[],
+    authorizationDetails: JSON.parse(row.authorization_details) as AuthorizationDetail[],
+    authTime: Number(row.auth_time),
+    acr: row.acr,
+    amr: JSON.parse(row.amr) as string[],
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+    consumedAt: row.consumed_at === null ? null : Number(row.consumed_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
+}
