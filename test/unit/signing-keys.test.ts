@@ -1,0 +1,323 @@
+import { createHash, randomBytes } from "node:crypto";
+import { createLocalJWKSet, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from "jose";
+import { afterEach, describe, expect, it } from "vitest";
+import { open } from "../../src/domain/credentials/secret-box.ts";
+import { atHash, signIdToken, type IdTokenClaims } from "../../src/domain/oidc/keys/id-token.ts";
+import { SigningKeys, type SigningKeysOptions } from "../../src/domain/oidc/keys/signing-keys.ts";
+import { openDatabase, type Database } from "../../src/storage/database.ts";
+import { migrateToLatest } from "../../src/storage/migrate.ts";
+import { SigningKeysRepository } from "../../src/storage/signing-keys-repository.ts";
+import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+
+const targets = await databaseTargets();
+
+const issuer = "https://op.example.test";
+const clientId = "client-1";
+const start = Date.UTC(2030, 0, 1, 12, 0, 0);
+const minute = 60_000;
+const hour = 60 * minute;
+
+function claims(nowMs: number, extra: Partial<IdTokenClaims> = {}): IdTokenClaims {
+  const iat = Math.floor(nowMs / 1000);
+  return {
+    iss: issuer,
+    sub: "user-1",
+    aud: clientId,
+    exp: iat + 300,
+    iat,
+    auth_time: iat - 10,
+    nonce: "n-0S6_WzA2Mj",
+    acr: "urn:example:loa:2",
+    amr: ["pwd", "otp"],
+    ...extra,
+  };
+}
+
+/** Verifies like a relying party would, at the token's own time. */
+async function verify(token: string, jwks: { keys: JWK[] }, nowMs: number) {
+  return jwtVerify(token, createLocalJWKSet(jwks), {
+    issuer,
+    audience: clientId,
+    algorithms: ["ES256"],
+    currentDate: new Date(nowMs),
+    typ: "JWT",
+  });
+}
+
+for (const t of targets) {
+  describe.skipIf(!!t.unavailable)(targetTitle(t), () => {
+    let scratch: Promise<ScratchDatabase> | undefined;
+    const opened: Database[] = [];
+    const secretKey = randomBytes(32);
+    let now = start;
+    const clock = () => now;
+
+    /** A fresh migrated scratch database per test; every call opens another connection to it, as another instance would. */
+    async function connect(): Promise<Database> {
+      scratch ??= (async () => {
+        const created = await t.create();
+        const database = await openDatabase(created.url);
+        try {
+          await migrateToLatest(database);
+        } finally {
+          await database.close();
+        }
+        return created;
+      })();
+      const database = await openDatabase((await scratch).url);
+      opened.push(database);
+      return database;
+    }
+
+    async function instance(options: SigningKeysOptions = {}, database?: Database) {
+      const db = database ?? (await connect());
+      const repository = new SigningKeysRepository(db);
+      return { keys: new SigningKeys(repository, secretKey, clock, options), repository, db };
+    }
+
+    afterEach(async () => {
+      for (const database of opened.splice(0)) await database.close();
+      const created = scratch;
+      scratch = undefined;
+      now = start;
+      if (created) await (await created).drop();
+    });
+
+    it("creates an ES256 key on first use and returns the same one after", async () => {
+      const { keys, db } = await instance();
+      expect(await db.db.selectFrom("oidc_signing_keys").selectAll().execute()).toEqual([]);
+
+      const first = await keys.active();
+      expect(first.alg).toBe("ES256");
+      expect(first.kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+      // Same instance past its cache, and a fresh instance: both read the same key back.
+      now += 10 * minute;
+      expect((await keys.active()).kid).toBe(first.kid);
+      const other = await instance({}, db);
+      expect((await other.keys.active()).kid).toBe(first.kid);
+
+      const rows = await db.db.selectFrom("oidc_signing_keys").selectAll().execute();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ kid: first.kid, alg: "ES256", created_at: start, activated_at: start, retired_at: null });
+    });
+
+    it("publishes public members only, and the JWKS verifies a signed ID token", async () => {
+      const { keys } = await instance();
+      const token = await signIdToken(keys, claims(now, { at_hash: atHash("access-token-1", "ES256"), sid: "s-1" }));
+
+      const jwks = await keys.jwks();
+      expect(jwks.keys).toHaveLength(1);
+      const [jwk] = jwks.keys;
+      expect(Object.keys(jwk!).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x", "y"]);
+      expect(jwk).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig", kid: (await keys.active()).kid });
+      expect(JSON.stringify(jwks)).not.toMatch(/"(d|p|q|dp|dq|qi|k)"/);
+
+      const header = decodeProtectedHeader(token);
+      expect(header).toEqual({ alg: "ES256", kid: jwk!.kid, typ: "JWT" });
+      const { payload } = await verify(token, jwks, now);
+      expect(payload).toEqual({ ...claims(now), at_hash: atHash("access-token-1", "ES256"), sid: "s-1" });
+
+      // Optional claims left out are absent, not null.
+      const bare = await signIdToken(keys, claims(now, { nonce: undefined }));
+      expect((await verify(bare, jwks, now)).payload).not.toHaveProperty("nonce");
+    });
+
+    it("rejects a token signed by another key under the published kid", async () => {
+      const { keys } = await instance();
+      const { kid } = await keys.active();
+      const { privateKey } = await generateKeyPair("ES256");
+      const forged = await new SignJWT({ ...claims(now) }).setProtectedHeader({ alg: "ES256", kid, typ: "JWT" }).sign(privateKey);
+      await expect(verify(forged, await keys.jwks(), now)).rejects.toThrow(/signature/i);
+    });
+
+    it("rotates: the new key signs, and tokens from the old key still verify until the grace period ends", async () => {
+      const { keys } = await instance({ retiredGraceMs: 24 * hour });
+      const old = await keys.active();
+      const oldToken = await signIdToken(keys, claims(now));
+
+      now += minute;
+      const rotation = await keys.rotate();
+      expect(rotation).toEqual({ newKid: expect.any(String), retiredKid: old.kid });
+      expect(rotation.newKid).not.toBe(old.kid);
+
+      const current = await keys.active();
+      expect(current.kid).toBe(rotation.newKid);
+      const newToken = await signIdToken(keys, claims(now));
+      expect(decodeProtectedHeader(newToken).kid).toBe(rotation.newKid);
+
+      const jwks = await keys.jwks();
+      expect(jwks.keys.map((k) => k.kid)).toEqual([rotation.newKid, old.kid]);
+      await verify(newToken, jwks, now);
+      await verify(oldToken, jwks, start);
+
+      // Still published just inside the grace period, gone after it.
+      now += 24 * hour - 1;
+      expect((await keys.jwks()).keys.map((k) => k.kid)).toEqual([rotation.newKid, old.kid]);
+      now += 2;
+      const later = await keys.jwks();
+      expect(later.keys.map((k) => k.kid)).toEqual([rotation.newKid]);
+      await expect(verify(oldToken, later, start)).rejects.toThrow();
+      expect((await keys.active()).kid).toBe(rotation.newKid);
+    });
+
+    it("keeps every key retired within the grace period through several rotations", async () => {
+      const { keys } = await instance();
+      const kids = [(await keys.active()).kid];
+      for (let i = 0; i < 3; i++) {
+        now += minute;
+        const { newKid, retiredKid } = await keys.rotate();
+        expect(retiredKid).toBe(kids[0]);
+        kids.unshift(newKid);
+      }
+      expect(new Set(kids).size).toBe(4);
+      expect((await keys.jwks()).keys.map((k) => k.kid)).toEqual(kids);
+    });
+
+    it("rotate on an empty table creates the first key and reports nothing retired", async () => {
+      const { keys } = await instance();
+      const rotation = await keys.rotate();
+      expect(rotation).toEqual({ newKid: expect.any(String) });
+      expect((await keys.active()).kid).toBe(rotation.newKid);
+    });
+
+    it("picks up another instance's rotation once its cache expires", async () => {
+      const a = await instance({ cacheMs: minute });
+      const b = await instance({ cacheMs: minute });
+      const first = await a.keys.active();
+
+      const { newKid } = await b.keys.rotate();
+      expect((await b.keys.active()).kid).toBe(newKid);
+      // Within its cache a signs with the key it has; tokens from it still verify against either instance's JWKS.
+      now += minute - 1;
+      expect((await a.keys.active()).kid).toBe(first.kid);
+      const stale = await signIdToken(a.keys, claims(now));
+      await verify(stale, await b.keys.jwks(), now);
+
+      now += 1;
+      expect((await a.keys.active()).kid).toBe(newKid);
+    });
+
+    it("does not store the private key in plain text", async () => {
+      const { keys, db } = await instance();
+      const { kid } = await keys.active();
+      const row = await db.db.selectFrom("oidc_signing_keys").selectAll().where("kid", "=", kid).executeTakeFirstOrThrow();
+
+      // The sealed column opens, with the server key and the kid, to the private JWK that matches the published key.
+      const privateJwk = JSON.parse(open(secretKey, row.private_jwk_sealed, kid).toString("utf8")) as JWK;
+      expect(privateJwk.d).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const published = (await keys.jwks()).keys[0]!;
+      expect({ x: privateJwk.x, y: privateJwk.y }).toEqual({ x: published.x, y: published.y });
+      const signed = await new SignJWT({ ...claims(now) })
+        .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })
+        .sign(await importJWK(privateJwk, "ES256"));
+      await verify(signed, { keys: [published] }, now);
+
+      // Neither the sealed column nor any other holds d.
+      const d = privateJwk.d!;
+      for (const value of Object.values(row)) expect(String(value)).not.toContain(d);
+      expect(row.private_jwk_sealed).toMatch(/^v1\./);
+      expect(JSON.parse(row.public_jwk)).not.toHaveProperty("d");
+      // Sealed to this kid: it does not open as another key's.
+      expect(() => open(secretKey, row.private_jwk_sealed, "another-kid")).toThrow();
+      // And not under another server key.
+      const wrongKey = new SigningKeys(new SigningKeysRepository(db), randomBytes(32), clock);
+      await expect(wrongKey.active()).rejects.toThrow(/authentication/);
+    });
+
+    it("two instances racing active() on a fresh database agree on one key", async () => {
+      const racers = [];
+      for (let i = 0; i < 4; i++) racers.push(await instance());
+      const results = await Promise.all(racers.map((r) => r.keys.active()));
+      const kids = new Set(results.map((r) => r.kid));
+      expect(kids.size).toBe(1);
+      const rows = await racers[0]!.db.db.selectFrom("oidc_signing_keys").select(["kid", "generation", "retired_at"]).execute();
+      expect(rows).toEqual([{ kid: [...kids][0], generation: 1, retired_at: null }]);
+      // The key works for every instance.
+      for (const r of racers) await verify(await signIdToken(r.keys, claims(now)), await r.keys.jwks(), now);
+    });
+
+    it("an instance that saw an empty table adopts the key another instance created meanwhile", async () => {
+      const b = await instance();
+      const db = await connect();
+      /** Answers its first look as if it ran just before b created its key. */
+      class StaleOnce extends SigningKeysRepository {
+        private stale = true;
+        override async findNewest() {
+          if (this.stale) {
+            this.stale = false;
+            return undefined;
+          }
+          return super.findNewest();
+        }
+      }
+      const existing = await b.keys.active();
+      const late = new SigningKeys(new StaleOnce(db), secretKey, clock);
+      expect((await late.active()).kid).toBe(existing.kid);
+      expect(await db.db.selectFrom("oidc_signing_keys").select("kid").execute()).toEqual([{ kid: existing.kid }]);
+    });
+
+    it("replaces an active key that was retired directly in the database", async () => {
+      const { keys, db } = await instance({ cacheMs: 0 });
+      const first = await keys.active();
+      await db.db.updateTable("oidc_signing_keys").set({ retired_at: now }).where("kid", "=", first.kid).execute();
+      const second = await keys.active();
+      expect(second.kid).not.toBe(first.kid);
+      expect((await keys.jwks()).keys.map((k) => k.kid)).toEqual([second.kid, first.kid]);
+    });
+
+    it("instances racing rotate() leave exactly one active key and publish every new key", async () => {
+      const racers = [];
+      for (let i = 0; i < 4; i++) racers.push(await instance());
+      const first = await racers[0]!.keys.active();
+      now += minute;
+
+      const rotations = await Promise.all(racers.map((r) => r.keys.rotate()));
+      const unretired = await racers[0]!.db.db.selectFrom("oidc_signing_keys").select("kid").where("retired_at", "is", null).execute();
+      expect(unretired).toHaveLength(1);
+      const published = (await racers[0]!.keys.jwks()).keys.map((k) => k.kid);
+      for (const { newKid } of rotations) expect(published).toContain(newKid);
+      expect(published).toContain(first.kid);
+      // Once caches lapse, every instance signs with the one active key.
+      now += 2 * minute;
+      const active = new Set(await Promise.all(racers.map(async (r) => (await r.keys.active()).kid)));
+      expect([...active]).toEqual([unretired[0]!.kid]);
+    });
+  });
+}
+
+describe("signIdToken argument checks", () => {
+  // No database needed: these fail before a key is asked for.
+  const keys = { active: () => Promise.reject(new Error("not reached")) } as unknown as SigningKeys;
+
+  it("refuses milliseconds for seconds, exp before iat, and several audiences without azp", async () => {
+    await expect(signIdToken(keys, claims(start, { exp: start + 300_000 }))).rejects.toThrow(/seconds/);
+    await expect(signIdToken(keys, claims(start, { exp: Math.floor(start / 1000) }))).rejects.toThrow(/expires/);
+    await expect(signIdToken(keys, claims(start, { aud: [clientId, "other"] }))).rejects.toThrow(/azp/);
+    await expect(signIdToken(keys, claims(start, { aud: [clientId, "other"], azp: "third" }))).rejects.toThrow(/azp/);
+    await expect(signIdToken(keys, claims(start, { sub: "" }))).rejects.toThrow(/sub/);
+  });
+});
+
+describe("atHash", () => {
+  it("matches the OpenID Connect Core example (SHA-256 left half, base64url)", () => {
+    // OIDC Core 1.0, Appendix A.3 (RS256 and ES256 both use SHA-256).
+    expect(atHash("jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y", "ES256")).toBe("77QmUPtjPfzWtF2AnpK9RQ");
+  });
+
+  it("matches a value computed by hand", () => {
+    const token = "2YotnFZFEjr1zCsicMWpAA";
+    const digest = createHash("sha256").update(Buffer.from(token, "ascii")).digest();
+    const expected = digest.subarray(0, 16).toString("base64url");
+    expect(expected).toHaveLength(22);
+    expect(atHash(token, "ES256")).toBe(expected);
+    // Not the whole digest, and not padded base64.
+    expect(atHash(token, "ES256")).not.toBe(digest.toString("base64url"));
+    expect(atHash(token, "ES256")).not.toContain("=");
+  });
+
+  it("refuses an empty or non-ASCII access token", () => {
+    expect(() => atHash("", "ES256")).toThrow();
+    expect(() => atHash("tökén", "ES256")).toThrow();
+  });
+});
