@@ -1,6 +1,6 @@
 import type { Selectable } from "kysely";
 import type { JSONWebKeySet } from "jose";
-import type { ClientAuthMethod, OidcClient } from "../domain/oidc/client.ts";
+import type { ClientAuthMethod, GrantType, OidcClient } from "../domain/oidc/client.ts";
 import type { Database } from "./database.ts";
 import type { OidcClientTable } from "./schema.ts";
 
@@ -29,6 +29,7 @@ export class ClientsRepository {
       allowed_scopes: JSON.stringify(client.allowedScopes),
       allowed_authorization_details_types: JSON.stringify(client.allowedAuthorizationDetailsTypes),
       require_par: client.requirePushedAuthorizationRequests ? 1 : 0,
+      grant_types: JSON.stringify(client.grantTypes),
       updated_at: now,
     };
     await this.database.db
@@ -56,6 +57,7 @@ function toClient(row: Selectable<OidcClientTable>): OidcClient {
     allowedScopes: JSON.parse(row.allowed_scopes) as string[],
     allowedAuthorizationDetailsTypes: JSON.parse(row.allowed_authorization_details_types) as string[],
     requirePushedAuthorizationRequests: Number(row.require_par) === 1,
+    grantTypes: JSON.parse(row.grant_types) as GrantType[],
     createdAt: Number(row.created_at),
   };
 }

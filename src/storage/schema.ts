@@ -77,6 +77,8 @@ export interface OidcClientTable {
   redirect_uris: string;
   allowed_scopes: string;
   allowed_authorization_details_types: string;
+  /** JSON array; see migration 0007. */
+  grant_types: string;
   /** 0 or 1: booleans are integers in both databases. */
   require_par: number;
   created_at: number;

@@ -59,6 +59,7 @@ function client(clientId: string, method: ClientAuthMethod, extra: Partial<OidcC
     allowedScopes: ["openid"],
     allowedAuthorizationDetailsTypes: [],
     requirePushedAuthorizationRequests: false,
+    grantTypes: ["authorization_code", "refresh_token"],
     createdAt: now,
     ...extra,
   };

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { DomainError } from "../errors.ts";
 import { hashClientSecret } from "./client-authentication.ts";
-import type { ClientAuthMethod, OidcClient } from "./client.ts";
+import { grantTypes, type ClientAuthMethod, type OidcClient } from "./client.ts";
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const privateJwkMembers = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
@@ -35,6 +35,11 @@ export const clientMetadataSchema = z
     scope: z.string().default("openid"),
     authorization_details_types: z.array(z.string().min(1)).default([]),
     require_pushed_authorization_requests: z.boolean().default(false),
+    grant_types: z
+      .array(z.enum(grantTypes))
+      .min(1, { error: "must list at least one grant type" })
+      .refine((types) => types.includes("authorization_code"), { error: "must include authorization_code (refresh tokens come from codes)" })
+      .default(["authorization_code", "refresh_token"]),
   })
   .strict();
 
@@ -74,6 +79,7 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     allowedScopes: scopes,
     allowedAuthorizationDetailsTypes: m.authorization_details_types,
     requirePushedAuthorizationRequests: m.require_pushed_authorization_requests,
+    grantTypes: [...new Set(m.grant_types)],
     createdAt: now,
   };
   return generatedSecret ? { client, generatedSecret } : { client };

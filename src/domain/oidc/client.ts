@@ -5,6 +5,10 @@ export type ClientAuthMethod = "client_secret_basic" | "client_secret_post" | "p
 
 export const clientAuthMethods: readonly ClientAuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"];
 
+/** The token endpoint grants the provider offers (RFC 7591 grant_types values). */
+export type GrantType = "authorization_code" | "refresh_token";
+export const grantTypes: readonly GrantType[] = ["authorization_code", "refresh_token"];
+
 /** A registered relying party. */
 export interface OidcClient {
   clientId: string;
@@ -21,5 +25,7 @@ export interface OidcClient {
   allowedScopes: string[];
   allowedAuthorizationDetailsTypes: string[];
   requirePushedAuthorizationRequests: boolean;
+  /** Grants it may use at the token endpoint; without refresh_token it never gets a refresh token. */
+  grantTypes: GrantType[];
   createdAt: number;
 }

@@ -87,6 +87,7 @@ export class TokenService {
     const grant = await this.oidc.findGrant(payload.grantId);
     if (!grant) throw new TokenError("invalid_grant", "the grant behind this code was revoked");
     return this.issue(
+      client,
       {
         family,
         clientId: client.clientId,
@@ -127,10 +128,10 @@ export class TokenService {
       if (extra) throw new TokenError("invalid_scope", `scope ${extra} was not granted`);
       scopes = narrowed;
     }
-    return this.issue({ ...used, scopes, nonce: null }, now);
+    return this.issue(client, { ...used, scopes, nonce: null }, now);
   }
 
-  private async issue(a: Authorization, now: number): Promise<TokenResponse> {
+  private async issue(client: OidcClient, a: Authorization, now: number): Promise<TokenResponse> {
     const accessToken = randomToken();
     const base = {
       family: a.family,
@@ -160,7 +161,8 @@ export class TokenService {
       grant_id: a.grantId,
       ...(a.authorizationDetails.length ? { authorization_details: a.authorizationDetails } : {}),
     };
-    if (a.scopes.includes("offline_access")) {
+    // offline_access reached the grant only through a consent page the user saw (docs/oidc-decisions.md).
+    if (a.scopes.includes("offline_access") && client.grantTypes.includes("refresh_token")) {
       const refreshToken = randomToken();
       await this.tokens.insert({
         ...base,

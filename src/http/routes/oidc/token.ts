@@ -4,6 +4,9 @@ import { singleValues } from "../../../domain/oidc/parameters.ts";
 import { TokenError } from "../../../domain/oidc/tokens/token-error.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { clientEndpoint } from "./client-endpoint.ts";
+import { grantTypes, type GrantType } from "../../../domain/oidc/client.ts";
+
+const isGrantType = (value: string): value is GrantType => (grantTypes as readonly string[]).includes(value);
 
 const tokenParameters = ["grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope"] as const;
 
@@ -20,12 +23,12 @@ export function registerTokenRoute(router: Router, oidc: Oidc, limitBytes: numbe
         throw error;
       }
       const grantType = params.get("grant_type");
-      let response;
-      if (grantType === "authorization_code") response = await oidc.tokens.exchangeCode(client, params);
-      else if (grantType === "refresh_token") response = await oidc.tokens.refresh(client, params);
-      else if (!grantType) throw new TokenError("invalid_request", "grant_type is required");
-      else throw new TokenError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
-      res.json(response);
+      if (!grantType) throw new TokenError("invalid_request", "grant_type is required");
+      if (!isGrantType(grantType)) throw new TokenError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
+      if (!client.grantTypes.includes(grantType)) {
+        throw new TokenError("unauthorized_client", `this client is not registered for grant_type ${grantType}`);
+      }
+      res.json(grantType === "authorization_code" ? await oidc.tokens.exchangeCode(client, params) : await oidc.tokens.refresh(client, params));
     }),
   );
 }
