@@ -75,7 +75,8 @@ describe("account and token administration through the CLI, against a running se
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "shomei-cli-admin-"));
     databaseUrl = `sqlite:${path.join(dir, "x.db")}`;
-    server = await startTestServer(databaseUrl, { mode: "mock" });
+    // The same data directory as the CLI: both must hold the same server key to share sealed signing keys.
+    server = await startTestServer(databaseUrl, { mode: "mock", dataDir: path.join(dir, "data") });
   });
 
   afterAll(async () => {
@@ -175,6 +176,27 @@ describe("account and token administration through the CLI, against a running se
       Code.PermissionDenied,
       "ERROR_REASON_API_USE_SUSPENDED",
     );
+  });
+
+  it("keys list shows the key the server publishes; keys rotate adds a key and keeps the old one published, retired", async () => {
+    const jwks = async () => ((await (await fetch(`${server.url}/api/oidc/v1/jwks`)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    const before = await jwks();
+    expect(before).toHaveLength(1);
+    const listed = await ok("keys", "list");
+    expect(listed.stdout).toBe(`${before[0]}\tES256\tgeneration 1\tactive\n`);
+
+    const rotated = await ok("keys", "rotate");
+    const newKid = /^signing with (\S+)\n$/.exec(rotated.stdout)?.[1];
+    expect(newKid).toBeDefined();
+    expect(newKid).not.toBe(before[0]);
+    expect(rotated.stderr).toContain(`retired ${before[0]}`);
+    // The server reads the published set from the database: both keys, the new one first.
+    expect(await jwks()).toEqual([newKid, before[0]]);
+    const after = await ok("keys", "list");
+    expect(after.stdout).toMatch(new RegExp(`^${newKid}\tES256\tgeneration 2\tactive\n${before[0]}\tES256\tgeneration 1\tretired \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\n$`));
+    // A key the server signs with after its cache expires is the new one: the server's own SigningKeys sees the rotation.
+    await server.domain.oidc.signingKeys.rotate();
+    expect((await server.domain.oidc.signingKeys.active()).kid).not.toBe(newKid);
   });
 
   describe("bad usage: non-zero exit, a message, no stack trace", () => {

@@ -6,7 +6,7 @@ import { DatabaseUnavailableError } from "../storage/database.ts";
 import { version } from "../version.ts";
 import { accountCommand, tokenCommand } from "./admin.ts";
 import { migrateCommand } from "./migrate.ts";
-import { clientCommand, userCommand } from "./oidc-admin.ts";
+import { clientCommand, keysCommand, userCommand } from "./oidc-admin.ts";
 import { serveCommand } from "./serve.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -65,6 +65,13 @@ const commands: Record<string, Command> = {
     },
     positionals: true,
     run: (config, positionals, values) => clientCommand(config, positionals, values),
+  },
+  keys: {
+    summary: "ID token signing keys: rotate, list",
+    usage: "shomei keys rotate | list",
+    options: { ...commonOptions },
+    positionals: true,
+    run: (config, positionals) => keysCommand(config, positionals),
   },
   user: {
     summary: "manage end users: create (password on stdin), enrol-totp",

@@ -85,3 +85,27 @@ export async function userCommand(config: Config, args: string[], values: Record
     }
   });
 }
+
+/** shomei keys rotate|list: the ID token signing keys (rotation keeps the previous key published for its grace period). */
+export async function keysCommand(config: Config, args: string[]): Promise<void> {
+  const [action] = args;
+  await withDomain(config, async ({ oidc }) => {
+    switch (action) {
+      case "rotate": {
+        const { newKid, retiredKid } = await oidc.signingKeys.rotate();
+        console.log(`signing with ${newKid}`);
+        if (retiredKid) console.error(`retired ${retiredKid}: it stays in the JWKS for the grace period, so tokens it signed still verify`);
+        return;
+      }
+      case "list": {
+        for (const key of await oidc.signingKeys.published()) {
+          const state = key.retiredAt === null ? "active" : `retired ${new Date(key.retiredAt).toISOString()}`;
+          console.log(`${key.kid}\t${key.alg}\tgeneration ${key.generation}\t${state}`);
+        }
+        return;
+      }
+      default:
+        throw new UsageError(`unknown action "${action ?? ""}": use rotate or list`);
+    }
+  });
+}

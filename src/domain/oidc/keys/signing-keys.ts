@@ -109,8 +109,17 @@ export class SigningKeys {
 
   /** The JWKS to publish: the active key and keys retired within the grace period. Public members only. */
   async jwks(): Promise<{ keys: PublicSigningJwk[] }> {
+    // Never an empty set: a relying party may fetch it before the first token is signed.
+    await this.active();
     const rows = await this.repository.listPublished(this.clock() - this.retiredGraceMs);
     return { keys: rows.map((row) => publicJwk(row.publicJwk, row.kid, supportedAlg(row.alg))) };
+  }
+
+  /** The published keys (what jwks() serves), with their state, newest first: for operators. */
+  async published(): Promise<{ kid: string; alg: string; generation: number; createdAt: number; retiredAt: number | null }[]> {
+    await this.active();
+    const rows = await this.repository.listPublished(this.clock() - this.retiredGraceMs);
+    return rows.map(({ kid, alg, generation, createdAt, retiredAt }) => ({ kid, alg, generation, createdAt, retiredAt }));
   }
 
   private async load(): Promise<ActiveSigningKey> {
