@@ -1,4 +1,6 @@
+import path from "node:path";
 import express, { type Express } from "express";
+import { demoClientId } from "../domain/mock/oidc-demo-seed.ts";
 import type { Config } from "../config/schema.ts";
 import type { Domain } from "../domain/compose.ts";
 import type { OperationsDependencies } from "./routes/health.ts";
@@ -54,7 +56,12 @@ export function createHttpApp(deps: HttpDependencies): Express {
   registerLogoutRoute(router, oidc);
   if (deps.domain.mock) {
     registerMockCaRoutes(router, deps.domain.mock);
-    registerDemoCallback(router);
+    registerDemoCallback(router, {
+      tokenEndpoint: oidc.endpoints.token,
+      redirectUri: `${oidc.issuer}/demo/callback`,
+      clientId: demoClientId,
+      secretFile: path.join(deps.config.dataDir, "demo-client-secret"),
+    });
   }
   app.use(router);
 

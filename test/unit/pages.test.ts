@@ -387,10 +387,21 @@ describe("demo callback page", () => {
     return out;
   }
 
-  it("shows a code", () => {
-    const page = renderDemoCallbackPage({ params: { code: "abc123", state: "s1", iss: "http://localhost:3000" } });
+  const redeem = {
+    tokenEndpoint: "http://localhost:3000/api/oidc/v1/token",
+    redirectUri: "http://localhost:3000/demo/callback",
+    clientId: "demo-client",
+    secretFile: "data/demo-client-secret",
+  };
+
+  it("shows a code, and a curl command that redeems it without showing the secret", () => {
+    const page = renderDemoCallbackPage({ params: { code: "abc123abc123abc123abc123", state: "s1", iss: "http://localhost:3000" }, redeem });
     expect(page).toContain("<h1>Authorization succeeded</h1>");
-    expect(rows(page)).toEqual({ code: "abc123", state: "s1", iss: "http://localhost:3000" });
+    expect(rows(page)).toEqual({ code: "abc123abc123abc123abc123", state: "s1", iss: "http://localhost:3000" });
+    expect(page).toContain(
+      "<pre><code>curl -u demo-client:$(cat data/demo-client-secret) -d grant_type=authorization_code -d code=abc123abc123abc123abc123 " +
+        "-d redirect_uri=http://localhost:3000/demo/callback http://localhost:3000/api/oidc/v1/token</code></pre>",
+    );
   });
 
   it("shows an error", () => {
@@ -403,9 +414,11 @@ describe("demo callback page", () => {
         error_uri: "https://docs.example/e",
         extra: "x",
       },
+      redeem,
     });
     expect(page).toContain("<h1>Authorization failed</h1>");
     expect(page).not.toContain("Authorization succeeded");
+    expect(page).not.toContain("grant_type=authorization_code");
     expect(rows(page)).toEqual({
       error: "access_denied",
       error_description: "the user denied the request",
@@ -419,16 +432,23 @@ describe("demo callback page", () => {
   });
 
   it("fails when neither code nor error came back, and says so for a missing state", () => {
-    const page = renderDemoCallbackPage({ params: {} });
+    const page = renderDemoCallbackPage({ params: {}, redeem });
     expect(page).toContain("<h1>Authorization failed</h1>");
+    expect(page).not.toContain("<pre>");
     expect(rows(page).state).toBe("not returned");
   });
 
   it("escapes values and unknown parameter names", () => {
-    const page = renderDemoCallbackPage({ params: { error: evil, error_description: evil, state: breakout, [evil]: evil } });
+    const page = renderDemoCallbackPage({ params: { error: evil, error_description: evil, state: breakout, [evil]: evil }, redeem });
     expectNoRawMarkup(page);
     expect(page).toContain(`<td>${evilEscaped}</td>`);
     expect(page).toContain(`<td>${breakoutEscaped}</td>`);
     expect(page).toContain(`<th scope="row">${evilEscaped}</th>`);
+  });
+
+  it("offers no command for a code that could do harm in a shell", () => {
+    const page = renderDemoCallbackPage({ params: { code: "$(touch /tmp/x)-aaaaaaaaaaaaaaaaaaaa", state: "s" }, redeem });
+    expect(page).toContain("<h1>Authorization succeeded</h1>");
+    expect(page).not.toContain("<pre>");
   });
 });

@@ -14,6 +14,7 @@ export interface OidcDemo {
   stepUpUrl: string;
 }
 
+export const demoClientId = "demo-client";
 export const demoLogin = "demo";
 export const demoPassword = "demo-password";
 
@@ -34,7 +35,7 @@ export async function seedOidcDemo(oidc: Oidc, dataDir: string, now: number): Pr
   }
   const { client } = registrationFromMetadata(
     {
-      client_id: "demo-client",
+      client_id: demoClientId,
       client_name: "shomei demo app",
       token_endpoint_auth_method: "client_secret_basic",
       client_secret: secret,

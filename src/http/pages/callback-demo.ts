@@ -4,6 +4,8 @@ import { page } from "./layout.ts";
 export interface DemoCallbackPageView {
   /** The query (or form) parameters the relying party received. */
   params: Record<string, string>;
+  /** How to redeem a code by hand: the token endpoint, the redirect URI and where the client secret is kept. */
+  redeem: { tokenEndpoint: string; redirectUri: string; clientId: string; secretFile: string };
 }
 
 const successFields: ReadonlyArray<readonly [string, string]> = [
@@ -43,6 +45,7 @@ ${
       }</p></div>`
     : html`<div class="notice" role="status"><p>The provider issued an authorization code. A real application would now exchange it at the token endpoint.</p></div>`
 }
+${failed || !codePattern.test(params.code!) ? "" : redeemHint(v.redeem, params.code!)}
 <table>
 <caption>Response parameters</caption>
 <tbody>
@@ -51,6 +54,19 @@ ${extra.map((key) => row(key, knownLabels[key] ?? key, params))}
 </tbody>
 </table>`,
   );
+}
+
+/**
+ * Only codes shaped like ours go into a command meant to be pasted into a
+ * shell: anyone can link to this page with a crafted `code`.
+ */
+const codePattern = /^[A-Za-z0-9_-]{20,128}$/;
+
+/** A curl command that redeems the code within its 60 seconds (add code_verifier if the request used PKCE). */
+function redeemHint(r: DemoCallbackPageView["redeem"], code: string): Html {
+  const command = `curl -u ${r.clientId}:$(cat ${r.secretFile}) -d grant_type=authorization_code -d code=${code} -d redirect_uri=${r.redirectUri} ${r.tokenEndpoint}`;
+  return html`<p>Redeem it yourself within 60 seconds (add <code>-d code_verifier=…</code> if the request carried a <code>code_challenge</code>):</p>
+<pre><code>${command}</code></pre>`;
 }
 
 function has(params: Record<string, string>, key: string): boolean {

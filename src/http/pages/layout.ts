@@ -31,6 +31,7 @@ const styles = `
   .lead { font-size: 1.02rem; }
   .lead strong, .client { word-break: break-word; }
   code { font-size: .85rem; overflow-wrap: anywhere; }
+  pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f4f5f7; padding: .75rem; border-radius: 6px; }
   .footnote { margin: 1.25rem 0 0; }
   :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 

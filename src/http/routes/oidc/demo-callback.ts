@@ -1,12 +1,13 @@
 import type { Router } from "express";
+import type { DemoCallbackPageView } from "../../pages/callback-demo.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
 import { renderDemoCallbackPage } from "../../pages/callback-demo.ts";
 
 /** Mock mode only: the demo client's redirect_uri, a page that shows what came back. */
-export function registerDemoCallback(router: Router): void {
+export function registerDemoCallback(router: Router, redeem: DemoCallbackPageView["redeem"]): void {
   router.get("/demo/callback", pageHeaders, (req, res) => {
     const params: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.query)) if (typeof value === "string") params[name] = value;
-    res.type("html").send(renderDemoCallbackPage({ params }));
+    res.type("html").send(renderDemoCallbackPage({ params, redeem }));
   });
 }
