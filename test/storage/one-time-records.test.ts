@@ -215,7 +215,7 @@ for (const t of targets) {
     }
 
     const calls = 5;
-    it.runIf(t.name === "postgres")(
+    if (t.name === "postgres") it(
       `${pools} pools × ${calls} calls at once (${pools * calls} attempts): exactly one consume wins, for each of ${raceRecords} records`,
       async () => {
         const keys = await issueRaceRecords("pg-race");
@@ -244,7 +244,7 @@ for (const t of targets) {
     );
 
     const callsPerWorker = 10;
-    it.runIf(t.name === "sqlite")(
+    if (t.name === "sqlite") it(
       `${workerThreads} worker threads, each with its own connection, × ${callsPerWorker} calls released together (${workerThreads * callsPerWorker} attempts): exactly one consume wins, for each of ${raceRecords} records`,
       { timeout: 120_000 },
       async () => {
