@@ -71,6 +71,10 @@ export function statusMessage(s: StatusRecord): CertificateStatus {
   });
 }
 
+export function checkMethodMessage(method: CheckMethod): ProtoCheckMethod {
+  return methods[method];
+}
+
 /** UNSPECIFIED lets the server choose; a number outside the enum is refused. */
 export function checkMethodFrom(value: ProtoCheckMethod, field = "check_method"): CheckMethod | undefined {
   if (value === ProtoCheckMethod.UNSPECIFIED) return undefined;

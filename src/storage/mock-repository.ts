@@ -1,4 +1,4 @@
-import type { RevocationReasonCode, Status } from "../domain/certificates/model.ts";
+import type { CheckMethod, RevocationReasonCode, Status } from "../domain/certificates/model.ts";
 import type { Database } from "./database.ts";
 
 export interface MockAuthorityRow {
@@ -16,6 +16,8 @@ export interface MockCertificateState {
   revokedReason: RevocationReasonCode | null;
   sourceUpdatedAt: number | null;
   updatedAt: number;
+  /** The methods the mock source offers, in order of preference; null: both, CRL first. */
+  offeredMethods: CheckMethod[] | null;
 }
 
 export class MockRepository {
@@ -49,6 +51,7 @@ export class MockRepository {
         revokedReason: row.revoked_reason === null ? null : (Number(row.revoked_reason) as RevocationReasonCode),
         sourceUpdatedAt: row.source_updated_at === null ? null : Number(row.source_updated_at),
         updatedAt: Number(row.updated_at),
+        offeredMethods: row.offered_methods === null ? null : (JSON.parse(row.offered_methods) as CheckMethod[]),
       }
     );
   }
@@ -76,6 +79,7 @@ export class MockRepository {
       revoked_reason: state.revokedReason,
       source_updated_at: state.sourceUpdatedAt,
       updated_at: state.updatedAt,
+      offered_methods: state.offeredMethods === null ? null : JSON.stringify(state.offeredMethods),
     };
     await this.database.db
       .insertInto("mock_certificate_states")

@@ -159,6 +159,8 @@ export interface MockCertificateStateTable {
   revoked_reason: number | null;
   source_updated_at: number | null;
   updated_at: number;
+  /** JSON array of check methods, or null for both (migration 0008). */
+  offered_methods: string | null;
 }
 
 /**

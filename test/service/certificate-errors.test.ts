@@ -14,8 +14,6 @@ import {
 import { CheckCertificateStatusRequestSchema } from "../../gen/service/verify/v2/certificate_service_pb.ts";
 import type { CreateMockCertificateResponse } from "../../gen/service/verify/v2/mock_service_pb.ts";
 import { Mode, ServerInfoService } from "../../gen/service/verify/v2/server_info_pb.ts";
-import { DomainError } from "../../src/domain/errors.ts";
-import { toConnectError } from "../../src/rpc/errors.ts";
 import {
   certificateServicePath,
   clients,
@@ -183,14 +181,59 @@ describe("certificate service errors (sqlite, mock mode)", () => {
     );
   });
 
-  it("failed_precondition CHECK_METHOD_UNSUPPORTED: the mapping a source uses for a method it does not offer", () => {
-    // Both sources that exist today (the mock, which offers CRL and OCSP, and the unconfigured
-    // source, which answers nothing) never refuse one method, so the row is checked at the mapping.
-    const error = toConnectError(new DomainError("check_method_not_offered", "OCSP is not offered for this certificate", "check_method"));
-    expect(error.code).toBe(Code.FailedPrecondition);
-    expect(error.findDetails(ErrorInfoSchema).map((i) => [i.reason, i.domain, i.metadata])).toEqual([
-      ["ERROR_REASON_CHECK_METHOD_UNSUPPORTED", "verify.shomei", { field: "check_method" }],
-    ]);
+  describe("failed_precondition CHECK_METHOD_UNSUPPORTED: a method the certificate's source does not offer", () => {
+    let crlOnly: CreateMockCertificateResponse;
+
+    beforeAll(async () => {
+      crlOnly = await api.mock.createMockCertificate({ type: CertificateType.JPKI_CARD_USER_AUTHENTICATION });
+      const set = await api.mock.setMockCertificateStatus({
+        certificateId: crlOnly.certificate!.id,
+        status: Status.GOOD,
+        offeredCheckMethods: [CheckMethod.CRL],
+      });
+      expect(set.offeredCheckMethods).toEqual([CheckMethod.CRL]);
+    });
+
+    it("asking for OCSP of a certificate whose source offers only CRL, by certificate and by user; nothing written", async () => {
+      await writesNothing(async () => {
+        for (const call of [
+          () => api.certificates.checkCertificateStatus({ certificateId: crlOnly.certificate!.id, checkMethod: CheckMethod.OCSP }),
+          () => api.certificates.checkUserCertificateStatus({ userId: crlOnly.user!.id, checkMethod: CheckMethod.OCSP }),
+        ]) {
+          const error = await call().then(
+            () => undefined,
+            (e: unknown) => ConnectError.from(e),
+          );
+          expect(error?.code).toBe(Code.FailedPrecondition);
+          expect(error?.rawMessage).toContain("does not offer OCSP; it offers CRL");
+          expect(error?.findDetails(ErrorInfoSchema).map((i) => [i.reason, i.domain, i.metadata])).toEqual([
+            ["ERROR_REASON_CHECK_METHOD_UNSUPPORTED", "verify.shomei", { field: "check_method" }],
+          ]);
+        }
+      });
+    });
+
+    it("the offered method, or no preference, answers with CRL", async () => {
+      const preferred = await api.certificates.checkCertificateStatus({ certificateId: crlOnly.certificate!.id, checkMethod: CheckMethod.CRL });
+      const chosen = await api.certificates.checkCertificateStatus({ certificateId: crlOnly.certificate!.id });
+      expect([preferred.certificateStatus!.checkMethod, chosen.certificateStatus!.checkMethod]).toEqual([CheckMethod.CRL, CheckMethod.CRL]);
+    });
+
+    it("a certificate whose source offers only OCSP answers OCSP when the caller has no preference", async () => {
+      const ocspOnly = await api.mock.createMockCertificate({ type: CertificateType.JPKI_CARD_USER_AUTHENTICATION });
+      await api.mock.setMockCertificateStatus({ certificateId: ocspOnly.certificate!.id, status: Status.GOOD, offeredCheckMethods: [CheckMethod.OCSP] });
+      const answer = await api.certificates.checkCertificateStatus({ certificateId: ocspOnly.certificate!.id });
+      expect(answer.certificateStatus!.checkMethod).toBe(CheckMethod.OCSP);
+    });
+
+    it("offered_check_methods with UNSPECIFIED is invalid_argument naming the field", async () => {
+      await expectRpcError(
+        api.mock.setMockCertificateStatus({ certificateId: crlOnly.certificate!.id, status: Status.GOOD, offeredCheckMethods: [CheckMethod.UNSPECIFIED] }),
+        Code.InvalidArgument,
+        "ERROR_REASON_INVALID_FIELD",
+        "offered_check_methods",
+      );
+    });
   });
 
   describe("not_found", () => {

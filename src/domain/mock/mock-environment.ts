@@ -1,6 +1,6 @@
 import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
 import type { MockCertificateState, MockRepository } from "../../storage/mock-repository.ts";
-import type { CertificateType, CertificateUser, RevocationReasonCode, Status, StoredCertificate } from "../certificates/model.ts";
+import type { CertificateType, CertificateUser, CheckMethod, RevocationReasonCode, Status, StoredCertificate } from "../certificates/model.ts";
 import { creationTime } from "../certificates/model.ts";
 import { requireUuid } from "../certificates/status-checks.ts";
 import type { Clock } from "../clock.ts";
@@ -27,6 +27,8 @@ export interface MockStatusInput {
   revokedReason?: RevocationReasonCode | undefined;
   revokedAt?: number | undefined;
   sourceUpdatedAt?: number | undefined;
+  /** Methods the source offers for this certificate; empty or absent: both. */
+  offeredMethods?: CheckMethod[] | undefined;
 }
 
 const authorityId = "default";
@@ -122,6 +124,7 @@ export class MockEnvironment {
       revokedReason: revoked ? (input.revokedReason ?? 0) : null,
       sourceUpdatedAt: input.sourceUpdatedAt ?? null,
       updatedAt: now,
+      offeredMethods: input.offeredMethods?.length ? [...new Set(input.offeredMethods)] : null,
     };
     await this.mock.saveState(state);
     return state;

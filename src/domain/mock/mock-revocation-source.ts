@@ -1,7 +1,9 @@
 import type { MockRepository } from "../../storage/mock-repository.ts";
 import type { CheckMethod, StoredCertificate } from "../certificates/model.ts";
+import { DomainError } from "../errors.ts";
 import type { RevocationAnswer, RevocationSource } from "../certificates/revocation-source.ts";
 
+const bothMethods: readonly CheckMethod[] = ["crl", "ocsp"];
 const dayMs = 24 * 60 * 60 * 1000;
 
 /** JPKI CRLs are published daily; the mock pretends its list was issued at the start of the current UTC day. */
@@ -11,15 +13,24 @@ export function startOfUtcDay(now: number): number {
 
 /**
  * Answers for certificates of the mock CA from what MockService set: good
- * until told otherwise. Offers both CRL and OCSP; CRL when the caller has no
- * preference, as for real JPKI certificates.
+ * until told otherwise. Offers both CRL and OCSP unless MockService narrowed
+ * them; the first offered (CRL, as for real JPKI certificates) when the
+ * caller has no preference.
  */
 export class MockRevocationSource implements RevocationSource {
   constructor(private readonly repository: MockRepository) {}
 
   async check(certificate: StoredCertificate, preferred: CheckMethod | undefined, now: number): Promise<RevocationAnswer> {
     const state = await this.repository.findState(certificate.id);
-    const method = preferred ?? "crl";
+    const offered = state?.offeredMethods ?? bothMethods;
+    if (preferred !== undefined && !offered.includes(preferred)) {
+      throw new DomainError(
+        "check_method_not_offered",
+        `the revocation source of this certificate does not offer ${preferred.toUpperCase()}; it offers ${offered.map((m) => m.toUpperCase()).join(", ")}`,
+        "check_method",
+      );
+    }
+    const method = preferred ?? offered[0]!;
     const sourceUpdatedAt = state?.sourceUpdatedAt ?? startOfUtcDay(now);
     if (!state || state.status !== "revoked") {
       return { status: state?.status ?? "good", method, sourceUpdatedAt, revokedAt: null, revokedReason: null };

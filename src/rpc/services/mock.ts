@@ -13,7 +13,8 @@ import { isRevocationReasonCode } from "../../domain/certificates/model.ts";
 import { DomainError, invalidField } from "../../domain/errors.ts";
 import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
 import { callerAccount } from "../auth.ts";
-import { certificateMessage, certificateTypeFrom, statusFrom, userMessage } from "../convert.ts";
+import type { CheckMethod } from "../../domain/certificates/model.ts";
+import { certificateMessage, certificateTypeFrom, checkMethodFrom, checkMethodMessage, statusFrom, userMessage } from "../convert.ts";
 
 /** MockService on a server in mock mode. */
 export class MockHandler implements ServiceImpl<typeof MockService> {
@@ -45,6 +46,7 @@ export class MockHandler implements ServiceImpl<typeof MockService> {
       revokedReason: req.revokedReason,
       revokedAt: millis(req.revokedAt, "revoked_at"),
       sourceUpdatedAt: millis(req.sourceUpdatedAt, "source_updated_at"),
+      offeredMethods: req.offeredCheckMethods.map((m) => offeredMethod(m)),
     });
     return create(SetMockCertificateStatusResponseSchema, {
       certificateId: state.certificateId,
@@ -52,6 +54,7 @@ export class MockHandler implements ServiceImpl<typeof MockService> {
       ...(state.revokedReason !== null ? { revokedReason: state.revokedReason as CrlReason } : {}),
       ...(state.revokedAt !== null ? { revokedAt: timestampFromMs(state.revokedAt) } : {}),
       ...(state.sourceUpdatedAt !== null ? { sourceUpdatedAt: timestampFromMs(state.sourceUpdatedAt) } : {}),
+      offeredCheckMethods: (state.offeredMethods ?? ["crl", "ocsp"]).map(checkMethodMessage),
     });
   }
 }
@@ -64,6 +67,13 @@ export class DisabledMockHandler implements ServiceImpl<typeof MockService> {
   setMockCertificateStatus(): never {
     throw disabled();
   }
+}
+
+/** An entry of offered_check_methods: CRL or OCSP, never UNSPECIFIED. */
+function offeredMethod(value: number): CheckMethod {
+  const method = checkMethodFrom(value, "offered_check_methods");
+  if (!method) throw invalidField("offered_check_methods", "offered_check_methods lists CHECK_METHOD_CRL or CHECK_METHOD_OCSP, never CHECK_METHOD_UNSPECIFIED");
+  return method;
 }
 
 function disabled(): DomainError {

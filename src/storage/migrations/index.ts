@@ -6,6 +6,7 @@ import * as m0004 from "./0004_oidc_users_sessions_grants.ts";
 import * as m0005 from "./0005_signing_keys.ts";
 import * as m0006 from "./0006_oidc_tokens.ts";
 import * as m0007 from "./0007_client_grant_types.ts";
+import * as m0008 from "./0008_mock_offered_methods.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   "0005_signing_keys": m0005,
   "0006_oidc_tokens": m0006,
   "0007_client_grant_types": m0007,
+  "0008_mock_offered_methods": m0008,
 };
