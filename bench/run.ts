@@ -48,7 +48,7 @@ async function load(s: Scenario): Promise<number> {
       const req = http.request({ host: "127.0.0.1", port: s.port, method: s.method, path: s.path, headers: s.headers, agent }, (res) => {
         res.resume();
         res.on("end", () => {
-          if (res.statusCode === 200) done++;
+          if (res.statusCode! >= 200 && res.statusCode! < 300) done++;
           else failed++;
           resolve();
         });
@@ -84,6 +84,7 @@ try {
   );
   children.push(server.child);
   const token = readFileSync(path.join(dir, "demo-api-token"), "utf8").trim();
+  const clientSecret = readFileSync(path.join(dir, "demo-client-secret"), "utf8").trim();
   const certificateId = /certificate ([0-9a-f-]{36})\s+jpki_card_digital_signature/.exec(server.output)![1]!;
   const json = { "content-type": "application/json" };
   const scenarios: Scenario[] = [
@@ -97,6 +98,26 @@ try {
       path: "/service.verify.v2.CertificateService/CheckCertificateStatus",
       headers: { ...json, authorization: `Bearer ${token}` },
       body: JSON.stringify({ certificateId }),
+    },
+    { name: "GET /.well-known/openid-configuration", port: 18191, method: "GET", path: "/.well-known/openid-configuration" },
+    { name: "GET /api/oidc/v1/jwks", port: 18191, method: "GET", path: "/api/oidc/v1/jwks" },
+    {
+      name: "PAR (client_secret_basic, validate, write)",
+      port: 18191,
+      method: "POST",
+      path: "/api/oidc/v1/par",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        authorization: `Basic ${Buffer.from(`demo-client:${clientSecret}`).toString("base64")}`,
+      },
+      body: new URLSearchParams({
+        response_type: "code",
+        redirect_uri: decodeURIComponent(/redirect_uri=([^&\s]+)/.exec(server.output)![1]!),
+        scope: "openid profile",
+        state: "bench",
+        code_challenge: "GdmGSxfPo_kyG3zHGwdmVpxCf9hgm2J8na5PZXhtDBM",
+        code_challenge_method: "S256",
+      }).toString(),
     },
   ];
   console.log(`${connections} connections, ${seconds} s per scenario, SQLite\n`);
