@@ -18,6 +18,7 @@ import { registerTokenAdministrationRoutes } from "./routes/oidc/token-administr
 import { registerTokenRoute } from "./routes/oidc/token.ts";
 import { registerUserinfoRoute } from "./routes/oidc/userinfo.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
+import { registerCors } from "./middleware/cors.ts";
 import { errorHandler, notFound } from "./middleware/errors.ts";
 
 export interface HttpDependencies extends OperationsDependencies {
@@ -47,6 +48,7 @@ export function createHttpApp(deps: HttpDependencies): Express {
   const { oidc } = deps.domain;
   registerAuthorizeRoute(router, oidc, deps.config.maxBodyBytes);
   registerParRoute(router, oidc, deps.config.maxBodyBytes);
+  registerCors(router);
   registerDiscoveryRoutes(router, oidc);
   registerTokenRoute(router, oidc, deps.config.maxBodyBytes);
   registerTokenAdministrationRoutes(router, oidc, deps.config.maxBodyBytes);
