@@ -251,3 +251,80 @@ export function findRequestUri(server: TestServer, requestUri: string): Promise<
   expect(requestUri.startsWith(requestUriPrefix)).toBe(true);
   return findRecord(server, "request_uri", requestUri.slice(requestUriPrefix.length));
 }
+
+export const tokenPath = "/api/oidc/v1/token";
+export const userinfoPath = "/api/oidc/v1/userinfo";
+
+/** One answer of a JSON endpoint: the raw text, and the body parsed when it is JSON. */
+export type TokenReply = ParReply;
+
+/**
+ * POSTs to the token endpoint; `body` is form-encoded (undefined values left
+ * out) unless a string is given, whose content type then belongs in `headers`.
+ */
+export async function postToken(
+  server: TestServer,
+  body: Record<string, string | undefined> | URLSearchParams | string,
+  headers: Record<string, string> = {},
+): Promise<TokenReply> {
+  const form = typeof body === "string" ? body : (body instanceof URLSearchParams ? body : definedParams(body)).toString();
+  const response = await fetch(new URL(tokenPath, server.url), {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", ...headers },
+    body: form,
+  });
+  const text = await response.text();
+  let json: Record<string, unknown> | undefined;
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, location: response.headers.get("location") ?? undefined, text, json };
+}
+
+/** GET userinfo with `Authorization: Bearer <accessToken>`. */
+export async function getUserinfo(server: TestServer, accessToken: string): Promise<{ status: number; headers: Headers; json: Record<string, unknown> }> {
+  const response = await fetch(new URL(userinfoPath, server.url), { headers: { authorization: `Bearer ${accessToken}`, accept: "application/json" } });
+  return { status: response.status, headers: response.headers, json: (await response.json()) as Record<string, unknown> };
+}
+
+/** What a client asks for at the authorization endpoint when a test needs a code. */
+export interface CodeRequest {
+  clientId: string;
+  redirectUri: string;
+  scope: string;
+  /** Sent as is; a random state is sent when left out. */
+  state?: string;
+  nonce?: string;
+  /** Sent with code_challenge_method=S256. */
+  codeChallenge?: string;
+  authorizationDetails?: unknown[];
+}
+
+/**
+ * Drives the authorization flow over HTTP in `browser` up to the code: signs
+ * the user in when the login page comes, allows on the consent page when it
+ * comes (a browser already signed in, with a grant covering the scopes, gets
+ * the code at once). Returns the code.
+ */
+export async function obtainCode(server: TestServer, browser: Browser, user: TestUser, request: CodeRequest): Promise<string> {
+  const state = request.state ?? `state-${randomBytes(6).toString("hex")}`;
+  let reply = await browser.get(
+    authorizeUrl({
+      client_id: request.clientId,
+      redirect_uri: request.redirectUri,
+      response_type: "code",
+      scope: request.scope,
+      state,
+      nonce: request.nonce,
+      code_challenge: request.codeChallenge,
+      code_challenge_method: request.codeChallenge === undefined ? undefined : "S256",
+      authorization_details: request.authorizationDetails === undefined ? undefined : JSON.stringify(request.authorizationDetails),
+    }),
+  );
+  if (reply.location?.startsWith("/auth/login?")) reply = await signIn(browser, reply, user.login, user.password);
+  if (reply.location?.startsWith("/auth/consent?")) reply = await submitPage(browser, reply, "consent", { decision: "allow" });
+  return expectCodeRedirect(reply, { redirectUri: request.redirectUri, issuer: server.domain.oidc.issuer, state });
+}

@@ -109,6 +109,14 @@ export class TokenService {
     if (!presented) throw new TokenError("invalid_request", "refresh_token is required");
     const hash = sha256Hex(presented);
     const now = this.clock();
+    const requested = params.get("scope");
+    if (requested !== undefined) {
+      // Checked before the token is used up, so that a refused request leaves it valid (a retry is not a replay).
+      const current = await this.tokens.find(hash);
+      const live = current?.kind === "refresh" && current.clientId === client.clientId && current.consumedAt === null && current.revokedAt === null;
+      const extra = live ? requested.split(" ").find((s) => s !== "" && !current.scopes.includes(s)) : undefined;
+      if (extra) throw new TokenError("invalid_scope", `scope ${extra} was not granted`);
+    }
     const used = await this.tokens.consumeRefresh(hash, client.clientId, now);
     if (!used) {
       const known = await this.tokens.find(hash);
@@ -121,17 +129,17 @@ export class TokenService {
     const grant = await this.oidc.findGrant(used.grantId);
     if (!grant) throw new TokenError("invalid_grant", "the grant behind this refresh token was revoked");
     let scopes = used.scopes;
-    const requested = params.get("scope");
     if (requested !== undefined) {
       const narrowed = [...new Set(requested.split(" ").filter(Boolean))];
       const extra = narrowed.find((s) => !used.scopes.includes(s));
       if (extra) throw new TokenError("invalid_scope", `scope ${extra} was not granted`);
       scopes = narrowed;
     }
-    return this.issue(client, { ...used, scopes, nonce: null }, now);
+    // RFC 6749 §6: the new refresh token keeps the scope of the one presented; only the access token is narrowed.
+    return this.issue(client, { ...used, scopes, nonce: null }, now, used.scopes);
   }
 
-  private async issue(client: OidcClient, a: Authorization, now: number): Promise<TokenResponse> {
+  private async issue(client: OidcClient, a: Authorization, now: number, refreshScopes: string[] = a.scopes): Promise<TokenResponse> {
     const accessToken = randomToken();
     const base = {
       family: a.family,
@@ -162,10 +170,11 @@ export class TokenService {
       ...(a.authorizationDetails.length ? { authorization_details: a.authorizationDetails } : {}),
     };
     // offline_access reached the grant only through a consent page the user saw (docs/oidc-decisions.md).
-    if (a.scopes.includes("offline_access") && client.grantTypes.includes("refresh_token")) {
+    if (refreshScopes.includes("offline_access") && client.grantTypes.includes("refresh_token")) {
       const refreshToken = randomToken();
       await this.tokens.insert({
         ...base,
+        scopes: refreshScopes,
         tokenHash: sha256Hex(refreshToken),
         kind: "refresh",
         expiresAt: now + this.settings.refreshTokenLifetimeSeconds * 1000,
