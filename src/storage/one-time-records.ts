@@ -37,17 +37,19 @@ export class OneTimeRecords {
   constructor(private readonly database: Database) {}
 
   async issue(input: IssueInput): Promise<OneTimeRecord> {
-    const row = {
-      kind: input.kind,
-      key_hash: input.keyHash,
-      owner: input.owner,
-      payload: JSON.stringify(input.payload),
-      created_at: input.now,
-      expires_at: input.now + input.ttlMs,
-      consumed_at: null,
-    };
+    const row = recordRow(input);
     await this.database.db.insertInto("one_time_records").values(row).execute();
     return toRecord(row);
+  }
+
+  /** Like issue, but a record already under this kind and key is left as it is; true when this call created it. */
+  async issueIfAbsent(input: IssueInput): Promise<boolean> {
+    const result = await this.database.db
+      .insertInto("one_time_records")
+      .values(recordRow(input))
+      .onConflict((oc) => oc.columns(["kind", "key_hash"]).doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
   }
 
   /** With `owner`, only that owner's record can be consumed; anyone else's is reported as "foreign" and left as it was. */
@@ -83,6 +85,18 @@ export class OneTimeRecords {
     const result = await this.database.db.deleteFrom("one_time_records").where("expires_at", "<", before).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+}
+
+function recordRow(input: IssueInput) {
+  return {
+    kind: input.kind,
+    key_hash: input.keyHash,
+    owner: input.owner,
+    payload: JSON.stringify(input.payload),
+    created_at: input.now,
+    expires_at: input.now + input.ttlMs,
+    consumed_at: null,
+  };
 }
 
 function toRecord(row: {

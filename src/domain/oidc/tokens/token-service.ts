@@ -11,6 +11,11 @@ import type { SigningKeys } from "../keys/signing-keys.ts";
 import { pkceMatches } from "./pkce.ts";
 import { TokenError } from "./token-error.ts";
 
+/** One-time record kind marking a family whose code or refresh token was presented again after use. */
+export const replayedFamilyKind = "replayed_family";
+/** Only needed while a first redemption may still be running; kept generously. */
+const replayMarkLifetimeMs = 10 * 60 * 1000;
+
 export interface TokenSettings {
   issuer: string;
   accessTokenLifetimeSeconds: number;
@@ -68,7 +73,7 @@ export class TokenService {
     const result = await this.codes.consume("authorization_code", family, now, client.clientId);
     if (!result.ok) {
       if (result.reason === "consumed") {
-        await this.tokens.revokeFamily(family, now);
+        await this.revokeReplayed(family, client, now);
         throw new TokenError("invalid_grant", "the authorization code was already used; the tokens issued for it are revoked");
       }
       throw new TokenError("invalid_grant", result.reason === "expired" ? "the authorization code has expired" : "the authorization code is not valid");
@@ -86,7 +91,7 @@ export class TokenService {
     }
     const grant = await this.oidc.findGrant(payload.grantId);
     if (!grant) throw new TokenError("invalid_grant", "the grant behind this code was revoked");
-    return this.issue(
+    const response = await this.issue(
       client,
       {
         family,
@@ -102,6 +107,8 @@ export class TokenService {
       },
       now,
     );
+    await this.failIfReplayedMeanwhile(family, now, "the authorization code was used twice; the tokens issued for it are revoked");
+    return response;
   }
 
   async refresh(client: OidcClient, params: Map<string, string>): Promise<TokenResponse> {
@@ -121,7 +128,7 @@ export class TokenService {
     if (!used) {
       const known = await this.tokens.find(hash);
       if (known && known.kind === "refresh" && known.clientId === client.clientId && known.consumedAt !== null) {
-        await this.tokens.revokeFamily(known.family, now);
+        await this.revokeReplayed(known.family, client, now);
         throw new TokenError("invalid_grant", "the refresh token was already used; its whole family is revoked");
       }
       throw new TokenError("invalid_grant", "the refresh token is not valid");
@@ -136,7 +143,26 @@ export class TokenService {
       scopes = narrowed;
     }
     // RFC 6749 §6: the new refresh token keeps the scope of the one presented; only the access token is narrowed.
-    return this.issue(client, { ...used, scopes, nonce: null }, now, used.scopes);
+    const response = await this.issue(client, { ...used, scopes, nonce: null }, now, used.scopes);
+    await this.failIfReplayedMeanwhile(used.family, now, "the refresh token was used twice; its whole family is revoked");
+    return response;
+  }
+
+  /**
+   * Revokes a family after a replay. The mark comes first: a use that won the
+   * race and is still storing its tokens finds the mark once they are stored
+   * (failIfReplayedMeanwhile) and revokes them, which this revocation, running
+   * before they exist, cannot do.
+   */
+  private async revokeReplayed(family: string, client: OidcClient, now: number): Promise<void> {
+    await this.codes.issueIfAbsent({ kind: replayedFamilyKind, keyHash: family, owner: client.clientId, payload: null, now, ttlMs: replayMarkLifetimeMs });
+    await this.tokens.revokeFamily(family, now);
+  }
+
+  private async failIfReplayedMeanwhile(family: string, now: number, description: string): Promise<void> {
+    if (!(await this.codes.find(replayedFamilyKind, family))) return;
+    await this.tokens.revokeFamily(family, now);
+    throw new TokenError("invalid_grant", description);
   }
 
   private async issue(client: OidcClient, a: Authorization, now: number, refreshScopes: string[] = a.scopes): Promise<TokenResponse> {
