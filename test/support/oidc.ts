@@ -214,13 +214,27 @@ export interface ParReply {
 }
 
 /** POSTs to the PAR endpoint; `body` is form-encoded unless a string with its own content type is given. */
-export async function postPar(
+export function postPar(
   server: TestServer,
   body: Record<string, string | undefined> | URLSearchParams | string,
   headers: Record<string, string> = {},
 ): Promise<ParReply> {
+  return postForm(server, parPath, body, headers);
+}
+
+/**
+ * POSTs a form to a client endpoint (PAR, token, revocation, introspection);
+ * `body` is form-encoded (undefined values left out) unless a string is given,
+ * whose content type then belongs in `headers`.
+ */
+export async function postForm(
+  server: TestServer,
+  path: string,
+  body: Record<string, string | undefined> | URLSearchParams | string,
+  headers: Record<string, string> = {},
+): Promise<ParReply> {
   const form = typeof body === "string" ? body : (body instanceof URLSearchParams ? body : definedParams(body)).toString();
-  const response = await fetch(new URL(parPath, server.url), {
+  const response = await fetch(new URL(path, server.url), {
     method: "POST",
     redirect: "manual",
     headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", ...headers },
@@ -258,30 +272,13 @@ export const userinfoPath = "/api/oidc/v1/userinfo";
 /** One answer of a JSON endpoint: the raw text, and the body parsed when it is JSON. */
 export type TokenReply = ParReply;
 
-/**
- * POSTs to the token endpoint; `body` is form-encoded (undefined values left
- * out) unless a string is given, whose content type then belongs in `headers`.
- */
-export async function postToken(
+/** POSTs to the token endpoint (see postForm). */
+export function postToken(
   server: TestServer,
   body: Record<string, string | undefined> | URLSearchParams | string,
   headers: Record<string, string> = {},
 ): Promise<TokenReply> {
-  const form = typeof body === "string" ? body : (body instanceof URLSearchParams ? body : definedParams(body)).toString();
-  const response = await fetch(new URL(tokenPath, server.url), {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", ...headers },
-    body: form,
-  });
-  const text = await response.text();
-  let json: Record<string, unknown> | undefined;
-  try {
-    json = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, location: response.headers.get("location") ?? undefined, text, json };
+  return postForm(server, tokenPath, body, headers);
 }
 
 /** GET userinfo with `Authorization: Bearer <accessToken>`. */

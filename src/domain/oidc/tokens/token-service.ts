@@ -35,18 +35,9 @@ export interface TokenResponse {
 }
 
 /** What a token stands for; the same for the tokens of one code and its refreshes. */
-interface Authorization {
-  family: string;
-  clientId: string;
-  userId: string;
-  grantId: string;
-  scopes: string[];
-  authorizationDetails: AuthorizationDetail[];
-  authTime: number;
-  acr: string;
-  amr: string[];
+type Authorization = Pick<TokenRow, "family" | "clientId" | "userId" | "grantId" | "scopes" | "authorizationDetails" | "authTime" | "acr" | "amr"> & {
   nonce: string | null;
-}
+};
 
 /**
  * The token endpoint's grants. Codes and rotated refresh tokens are used once;

@@ -1,5 +1,6 @@
-import type { Router } from "express";
+import type { Request, Response, Router } from "express";
 import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { GrantRow } from "../../../storage/oidc-repository.ts";
 import { requireAccessToken } from "./bearer.ts";
 
 /**
@@ -9,27 +10,29 @@ import { requireAccessToken } from "./bearer.ts";
  * issued to it; another client's grant answers 404 like an unknown one.
  */
 export function registerGrantRoutes(router: Router, oidc: Oidc): void {
-  router.get("/api/oidc/v1/grants/:grantId", async (req, res) => {
+  /** The grant of the path, if the caller's client owns it; otherwise the answer (401 or 404) is sent. */
+  async function ownedGrant(req: Request<{ grantId: string }>, res: Response): Promise<GrantRow | undefined> {
     const token = await requireAccessToken(oidc, req, res);
-    if (!token) return;
+    if (!token) return undefined;
     const grant = await oidc.grants.find(req.params.grantId);
     if (!grant || grant.clientId !== token.clientId) {
       res.status(404).json({ error: "invalid_grant_id", error_description: "no such grant for this client" });
-      return;
+      return undefined;
     }
+    return grant;
+  }
+
+  router.get("/api/oidc/v1/grants/:grantId", async (req, res) => {
+    const grant = await ownedGrant(req, res);
+    if (!grant) return;
     res.json({
       scopes: [{ scope: grant.scopes.join(" ") }],
       ...(grant.authorizationDetails.length ? { authorization_details: grant.authorizationDetails } : {}),
     });
   });
   router.delete("/api/oidc/v1/grants/:grantId", async (req, res) => {
-    const token = await requireAccessToken(oidc, req, res);
-    if (!token) return;
-    const grant = await oidc.grants.find(req.params.grantId);
-    if (!grant || grant.clientId !== token.clientId) {
-      res.status(404).json({ error: "invalid_grant_id", error_description: "no such grant for this client" });
-      return;
-    }
+    const grant = await ownedGrant(req, res);
+    if (!grant) return;
     await oidc.grants.revoke(grant.id);
     res.status(204).end();
   });
