@@ -30,6 +30,7 @@ export class ClientsRepository {
       allowed_authorization_details_types: JSON.stringify(client.allowedAuthorizationDetailsTypes),
       require_par: client.requirePushedAuthorizationRequests ? 1 : 0,
       grant_types: JSON.stringify(client.grantTypes),
+      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
       updated_at: now,
     };
     await this.database.db
@@ -58,6 +59,7 @@ function toClient(row: Selectable<OidcClientTable>): OidcClient {
     allowedAuthorizationDetailsTypes: JSON.parse(row.allowed_authorization_details_types) as string[],
     requirePushedAuthorizationRequests: Number(row.require_par) === 1,
     grantTypes: JSON.parse(row.grant_types) as GrantType[],
+    postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     createdAt: Number(row.created_at),
   };
 }

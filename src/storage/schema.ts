@@ -79,6 +79,8 @@ export interface OidcClientTable {
   allowed_authorization_details_types: string;
   /** JSON array; see migration 0007. */
   grant_types: string;
+  /** JSON array; see migration 0009. */
+  post_logout_redirect_uris: string;
   /** 0 or 1: booleans are integers in both databases. */
   require_par: number;
   created_at: number;

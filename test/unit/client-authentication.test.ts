@@ -60,6 +60,7 @@ function client(clientId: string, method: ClientAuthMethod, extra: Partial<OidcC
     allowedAuthorizationDetailsTypes: [],
     requirePushedAuthorizationRequests: false,
     grantTypes: ["authorization_code", "refresh_token"],
+    postLogoutRedirectUris: [],
     createdAt: now,
     ...extra,
   };

@@ -40,6 +40,7 @@ export async function seedOidcDemo(oidc: Oidc, dataDir: string, now: number): Pr
       token_endpoint_auth_method: "client_secret_basic",
       client_secret: secret,
       redirect_uris: [redirectUri],
+      post_logout_redirect_uris: [`${oidc.issuer}/`],
       scope: "openid profile email offline_access",
       authorization_details_types: ["payment_initiation", "account_information"],
     },

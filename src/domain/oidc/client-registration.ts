@@ -32,6 +32,7 @@ export const clientMetadataSchema = z
       })
       .optional(),
     redirect_uris: z.array(redirectUri).min(1, { error: "must list at least one redirect URI" }),
+    post_logout_redirect_uris: z.array(redirectUri).default([]),
     scope: z.string().default("openid"),
     authorization_details_types: z.array(z.string().min(1)).default([]),
     require_pushed_authorization_requests: z.boolean().default(false),
@@ -80,6 +81,7 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     allowedAuthorizationDetailsTypes: m.authorization_details_types,
     requirePushedAuthorizationRequests: m.require_pushed_authorization_requests,
     grantTypes: [...new Set(m.grant_types)],
+    postLogoutRedirectUris: m.post_logout_redirect_uris,
     createdAt: now,
   };
   return generatedSecret ? { client, generatedSecret } : { client };

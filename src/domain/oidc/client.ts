@@ -27,5 +27,7 @@ export interface OidcClient {
   requirePushedAuthorizationRequests: boolean;
   /** Grants it may use at the token endpoint; without refresh_token it never gets a refresh token. */
   grantTypes: GrantType[];
+  /** Where RP-initiated logout may return the browser; matched exactly, like redirectUris. */
+  postLogoutRedirectUris: string[];
   createdAt: number;
 }

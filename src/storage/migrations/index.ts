@@ -7,6 +7,7 @@ import * as m0005 from "./0005_signing_keys.ts";
 import * as m0006 from "./0006_oidc_tokens.ts";
 import * as m0007 from "./0007_client_grant_types.ts";
 import * as m0008 from "./0008_mock_offered_methods.ts";
+import * as m0009 from "./0009_client_post_logout_redirect_uris.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   "0006_oidc_tokens": m0006,
   "0007_client_grant_types": m0007,
   "0008_mock_offered_methods": m0008,
+  "0009_client_post_logout_redirect_uris": m0009,
 };

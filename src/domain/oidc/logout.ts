@@ -1,0 +1,66 @@
+import { compactVerify, createLocalJWKSet } from "jose";
+import type { OidcClient } from "./client.ts";
+import type { SigningKeys } from "./keys/signing-keys.ts";
+import { OAuthError } from "./oauth-error.ts";
+import { singleValues, type RawParameters } from "./parameters.ts";
+
+/** A validated RP-Initiated Logout request (OpenID Connect RP-Initiated Logout 1.0 §2–3). */
+export interface LogoutRequest {
+  /** The client that asked, when it identified itself (client_id or id_token_hint). */
+  client?: OidcClient;
+  /** Where to send the browser after signing out: registered for the client, matched exactly. */
+  postLogoutRedirectUri?: string;
+  state?: string;
+}
+
+const logoutParameters = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "logout_hint", "ui_locales"] as const;
+
+/**
+ * Validates the parameters of the end-session endpoint. Errors are never
+ * redirected (the target is what is being checked): they are shown as a page.
+ * An id_token_hint must be an ID token this provider signed (with a key still
+ * published); it may have expired, as the specification allows.
+ */
+export async function resolveLogoutRequest(
+  raw: RawParameters,
+  deps: { issuer: string; keys: SigningKeys; findClient(clientId: string): Promise<OidcClient | undefined> },
+): Promise<LogoutRequest> {
+  const params = singleValues(raw, logoutParameters, false);
+  const hint = params.get("id_token_hint");
+  const hintedClientId = hint === undefined ? undefined : await audienceOfHint(hint, deps);
+  const clientId = params.get("client_id");
+  if (clientId !== undefined && hintedClientId !== undefined && clientId !== hintedClientId) {
+    throw new OAuthError("invalid_request", "client_id does not match the audience of id_token_hint", false);
+  }
+  const resolvedId = clientId ?? hintedClientId;
+  const client = resolvedId === undefined ? undefined : await deps.findClient(resolvedId);
+  if (resolvedId !== undefined && !client) throw new OAuthError("invalid_client", "unknown client", false);
+  const postLogoutRedirectUri = params.get("post_logout_redirect_uri");
+  if (postLogoutRedirectUri !== undefined) {
+    if (!client) throw new OAuthError("invalid_request", "post_logout_redirect_uri needs client_id or id_token_hint", false);
+    if (!client.postLogoutRedirectUris.includes(postLogoutRedirectUri)) {
+      throw new OAuthError("invalid_request", "post_logout_redirect_uri is not registered for this client", false);
+    }
+  }
+  const state = params.get("state");
+  return {
+    ...(client ? { client } : {}),
+    ...(postLogoutRedirectUri !== undefined ? { postLogoutRedirectUri } : {}),
+    ...(state !== undefined && postLogoutRedirectUri !== undefined ? { state } : {}),
+  };
+}
+
+/** The client an ID token of ours was issued to; its signature is checked, its expiry is not. */
+async function audienceOfHint(token: string, deps: { issuer: string; keys: SigningKeys }): Promise<string> {
+  let payload: Record<string, unknown>;
+  try {
+    const verified = await compactVerify(token, createLocalJWKSet(await deps.keys.jwks()), { algorithms: ["ES256"] });
+    payload = JSON.parse(new TextDecoder().decode(verified.payload)) as Record<string, unknown>;
+  } catch {
+    throw new OAuthError("invalid_request", "id_token_hint is not an ID token issued by this provider", false);
+  }
+  if (payload.iss !== deps.issuer) throw new OAuthError("invalid_request", "id_token_hint was issued by another provider", false);
+  const audience = typeof payload.azp === "string" ? payload.azp : Array.isArray(payload.aud) ? payload.aud[0] : payload.aud;
+  if (typeof audience !== "string" || audience === "") throw new OAuthError("invalid_request", "id_token_hint names no client", false);
+  return audience;
+}
