@@ -936,5 +936,19 @@ for (const target of targets) {
         expect(stored.every((row) => row.revoked_at !== null)).toBe(true);
       });
     });
+
+    it("no code, token, secret, verifier or password ever reaches the logs", async () => {
+      const { verifier, challenge } = pkce();
+      const code = await codeFor("basic", { scope: "openid profile offline_access", codeChallenge: challenge });
+      const issued = expectIssued(await exchange("basic", code, { code_verifier: verifier }));
+      const refreshed = expectIssued(await refresh("basic", issued.refresh_token!));
+      await getUserinfo(live(), refreshed.access_token);
+      await token("post", { grant_type: "authorization_code", code: "not-a-code", redirect_uri: redirects.post });
+      const logs = live().rawLogs();
+      expect(logs).toContain("/api/oidc/v1/token");
+      for (const value of [code, verifier, issued.access_token, issued.refresh_token!, issued.id_token!, refreshed.access_token, refreshed.refresh_token!, secrets.basic, secrets.post, user.password]) {
+        expect(logs).not.toContain(value);
+      }
+    });
   });
 }
