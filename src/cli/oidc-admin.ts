@@ -44,7 +44,7 @@ export async function clientCommand(config: Config, args: string[], values: Reco
       }
       case "remove": {
         if (!target) throw new UsageError("client remove needs a client_id");
-        if (!(await oidc.clients.delete(target))) throw new DomainError("invalid_field", `no client ${target}`, "client_id");
+        if (!(await oidc.clients.delete(target, Date.now()))) throw new DomainError("invalid_field", `no client ${target}`, "client_id");
         console.log(`removed client ${target}`);
         return;
       }

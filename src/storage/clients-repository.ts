@@ -4,10 +4,15 @@ import type { ClientAuthMethod, GrantType, OidcClient } from "../domain/oidc/cli
 import type { Database } from "./database.ts";
 import type { OidcClientTable } from "./schema.ts";
 
+/** The shape client_metadata validation allows for client_id. */
+const clientIdPattern = /^[A-Za-z0-9._~-]{1,255}$/;
+
 export class ClientsRepository {
   constructor(private readonly database: Database) {}
 
   async find(clientId: string): Promise<OidcClient | undefined> {
+    // A value no registration can have is unknown without asking: PostgreSQL refuses some (NUL bytes) with an error.
+    if (!clientIdPattern.test(clientId)) return undefined;
     const row = await this.database.db.selectFrom("oidc_clients").selectAll().where("client_id", "=", clientId).executeTakeFirst();
     return row && toClient(row);
   }
@@ -40,9 +45,19 @@ export class ClientsRepository {
       .execute();
   }
 
-  async delete(clientId: string): Promise<boolean> {
-    const result = await this.database.db.deleteFrom("oidc_clients").where("client_id", "=", clientId).executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+  /**
+   * Removes a client and, in the same transaction, revokes its grants and
+   * tokens: they must stop at once, and must not come back to life if the
+   * client_id is registered again.
+   */
+  async delete(clientId: string, now: number): Promise<boolean> {
+    return this.database.db.transaction().execute(async (trx) => {
+      const result = await trx.deleteFrom("oidc_clients").where("client_id", "=", clientId).executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) return false;
+      await trx.updateTable("oidc_grants").set({ revoked_at: now }).where("client_id", "=", clientId).where("revoked_at", "is", null).execute();
+      await trx.updateTable("oidc_tokens").set({ revoked_at: now }).where("client_id", "=", clientId).where("revoked_at", "is", null).execute();
+      return true;
+    });
   }
 }
 

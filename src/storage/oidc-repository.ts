@@ -43,6 +43,14 @@ export interface GrantRow {
   revokedAt: number | null;
 }
 
+/** Grant ids are 256 random bits, base64url. */
+const grantIdPattern = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Text PostgreSQL can store and compare: no NUL bytes (it answers those with an error, not a miss). */
+function storable(value: string): boolean {
+  return !value.includes("\u0000");
+}
+
 /** Users, sessions, interactions and grants of the OpenID Connect provider. */
 export class OidcRepository {
   constructor(private readonly database: Database) {}
@@ -68,6 +76,7 @@ export class OidcRepository {
   }
 
   async findUserByLogin(login: string): Promise<OidcUserRow | undefined> {
+    if (!storable(login)) return undefined;
     const row = await this.db.selectFrom("oidc_users").selectAll().where("login", "=", login).executeTakeFirst();
     return row && toUser(row);
   }
@@ -188,6 +197,7 @@ export class OidcRepository {
   }
 
   async findGrant(id: string): Promise<GrantRow | undefined> {
+    if (!grantIdPattern.test(id)) return undefined;
     const row = await this.db.selectFrom("oidc_grants").selectAll().where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
     return row && toGrant(row);
   }

@@ -62,7 +62,6 @@ for (const target of targets) {
     let database: ScratchDatabase | undefined;
     let server: TestServer | undefined;
     let issuer: string;
-    let parEndpoint: string;
     let privateKey: CryptoKey;
     let strangerKey: CryptoKey;
     let basicClient: OidcClient;
@@ -95,7 +94,7 @@ for (const target of targets) {
             ...form,
             client_id: clientIds.jwt,
             client_assertion_type: jwtBearer,
-            client_assertion: await clientAssertion(privateKey, clientIds.jwt, parEndpoint),
+            client_assertion: await clientAssertion(privateKey, clientIds.jwt, issuer),
           });
       }
     }
@@ -135,7 +134,6 @@ for (const target of targets) {
       database = await target.create();
       server = await startTestServer(database.url);
       issuer = server.domain.oidc.issuer;
-      parEndpoint = `${issuer}/api/oidc/v1/par`;
       const keys = await generateKeyPair("ES256");
       privateKey = keys.privateKey;
       strangerKey = (await generateKeyPair("ES256")).privateKey;
@@ -271,12 +269,12 @@ for (const target of targets) {
       });
 
       it("private_key_jwt signed by a key the client did not register", async () => {
-        const assertion = await clientAssertion(strangerKey, clientIds.jwt, parEndpoint);
+        const assertion = await clientAssertion(strangerKey, clientIds.jwt, issuer);
         expectInvalidClient(await postPar(live(), { ...request("jwt"), client_id: clientIds.jwt, client_assertion_type: jwtBearer, client_assertion: assertion }));
       });
 
       it("private_key_jwt: a replayed assertion is refused", async () => {
-        const assertion = await clientAssertion(privateKey, clientIds.jwt, parEndpoint);
+        const assertion = await clientAssertion(privateKey, clientIds.jwt, issuer);
         const body = { ...request("jwt"), client_id: clientIds.jwt, client_assertion_type: jwtBearer, client_assertion: assertion };
         const first = await postPar(live(), body);
         expect(first.status, first.text).toBe(201);

@@ -331,8 +331,8 @@ for (const target of targets) {
         await expectIdToken(tokens, { clientId: clientIds.post, code, nonce: undefined, issuedFrom: from, issuedUntil: until });
       });
 
-      it("private_key_jwt with the issuer as audience, and with the token endpoint URL as audience", async () => {
-        for (const audience of [issuer, tokenEndpoint]) {
+      it("private_key_jwt with the issuer as audience, as a string and as a one-element array", async () => {
+        for (const audience of [issuer, [issuer]]) {
           const code = await codeFor("jwt", { nonce: `n-${audience.length}` });
           const from = Date.now();
           const reply = await postToken(live(), {
@@ -356,7 +356,7 @@ for (const target of targets) {
           code,
           redirect_uri: redirects.jwt,
           client_assertion_type: jwtBearer,
-          client_assertion: await clientAssertion(privateKey, clientIds.jwt, tokenEndpoint),
+          client_assertion: await clientAssertion(privateKey, clientIds.jwt, issuer),
         });
         expect(expectIssued(reply).scope).toBe("openid");
       });
@@ -481,13 +481,13 @@ for (const target of targets) {
         const code = await codeFor("jwt");
         const before = await tokenCount();
         const now = Math.floor(Date.now() / 1000);
-        const claims = { iss: clientIds.jwt, sub: clientIds.jwt, aud: tokenEndpoint, iat: now, exp: now + 60, jti: randomUUID() };
-        const signed = (overrides: { aud?: string; iat?: number; exp?: number }, key: CryptoKey = privateKey) =>
+        const claims = { iss: clientIds.jwt, sub: clientIds.jwt, aud: issuer, iat: now, exp: now + 60, jti: randomUUID() };
+        const signed = (overrides: { aud?: string | string[]; iat?: number; exp?: number }, key: CryptoKey = privateKey) =>
           new SignJWT({})
             .setProtectedHeader({ alg: "ES256", kid: "k1" })
             .setIssuer(clientIds.jwt)
             .setSubject(clientIds.jwt)
-            .setAudience(overrides.aud ?? tokenEndpoint)
+            .setAudience(overrides.aud ?? issuer)
             .setIssuedAt(overrides.iat ?? now)
             .setExpirationTime(overrides.exp ?? now + 60)
             .setJti(randomUUID())
@@ -502,6 +502,8 @@ for (const target of targets) {
 
         const cases: Array<[string, string, string]> = [
           ["audience of another endpoint (PAR)", await signed({ aud: parEndpoint }), jwtBearer],
+          ["audience of the token endpoint URL (only the issuer identifier is accepted)", await signed({ aud: tokenEndpoint }), jwtBearer],
+          ["audience of the issuer and another server at once", await signed({ aud: [issuer, "https://other-as.example"] }), jwtBearer],
           ["audience of another server", await signed({ aud: "https://evil.example/token" }), jwtBearer],
           ["expired two minutes ago", await signed({ iat: now - 180, exp: now - 120 }), jwtBearer],
           ["signed with a key not in the client's JWKS", await signed({}, strangerKey), jwtBearer],
@@ -544,7 +546,7 @@ for (const target of targets) {
       });
 
       it("a replayed assertion (same jti) → invalid_client, even with another code; the code stays usable", async () => {
-        const assertion = await clientAssertion(privateKey, clientIds.jwt, tokenEndpoint);
+        const assertion = await clientAssertion(privateKey, clientIds.jwt, issuer);
         const form = (code: string) => ({
           grant_type: "authorization_code",
           code,
@@ -586,7 +588,7 @@ for (const target of targets) {
             redirect_uri: redirects.jwt,
             client_id: clientIds.jwt,
             client_assertion_type: jwtBearer,
-            client_assertion: await clientAssertion(privateKey, clientIds.jwt, tokenEndpoint, jti),
+            client_assertion: await clientAssertion(privateKey, clientIds.jwt, issuer, jti),
           }),
         );
       });

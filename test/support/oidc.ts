@@ -187,7 +187,7 @@ export function pkce(): { verifier: string; challenge: string } {
 }
 
 /** An RFC 7523 client assertion for private_key_jwt. */
-export function clientAssertion(privateKey: CryptoKey, clientId: string, audience: string, jti = randomUUID()): Promise<string> {
+export function clientAssertion(privateKey: CryptoKey, clientId: string, audience: string | string[], jti = randomUUID()): Promise<string> {
   return new SignJWT({})
     .setProtectedHeader({ alg: "ES256" })
     .setIssuer(clientId)

@@ -24,7 +24,7 @@ const targets = await databaseTargets();
 
 const issuer = "https://op.example.test";
 const parEndpoint = `${issuer}/api/oidc/v1/par`;
-const audiences = [issuer, parEndpoint];
+const audiences = [issuer];
 /** Epoch milliseconds; assertions are built around this instant, not the wall clock. */
 const now = Date.UTC(2030, 0, 1, 12, 0, 0);
 const nowSeconds = Math.floor(now / 1000);
@@ -392,10 +392,17 @@ describe("client authentication", () => {
       expect(c.clientId).toBe("jwt-client");
     });
 
-    it("accepts an ES256 assertion addressed to the endpoint, with client_id in the body", async () => {
-      const jwt = await assertion({ key: ec.privateKey, alg: "ES256", kid: "ec-1", claims: { aud: [parEndpoint] } });
+    it("accepts an ES256 assertion whose aud is an array holding only the issuer, with client_id in the body", async () => {
+      const jwt = await assertion({ key: ec.privateKey, alg: "ES256", kid: "ec-1", claims: { aud: [issuer] } });
       const c = await auth.authenticate(jwtInput(jwt, { client_id: "jwt-client" }), audiences);
       expect(c.clientId).toBe("jwt-client");
+    });
+
+    it("refuses an assertion addressed to an endpoint URL, or to the issuer and another server at once", async () => {
+      for (const aud of [parEndpoint, [parEndpoint], [issuer, "https://other-as.example"], ["https://other-as.example", issuer]]) {
+        const jwt = await assertion({ key: ec.privateKey, alg: "ES256", kid: "ec-1", claims: { aud } });
+        await expectFailure(auth.authenticate(jwtInput(jwt, { client_id: "jwt-client" }), audiences), "invalid_client", "assertion_audience_invalid");
+      }
     });
 
     it("accepts an EdDSA assertion without a kid", async () => {

@@ -98,6 +98,9 @@ export async function verifyClientAssertion(
   } catch (error) {
     throw fromJoseError(error);
   }
+  // The audience must be exactly one value (OAuth 2.0 Security BCP; draft-ietf-oauth-rfc7523bis): an assertion
+  // that also names another server may have been made for that server and replayed here.
+  if (Array.isArray(payload.aud) && payload.aud.length !== 1) throw invalidClient("assertion_audience_invalid");
   const { jti, exp, iat } = payload;
   if (typeof jti !== "string" || jti === "") throw invalidClient("assertion_claim_missing");
   if (typeof exp !== "number") throw invalidClient("assertion_claim_missing");

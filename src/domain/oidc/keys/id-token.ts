@@ -24,15 +24,17 @@ const maxNumericDate = 1e11;
 
 /**
  * Signs an ID token with the active signing key: a compact JWS whose header
- * carries alg, kid and typ "JWT". Claims left undefined are omitted.
+ * carries alg, kid and typ "JWT". Claims left undefined are omitted. With
+ * `accessToken`, at_hash is added, hashed as the signing key's alg requires.
  */
-export async function signIdToken(keys: SigningKeys, claims: IdTokenClaims): Promise<string> {
+export async function signIdToken(keys: SigningKeys, claims: IdTokenClaims, options: { accessToken?: string } = {}): Promise<string> {
   checkClaims(claims);
   const payload: JWTPayload = {};
   for (const [name, value] of Object.entries(claims)) {
     if (value !== undefined) payload[name] = value;
   }
   const key = await keys.active();
+  if (options.accessToken !== undefined) payload.at_hash = atHash(options.accessToken, key.alg);
   return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "JWT" }).sign(key.privateKey);
 }
 

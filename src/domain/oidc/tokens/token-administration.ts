@@ -3,13 +3,15 @@ import type { TokenRow, TokensRepository } from "../../../storage/tokens-reposit
 import type { Clock } from "../../clock.ts";
 import type { OidcClient } from "../client.ts";
 import { sha256Hex } from "../flow/tokens.ts";
+import { requestCovered } from "../grants/coverage.ts";
 
 /** Introspection answer (RFC 7662 §2.2). */
 export type Introspection =
   | { active: false }
   | {
       active: true;
-      token_type: "access_token" | "refresh_token";
+      /** RFC 7662 §2.2: the RFC 6749 token type; only access tokens have one. */
+      token_type?: "Bearer";
       client_id: string;
       sub: string;
       scope: string;
@@ -22,8 +24,9 @@ export type Introspection =
 
 /**
  * Bearer token checks and the RFC 7009 / RFC 7662 endpoints. A token is live
- * while it is unexpired, unrevoked and its grant exists: revoking either stops
- * it at once, since every check reads the database.
+ * while it is unexpired, unrevoked and its grant exists and still covers it:
+ * revoking either, or replacing the grant with fewer rights, stops it at once,
+ * since every check reads the database.
  */
 export class TokenAdministration {
   constructor(
@@ -57,7 +60,7 @@ export class TokenAdministration {
     if (row.kind === "refresh" && row.consumedAt !== null) return { active: false };
     return {
       active: true,
-      token_type: row.kind === "access" ? "access_token" : "refresh_token",
+      ...(row.kind === "access" ? { token_type: "Bearer" as const } : {}),
       client_id: row.clientId,
       sub: row.userId,
       scope: row.scopes.join(" "),
@@ -71,6 +74,8 @@ export class TokenAdministration {
 
   private async live(row: TokenRow): Promise<boolean> {
     if (row.revokedAt !== null || row.expiresAt <= this.clock()) return false;
-    return (await this.oidc.findGrant(row.grantId)) !== undefined;
+    const grant = await this.oidc.findGrant(row.grantId);
+    // Revoked, or replaced with fewer rights than the token carries: either way it stops.
+    return grant !== undefined && requestCovered(grant, row);
   }
 }

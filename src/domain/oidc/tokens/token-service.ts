@@ -6,7 +6,8 @@ import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { OidcClient } from "../client.ts";
 import type { AuthorizationCodePayload } from "../flow/authorization-flow.ts";
 import { randomToken, sha256Hex } from "../flow/tokens.ts";
-import { atHash, signIdToken } from "../keys/id-token.ts";
+import { requestCovered } from "../grants/coverage.ts";
+import { signIdToken } from "../keys/id-token.ts";
 import type { SigningKeys } from "../keys/signing-keys.ts";
 import { pkceMatches } from "./pkce.ts";
 import { TokenError } from "./token-error.ts";
@@ -82,6 +83,7 @@ export class TokenService {
     }
     const grant = await this.oidc.findGrant(payload.grantId);
     if (!grant) throw new TokenError("invalid_grant", "the grant behind this code was revoked");
+    if (!requestCovered(grant, payload)) throw new TokenError("invalid_grant", "the grant behind this code was since replaced with fewer rights");
     const response = await this.issue(
       client,
       {
@@ -108,6 +110,7 @@ export class TokenService {
     const hash = sha256Hex(presented);
     const now = this.clock();
     const requested = params.get("scope");
+    if (requested !== undefined && requested.trim() === "") throw new TokenError("invalid_scope", "scope must name at least one scope");
     if (requested !== undefined) {
       // Checked before the token is used up, so that a refused request leaves it valid (a retry is not a replay).
       const current = await this.tokens.find(hash);
@@ -126,6 +129,10 @@ export class TokenService {
     }
     const grant = await this.oidc.findGrant(used.grantId);
     if (!grant) throw new TokenError("invalid_grant", "the grant behind this refresh token was revoked");
+    // A grant replaced with fewer rights ends the tokens it no longer covers (Grant Management "replace").
+    if (!requestCovered(grant, used)) {
+      throw new TokenError("invalid_grant", "the grant behind this refresh token was replaced with fewer rights; authorize again");
+    }
     let scopes = used.scopes;
     if (requested !== undefined) {
       const narrowed = [...new Set(requested.split(" ").filter(Boolean))];
@@ -211,8 +218,7 @@ export class TokenService {
         ...(a.nonce ? { nonce: a.nonce } : {}),
         acr: a.acr,
         amr: a.amr,
-        at_hash: atHash(accessToken, "ES256"),
-      });
+      }, { accessToken });
     }
     return response;
   }

@@ -10,7 +10,8 @@ import type { TokenRow } from "../../../storage/tokens-repository.ts";
 export async function requireAccessToken(oidc: Oidc, req: Request, res: Response): Promise<TokenRow | undefined> {
   res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
   const header = req.headers.authorization;
-  if (!header) {
+  // Another scheme (Basic, DPoP, …) carries no bearer token: RFC 6750 §3.1 answers that like a missing one, without an error code.
+  if (!header || !/^Bearer /i.test(header)) {
     res.set("WWW-Authenticate", 'Bearer realm="shomei"').status(401).json({ error: "invalid_token", error_description: "an access token is required" });
     return undefined;
   }

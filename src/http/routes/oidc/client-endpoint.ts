@@ -7,8 +7,6 @@ import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { TokenError } from "../../../domain/oidc/tokens/token-error.ts";
 
 export interface ClientEndpointOptions {
-  /** The endpoint's URL, accepted as a client assertion audience besides the issuer. */
-  url: string;
   limitBytes: number;
   /** Public clients (no credentials, client_id only) may call it: the token endpoint, with PKCE. */
   allowPublicClients?: boolean;
@@ -40,7 +38,9 @@ export function clientEndpoint(
       try {
         const client = await oidc.clientAuthenticator.authenticate(
           { authorization: req.headers.authorization, form },
-          [oidc.issuer, options.url],
+          // Only the issuer identifier: accepting endpoint URLs lets a server that lies about its token endpoint
+          // obtain assertions valid here (the "audience injection" of private_key_jwt).
+          [oidc.issuer],
           { allowPublicClients: options.allowPublicClients ?? false },
         );
         await handle(client, form, req, res);

@@ -29,6 +29,8 @@ export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
     token_endpoint_auth_signing_alg_values_supported: clientAssertionAlgorithms,
     revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "private_key_jwt"],
     introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "private_key_jwt"],
+    revocation_endpoint_auth_signing_alg_values_supported: clientAssertionAlgorithms,
+    introspection_endpoint_auth_signing_alg_values_supported: clientAssertionAlgorithms,
     scopes_supported: ["openid", "profile", "email", "offline_access"],
     claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "at_hash", "name", "preferred_username", "email", "email_verified"],
     acr_values_supported: oidc.policy.levels,

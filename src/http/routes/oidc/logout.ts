@@ -34,8 +34,12 @@ export function registerLogoutRoute(router: Router, oidc: Oidc): void {
     }
     const sessionId = readCookie(req, cookies.session);
     if (req.method === "POST" && raw.confirm === "yes") {
-      if (sessionId) await oidc.flow.endSession(sessionId);
-      clearCookie(res, cookies, cookies.session);
+      // Only a request that carries the session may drop it: a cross-site form carries none (SameSite=Lax), and clearing
+      // the cookie anyway would sign the user out of the browser by a forged POST.
+      if (sessionId) {
+        await oidc.flow.endSession(sessionId);
+        clearCookie(res, cookies, cookies.session);
+      }
       finish(res, request);
       return;
     }

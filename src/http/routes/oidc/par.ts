@@ -10,7 +10,7 @@ import { clientEndpoint } from "./client-endpoint.ts";
 export function registerParRoute(router: Router, oidc: Oidc, limitBytes: number): void {
   router.post(
     "/api/oidc/v1/par",
-    ...clientEndpoint(oidc, { url: oidc.endpoints.par, limitBytes }, async (client, form, _req, res) => {
+    ...clientEndpoint(oidc, { limitBytes }, async (client, form, _req, res) => {
       const pushed = await oidc.pushed.push(client, form);
       res.status(201).json({ request_uri: pushed.requestUri, expires_in: pushed.expiresIn });
     }),

@@ -7,19 +7,20 @@ import { clientEndpoint } from "./client-endpoint.ts";
 export function registerTokenAdministrationRoutes(router: Router, oidc: Oidc, limitBytes: number): void {
   const token = (form: Record<string, unknown>) => {
     const value = form.token;
+    if (Array.isArray(value)) throw new TokenError("invalid_request", "parameter token is repeated");
     if (typeof value !== "string" || value === "") throw new TokenError("invalid_request", "token is required");
     return value;
   };
   router.post(
     "/api/oidc/v1/revoke",
-    ...clientEndpoint(oidc, { url: oidc.endpoints.revocation, limitBytes }, async (client, form, _req, res) => {
+    ...clientEndpoint(oidc, { limitBytes }, async (client, form, _req, res) => {
       await oidc.tokenAdministration.revoke(client, token(form));
       res.status(200).end();
     }),
   );
   router.post(
     "/api/oidc/v1/introspect",
-    ...clientEndpoint(oidc, { url: oidc.endpoints.introspection, limitBytes }, async (client, form, _req, res) => {
+    ...clientEndpoint(oidc, { limitBytes }, async (client, form, _req, res) => {
       res.json(await oidc.tokenAdministration.introspect(client, token(form)));
     }),
   );

@@ -14,7 +14,7 @@ const tokenParameters = ["grant_type", "code", "redirect_uri", "code_verifier", 
 export function registerTokenRoute(router: Router, oidc: Oidc, limitBytes: number): void {
   router.post(
     "/api/oidc/v1/token",
-    ...clientEndpoint(oidc, { url: oidc.endpoints.token, limitBytes, allowPublicClients: true }, async (client, form, _req, res) => {
+    ...clientEndpoint(oidc, { limitBytes, allowPublicClients: true }, async (client, form, _req, res) => {
       let params: Map<string, string>;
       try {
         params = singleValues(form, tokenParameters, false);
