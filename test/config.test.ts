@@ -49,6 +49,7 @@ describe("loadConfig defaults", () => {
       shutdownTimeoutMs: 10_000,
       parLifetimeSeconds: 60,
       sessionLifetimeSeconds: 8 * 3600,
+      sweepIntervalSeconds: 600,
     });
     expect(`sqlite:${path.join("./data", "shomei.db")}`).toBe("sqlite:data/shomei.db");
   });
@@ -91,6 +92,7 @@ describe("loadConfig sources", () => {
         SHOMEI_SHUTDOWN_TIMEOUT_MS: "0",
         SHOMEI_TLS_CERT_FILE: "cert.pem",
         SHOMEI_TLS_KEY_FILE: "key.pem",
+        SHOMEI_SWEEP_INTERVAL_SECONDS: "0",
       },
     });
     expect(config).toEqual({
@@ -109,6 +111,7 @@ describe("loadConfig sources", () => {
       tlsKeyFile: "key.pem",
       parLifetimeSeconds: 60,
       sessionLifetimeSeconds: 8 * 3600,
+      sweepIntervalSeconds: 0,
     });
   });
 

@@ -22,6 +22,7 @@ export const settings = {
   parLifetimeSeconds: { env: "SHOMEI_PAR_LIFETIME_SECONDS" },
   sessionLifetimeSeconds: { env: "SHOMEI_SESSION_LIFETIME_SECONDS" },
   clientsFile: { env: "SHOMEI_CLIENTS_FILE" },
+  sweepIntervalSeconds: { env: "SHOMEI_SWEEP_INTERVAL_SECONDS" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -78,6 +79,8 @@ export const configSchema = z
     parLifetimeSeconds: integer(5, 600).default(60),
     sessionLifetimeSeconds: integer(60, 30 * 24 * 3600).default(8 * 3600),
     clientsFile: z.string().min(1, { error: "must not be empty" }).optional(),
+    /** How often expired codes, tokens, interactions and sessions are deleted; 0 turns it off. */
+    sweepIntervalSeconds: integer(0, 24 * 3600).default(600),
   })
   .strict()
   .superRefine((c, ctx) => {

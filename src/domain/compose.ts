@@ -14,6 +14,8 @@ import { systemClock, type Clock } from "./clock.ts";
 import { MockEnvironment } from "./mock/mock-environment.ts";
 import { MockRevocationSource } from "./mock/mock-revocation-source.ts";
 import { createOidc, type Oidc } from "./oidc/compose.ts";
+import { ExpiredRowsSweeper } from "./maintenance/expired-rows-sweeper.ts";
+import { ExpiredRowsRepository } from "../storage/expired-rows-repository.ts";
 
 /** Every domain service, wired to its repositories. Transports and the CLI take what they need from here. */
 export interface Domain {
@@ -22,6 +24,7 @@ export interface Domain {
   /** Present only in mock mode. */
   mock: MockEnvironment | undefined;
   oidc: Oidc;
+  sweeper: ExpiredRowsSweeper;
 }
 
 /** The server key, from SHOMEI_SECRET_KEY_FILE or created once under the data directory. */
@@ -48,5 +51,6 @@ export function createDomain(config: Config, database: Database, secretKey: Buff
     statusChecks: new CertificateStatusChecks(certificates, sourceFor, clock),
     mock: mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config)) : undefined,
     oidc: createOidc(config, database, secretKey, clock),
+    sweeper: new ExpiredRowsSweeper(new ExpiredRowsRepository(database), clock),
   };
 }

@@ -81,6 +81,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       : config;
     const domain = createDomain(effective, database, await loadSecretKey(effective));
     const ready = createApplication(effective, database, domain, logger, () => draining);
+    const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
     app.handler = ready;
     const bound = listener;
     const host = bound.address.family === "IPv6" ? `[${bound.address.address}]` : bound.address.address;
@@ -95,6 +96,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       close: () =>
         (closing ??= (async () => {
           draining = true;
+          await stopSweeping();
           await bound.close(ready.inFlight, config.shutdownTimeoutMs);
           await database.close();
         })()),
@@ -104,4 +106,28 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     await database.close().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Runs the expired-rows sweep every intervalSeconds (never two at once) and
+ * returns how to stop it, waiting for a sweep in progress. A failed sweep is
+ * logged and retried at the next tick: the database may be briefly away.
+ */
+function startSweeping(domain: Domain, intervalSeconds: number, logger: Logger): () => Promise<void> {
+  if (intervalSeconds === 0) return async () => undefined;
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    running ??= domain.sweeper
+      .sweep()
+      .then((counts) => logger.debug({ deleted: counts }, "expired rows swept"))
+      .catch((error: unknown) => logger.warn({ err: error }, "sweeping expired rows failed; retrying at the next interval"))
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalSeconds * 1000);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }

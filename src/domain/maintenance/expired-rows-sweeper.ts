@@ -1,0 +1,26 @@
+import type { ExpiredRowsRepository, SweepCounts } from "../../storage/expired-rows-repository.ts";
+import type { Clock } from "../clock.ts";
+
+/**
+ * Keeps short-lived rows from piling up: anonymous authorization requests
+ * create interactions, every flow creates codes and tokens. Interactions and
+ * sessions go as soon as they expire. Single-use records (codes, request_uris,
+ * assertion jtis, replay marks) and tokens are kept a day longer than their
+ * lifetime, so that a late replay of a used code or rotated refresh token is
+ * still recognised as one (and revokes what it must) rather than being taken
+ * for an unknown value.
+ */
+export class ExpiredRowsSweeper {
+  static readonly replayMemoryMs = 24 * 60 * 60 * 1000;
+
+  constructor(
+    private readonly repository: ExpiredRowsRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  sweep(): Promise<SweepCounts> {
+    const now = this.clock();
+    const kept = now - ExpiredRowsSweeper.replayMemoryMs;
+    return this.repository.deleteExpired({ oneTimeRecords: kept, tokens: kept, interactions: now, sessions: now });
+  }
+}

@@ -1,0 +1,113 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExpiredRowsSweeper } from "../../src/domain/maintenance/expired-rows-sweeper.ts";
+import { OidcUsers } from "../../src/domain/oidc/users.ts";
+import { openDatabase, type Database } from "../../src/storage/database.ts";
+import { ExpiredRowsRepository } from "../../src/storage/expired-rows-repository.ts";
+import { migrateToLatest } from "../../src/storage/migrate.ts";
+import { OidcRepository } from "../../src/storage/oidc-repository.ts";
+import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { startTestServer } from "../support/server.ts";
+
+const targets = await databaseTargets();
+const now = Date.UTC(2030, 5, 1, 12, 0, 0);
+const minute = 60_000;
+const day = ExpiredRowsSweeper.replayMemoryMs;
+
+for (const t of targets) {
+  describe.skipIf(!!t.unavailable)(targetTitle(t), () => {
+    let scratch: ScratchDatabase;
+    let database: Database;
+    let userId: string;
+
+    beforeAll(async () => {
+      scratch = await t.create();
+      database = await openDatabase(scratch.url);
+      await migrateToLatest(database);
+      const user = await new OidcUsers(new OidcRepository(database), randomBytes(32), () => now).create({ login: "sweep-user", password: "a long password" });
+      userId = user.id;
+    });
+
+    afterAll(async () => {
+      await database?.close();
+      await scratch?.drop();
+    });
+
+    /** One row per table and expiry, named by what the expiry is relative to now. */
+    async function seed(expiries: Record<string, number>): Promise<void> {
+      for (const [name, expiresAt] of Object.entries(expiries)) {
+        await database.db
+          .insertInto("one_time_records")
+          .values({ kind: "authorization_code", key_hash: name, owner: "c", payload: "null", created_at: now - 2 * day, expires_at: expiresAt, consumed_at: null })
+          .execute();
+        await database.db
+          .insertInto("oidc_tokens")
+          .values({
+            token_hash: name,
+            kind: "access",
+            family: "f",
+            client_id: "c",
+            user_id: userId,
+            grant_id: "g",
+            scopes: "[]",
+            authorization_details: "[]",
+            auth_time: now,
+            acr: "low",
+            amr: "[]",
+            created_at: now - 2 * day,
+            expires_at: expiresAt,
+            consumed_at: null,
+            revoked_at: null,
+          })
+          .execute();
+        await database.db.insertInto("oidc_interactions").values({ id_hash: name, browser_hash: "b", state: "{}", created_at: now - 2 * day, expires_at: expiresAt }).execute();
+        await database.db
+          .insertInto("oidc_sessions")
+          .values({ id_hash: name, user_id: userId, auth_time: now, acr: "low", amr: "[]", created_at: now - 2 * day, expires_at: expiresAt })
+          .execute();
+      }
+    }
+
+    const left = async () => ({
+      records: (await database.db.selectFrom("one_time_records").select("key_hash").orderBy("key_hash").execute()).map((r) => r.key_hash),
+      tokens: (await database.db.selectFrom("oidc_tokens").select("token_hash").orderBy("token_hash").execute()).map((r) => r.token_hash),
+      interactions: (await database.db.selectFrom("oidc_interactions").select("id_hash").orderBy("id_hash").execute()).map((r) => r.id_hash),
+      sessions: (await database.db.selectFrom("oidc_sessions").select("id_hash").orderBy("id_hash").execute()).map((r) => r.id_hash),
+    });
+
+    it("deletes interactions and sessions once expired, codes and tokens a day after, and nothing live", async () => {
+      await seed({ a_live: now + minute, b_just_expired: now - minute, c_expired_hours_ago: now - day + minute, d_expired_over_a_day: now - day - minute });
+      const counts = await new ExpiredRowsSweeper(new ExpiredRowsRepository(database), () => now).sweep();
+      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3 });
+      expect(await left()).toEqual({
+        records: ["a_live", "b_just_expired", "c_expired_hours_ago"],
+        tokens: ["a_live", "b_just_expired", "c_expired_hours_ago"],
+        interactions: ["a_live"],
+        sessions: ["a_live"],
+      });
+      // A second sweep finds nothing more.
+      expect(await new ExpiredRowsSweeper(new ExpiredRowsRepository(database), () => now).sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0 });
+    });
+  });
+}
+
+describe("the server sweeps on its own", () => {
+  it("with sweepIntervalSeconds=1, an expired interaction is gone within a few seconds; shutdown stops the timer", async () => {
+    const sqlite = targets.find((target) => target.name === "sqlite")!;
+    const scratch = await sqlite.create();
+    const server = await startTestServer(scratch.url, { sweepIntervalSeconds: 1 });
+    try {
+      await server.database.db.insertInto("oidc_interactions").values({ id_hash: "stale", browser_hash: "b", state: "{}", created_at: 0, expires_at: 1 }).execute();
+      const deadline = Date.now() + 10_000;
+      let remaining = 1;
+      while (remaining > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        remaining = (await server.database.db.selectFrom("oidc_interactions").select("id_hash").where("id_hash", "=", "stale").execute()).length;
+      }
+      expect(remaining).toBe(0);
+    } finally {
+      await server.close();
+      await scratch.drop();
+    }
+  });
+});
