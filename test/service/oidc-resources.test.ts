@@ -9,6 +9,7 @@ import {
   createUser,
   expectCodeRedirect,
   expectPage,
+  jsonOrUndefined,
   pkce,
   registerClient,
   signIn,
@@ -104,13 +105,7 @@ for (const target of targets) {
       }
       const response = await fetch(new URL(path, live().url), { method, redirect: "manual", headers, ...(body !== undefined ? { body } : {}) });
       const text = await response.text();
-      let json: Record<string, unknown> | undefined;
-      try {
-        json = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        json = undefined;
-      }
-      return { status: response.status, headers: response.headers, text, json };
+      return { status: response.status, headers: response.headers, text, json: jsonOrUndefined(text) };
     }
 
     /** The client's credentials: an Authorization header for confidential clients, client_id in the form for the public one. */

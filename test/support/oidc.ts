@@ -241,13 +241,16 @@ export async function postForm(
     body: form,
   });
   const text = await response.text();
-  let json: Record<string, unknown> | undefined;
+  return { status: response.status, headers: response.headers, location: response.headers.get("location") ?? undefined, text, json: jsonOrUndefined(text) };
+}
+
+/** The body parsed as a JSON object, or undefined when it is not JSON. */
+export function jsonOrUndefined(text: string): Record<string, unknown> | undefined {
   try {
-    json = JSON.parse(text) as Record<string, unknown>;
+    return JSON.parse(text) as Record<string, unknown>;
   } catch {
-    json = undefined;
+    return undefined;
   }
-  return { status: response.status, headers: response.headers, location: response.headers.get("location") ?? undefined, text, json };
 }
 
 /** The stored one-time record behind a bearer value (authorization code, request_uri secret). */
