@@ -110,13 +110,11 @@ export class TokenService {
     const hash = sha256Hex(presented);
     const now = this.clock();
     const requested = params.get("scope");
-    if (requested !== undefined && requested.trim() === "") throw new TokenError("invalid_scope", "scope must name at least one scope");
     if (requested !== undefined) {
       // Checked before the token is used up, so that a refused request leaves it valid (a retry is not a replay).
       const current = await this.tokens.find(hash);
       const live = current?.kind === "refresh" && current.clientId === client.clientId && current.consumedAt === null && current.revokedAt === null;
-      const extra = live ? requested.split(" ").find((s) => s !== "" && !current.scopes.includes(s)) : undefined;
-      if (extra) throw new TokenError("invalid_scope", `scope ${extra} was not granted`);
+      refreshScopes(requested, live ? current.scopes : undefined);
     }
     const used = await this.tokens.consumeRefresh(hash, client.clientId, now);
     if (!used) {
@@ -133,13 +131,7 @@ export class TokenService {
     if (!requestCovered(grant, used)) {
       throw new TokenError("invalid_grant", "the grant behind this refresh token was replaced with fewer rights; authorize again");
     }
-    let scopes = used.scopes;
-    if (requested !== undefined) {
-      const narrowed = [...new Set(requested.split(" ").filter(Boolean))];
-      const extra = narrowed.find((s) => !used.scopes.includes(s));
-      if (extra) throw new TokenError("invalid_scope", `scope ${extra} was not granted`);
-      scopes = narrowed;
-    }
+    const scopes = requested === undefined ? used.scopes : refreshScopes(requested, used.scopes);
     // RFC 6749 §6: the new refresh token keeps the scope of the one presented; only the access token is narrowed.
     const response = await this.issue(client, { ...used, scopes, nonce: null }, now, used.scopes);
     await this.failIfReplayedMeanwhile(used.family, now, "the refresh token was used twice; its whole family is revoked");
@@ -222,4 +214,16 @@ export class TokenService {
     }
     return response;
   }
+}
+
+/**
+ * The scopes a refresh asks for: a non-empty subset of what the refresh token
+ * holds (invalid_scope otherwise). Without `held`, only emptiness is checked.
+ */
+function refreshScopes(requested: string, held: readonly string[] | undefined): string[] {
+  const scopes = [...new Set(requested.split(" ").filter(Boolean))];
+  if (scopes.length === 0) throw new TokenError("invalid_scope", "scope must name at least one scope");
+  const extra = held && scopes.find((s) => !held.includes(s));
+  if (extra) throw new TokenError("invalid_scope", `scope ${extra} was not granted`);
+  return scopes;
 }
