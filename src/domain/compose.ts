@@ -16,6 +16,7 @@ import { MockRevocationSource } from "./mock/mock-revocation-source.ts";
 import { createOidc, type Oidc } from "./oidc/compose.ts";
 import { ExpiredRowsSweeper } from "./maintenance/expired-rows-sweeper.ts";
 import { ExpiredRowsRepository } from "../storage/expired-rows-repository.ts";
+import { OneTimeRecords } from "../storage/one-time-records.ts";
 
 /** Every domain service, wired to its repositories. Transports and the CLI take what they need from here. */
 export interface Domain {
@@ -51,6 +52,6 @@ export function createDomain(config: Config, database: Database, secretKey: Buff
     statusChecks: new CertificateStatusChecks(certificates, sourceFor, clock),
     mock: mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config)) : undefined,
     oidc: createOidc(config, database, secretKey, clock),
-    sweeper: new ExpiredRowsSweeper(new ExpiredRowsRepository(database), clock),
+    sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock),
   };
 }

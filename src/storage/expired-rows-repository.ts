@@ -8,15 +8,14 @@ export interface SweepCounts {
   sessions: number;
 }
 
-/** Deletes rows whose time is over; see ExpiredRowsSweeper for the margins. */
+/** Deletes OIDC rows whose time is over (single-use records have their own, OneTimeRecords.deleteExpired); see ExpiredRowsSweeper for the margins. */
 export class ExpiredRowsRepository {
   constructor(private readonly database: Database) {}
 
-  async deleteExpired(cutoffs: { oneTimeRecords: number; tokens: number; interactions: number; sessions: number }): Promise<SweepCounts> {
+  async deleteExpired(cutoffs: { tokens: number; interactions: number; sessions: number }): Promise<Omit<SweepCounts, "oneTimeRecords">> {
     const db = this.database.db;
     const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
     return {
-      oneTimeRecords: deleted(await db.deleteFrom("one_time_records").where("expires_at", "<", cutoffs.oneTimeRecords).executeTakeFirst()),
       tokens: deleted(await db.deleteFrom("oidc_tokens").where("expires_at", "<", cutoffs.tokens).executeTakeFirst()),
       interactions: deleted(await db.deleteFrom("oidc_interactions").where("expires_at", "<", cutoffs.interactions).executeTakeFirst()),
       sessions: deleted(await db.deleteFrom("oidc_sessions").where("expires_at", "<", cutoffs.sessions).executeTakeFirst()),

@@ -6,6 +6,7 @@ import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { ExpiredRowsRepository } from "../../src/storage/expired-rows-repository.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { OidcRepository } from "../../src/storage/oidc-repository.ts";
+import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { startTestServer } from "../support/server.ts";
 
@@ -77,7 +78,7 @@ for (const t of targets) {
 
     it("deletes interactions and sessions once expired, codes and tokens a day after, and nothing live", async () => {
       await seed({ a_live: now + minute, b_just_expired: now - minute, c_expired_hours_ago: now - day + minute, d_expired_over_a_day: now - day - minute });
-      const counts = await new ExpiredRowsSweeper(new ExpiredRowsRepository(database), () => now).sweep();
+      const counts = await new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), () => now).sweep();
       expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3 });
       expect(await left()).toEqual({
         records: ["a_live", "b_just_expired", "c_expired_hours_ago"],
@@ -86,7 +87,7 @@ for (const t of targets) {
         sessions: ["a_live"],
       });
       // A second sweep finds nothing more.
-      expect(await new ExpiredRowsSweeper(new ExpiredRowsRepository(database), () => now).sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0 });
+      expect(await new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), () => now).sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0 });
     });
   });
 }

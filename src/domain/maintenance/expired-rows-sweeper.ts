@@ -1,4 +1,5 @@
 import type { ExpiredRowsRepository, SweepCounts } from "../../storage/expired-rows-repository.ts";
+import type { OneTimeRecords } from "../../storage/one-time-records.ts";
 import type { Clock } from "../clock.ts";
 
 /**
@@ -14,13 +15,15 @@ export class ExpiredRowsSweeper {
   static readonly replayMemoryMs = 24 * 60 * 60 * 1000;
 
   constructor(
+    private readonly records: OneTimeRecords,
     private readonly repository: ExpiredRowsRepository,
     private readonly clock: Clock,
   ) {}
 
-  sweep(): Promise<SweepCounts> {
+  async sweep(): Promise<SweepCounts> {
     const now = this.clock();
     const kept = now - ExpiredRowsSweeper.replayMemoryMs;
-    return this.repository.deleteExpired({ oneTimeRecords: kept, tokens: kept, interactions: now, sessions: now });
+    const oneTimeRecords = await this.records.deleteExpired(kept);
+    return { oneTimeRecords, ...(await this.repository.deleteExpired({ tokens: kept, interactions: now, sessions: now })) };
   }
 }
