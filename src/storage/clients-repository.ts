@@ -2,6 +2,7 @@ import type { Selectable } from "kysely";
 import type { JSONWebKeySet } from "jose";
 import type { ClientAuthMethod, GrantType, OidcClient } from "../domain/oidc/client.ts";
 import type { Database } from "./database.ts";
+import { revokeGrantsWithTokens } from "./revocations.ts";
 import type { OidcClientTable } from "./schema.ts";
 
 /** The shape client_metadata validation allows for client_id. */
@@ -54,8 +55,7 @@ export class ClientsRepository {
     return this.database.db.transaction().execute(async (trx) => {
       const result = await trx.deleteFrom("oidc_clients").where("client_id", "=", clientId).executeTakeFirst();
       if (Number(result.numDeletedRows) === 0) return false;
-      await trx.updateTable("oidc_grants").set({ revoked_at: now }).where("client_id", "=", clientId).where("revoked_at", "is", null).execute();
-      await trx.updateTable("oidc_tokens").set({ revoked_at: now }).where("client_id", "=", clientId).where("revoked_at", "is", null).execute();
+      await revokeGrantsWithTokens(trx, { clientId }, now);
       return true;
     });
   }

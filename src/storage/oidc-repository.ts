@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { Database } from "./database.ts";
+import { revokeGrantsWithTokens } from "./revocations.ts";
 import type { OidcGrantTable, OidcUserTable } from "./schema.ts";
 
 export interface OidcUserRow {
@@ -202,10 +203,9 @@ export class OidcRepository {
     return row && toGrant(row);
   }
 
-  /** Marks a grant revoked; false when it was unknown or already revoked. */
-  async revokeGrant(id: string, now: number): Promise<boolean> {
-    const result = await this.db.updateTable("oidc_grants").set({ revoked_at: now }).where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+  /** Revokes a grant and every token issued under it, together. */
+  async revokeGrant(id: string, now: number): Promise<void> {
+    await this.db.transaction().execute((trx) => revokeGrantsWithTokens(trx, { grantId: id }, now));
   }
 
   /** The user's most recently updated live grant for a client. */

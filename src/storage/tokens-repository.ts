@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { Database } from "./database.ts";
+import { revokeTokens, type TokenSelection } from "./revocations.ts";
 import type { OidcTokenTable } from "./schema.ts";
 
 export type TokenKind = "access" | "refresh";
@@ -73,33 +74,9 @@ export class TokensRepository {
     return row && toToken(row);
   }
 
-  async revokeFamily(family: string, now: number): Promise<number> {
-    const result = await this.database.db
-      .updateTable("oidc_tokens")
-      .set({ revoked_at: now })
-      .where("family", "=", family)
-      .where("revoked_at", "is", null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
-  }
-
-  async revokeGrant(grantId: string, now: number): Promise<number> {
-    const result = await this.database.db
-      .updateTable("oidc_tokens")
-      .set({ revoked_at: now })
-      .where("grant_id", "=", grantId)
-      .where("revoked_at", "is", null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
-  }
-
-  async revoke(tokenHash: string, now: number): Promise<void> {
-    await this.database.db
-      .updateTable("oidc_tokens")
-      .set({ revoked_at: now })
-      .where("token_hash", "=", tokenHash)
-      .where("revoked_at", "is", null)
-      .execute();
+  /** Revokes the selected live tokens (see TokenSelection); returns how many. */
+  revoke(selection: TokenSelection, now: number): Promise<number> {
+    return revokeTokens(this.database.db, selection, now);
   }
 }
 

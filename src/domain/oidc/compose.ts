@@ -110,11 +110,7 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
     signingKeys,
     grants: {
       find: (id) => repository.findGrant(id),
-      async revoke(id) {
-        const now = clock();
-        await repository.revokeGrant(id, now);
-        await tokensRepository.revokeGrant(id, now);
-      },
+      revoke: (id) => repository.revokeGrant(id, clock()),
     },
     async authorizationDetailsTypes() {
       const types = new Set((await clients.list()).flatMap((c) => c.allowedAuthorizationDetailsTypes));

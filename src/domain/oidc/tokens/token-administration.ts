@@ -49,8 +49,7 @@ export class TokenAdministration {
     if (!row || row.clientId !== client.clientId) return;
     const now = this.clock();
     // Revoking a refresh token ends everything issued from the same code (RFC 7009 §2.1 allows it and it is the safe reading).
-    if (row.kind === "refresh") await this.tokens.revokeFamily(row.family, now);
-    else await this.tokens.revoke(row.tokenHash, now);
+    await this.tokens.revoke(row.kind === "refresh" ? { family: row.family } : { tokenHash: row.tokenHash }, now);
   }
 
   /** RFC 7662: a client may introspect only its own tokens; anything else is simply inactive. */

@@ -146,12 +146,12 @@ export class TokenService {
    */
   private async revokeReplayed(family: string, client: OidcClient, now: number): Promise<void> {
     await this.codes.issueIfAbsent({ kind: replayedFamilyKind, keyHash: family, owner: client.clientId, payload: null, now, ttlMs: replayMarkLifetimeMs });
-    await this.tokens.revokeFamily(family, now);
+    await this.tokens.revoke({ family }, now);
   }
 
   private async failIfReplayedMeanwhile(family: string, now: number, description: string): Promise<void> {
     if (!(await this.codes.find(replayedFamilyKind, family))) return;
-    await this.tokens.revokeFamily(family, now);
+    await this.tokens.revoke({ family }, now);
     throw new TokenError("invalid_grant", description);
   }
 

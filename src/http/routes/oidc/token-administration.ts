@@ -1,14 +1,14 @@
 import type { Router } from "express";
 import type { Oidc } from "../../../domain/oidc/compose.ts";
+import { singleValues, type RawParameters } from "../../../domain/oidc/parameters.ts";
 import { TokenError } from "../../../domain/oidc/tokens/token-error.ts";
 import { clientEndpoint } from "./client-endpoint.ts";
 
 /** RFC 7009 revocation and RFC 7662 introspection, for authenticated (confidential) clients. */
 export function registerTokenAdministrationRoutes(router: Router, oidc: Oidc, limitBytes: number): void {
-  const token = (form: Record<string, unknown>) => {
-    const value = form.token;
-    if (Array.isArray(value)) throw new TokenError("invalid_request", "parameter token is repeated");
-    if (typeof value !== "string" || value === "") throw new TokenError("invalid_request", "token is required");
+  const token = (form: RawParameters) => {
+    const value = singleValues(form, ["token"], false).get("token");
+    if (value === undefined) throw new TokenError("invalid_request", "token is required");
     return value;
   };
   router.post(

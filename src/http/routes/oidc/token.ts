@@ -2,7 +2,6 @@ import type { Router } from "express";
 import type { Oidc } from "../../../domain/oidc/compose.ts";
 import { singleValues } from "../../../domain/oidc/parameters.ts";
 import { TokenError } from "../../../domain/oidc/tokens/token-error.ts";
-import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { clientEndpoint } from "./client-endpoint.ts";
 import { grantTypes, type GrantType } from "../../../domain/oidc/client.ts";
 
@@ -15,13 +14,8 @@ export function registerTokenRoute(router: Router, oidc: Oidc, limitBytes: numbe
   router.post(
     "/api/oidc/v1/token",
     ...clientEndpoint(oidc, { limitBytes, allowPublicClients: true }, async (client, form, _req, res) => {
-      let params: Map<string, string>;
-      try {
-        params = singleValues(form, tokenParameters, false);
-      } catch (error) {
-        if (error instanceof OAuthError) throw new TokenError("invalid_request", error.description);
-        throw error;
-      }
+      // A repeated parameter is an OAuthError invalid_request, answered by clientEndpoint like a TokenError.
+      const params = singleValues(form, tokenParameters, false);
       const grantType = params.get("grant_type");
       if (!grantType) throw new TokenError("invalid_request", "grant_type is required");
       if (!isGrantType(grantType)) throw new TokenError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
