@@ -1,4 +1,11 @@
-import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createConnectRouter,
+  type ConnectRouter,
+  type ContextValues,
+  type Interceptor,
+} from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
@@ -7,7 +14,9 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "../observability/logger.ts";
+import { withEmptyRequestBody } from "./empty-request-body.ts";
 import type { AnyRequest, AnyResponse } from "./request-handler.ts";
+import { answerDecodeFailuresAsInvalidArgument } from "./rpc-decode-errors.ts";
 
 type NodeResponse = Parameters<typeof universalResponseToNodeResponse>[1];
 
@@ -22,6 +31,12 @@ export interface RpcHandlerOptions {
   interceptors: Interceptor[];
   readMaxBytes: number;
   logger: Logger;
+  /**
+   * Runs on the headers before the body is read (authentication). Its context
+   * values reach the interceptors; when it says the call will be refused, the
+   * body is not decoded at all.
+   */
+  beforeBody?: (service: string, headers: Headers) => Promise<{ contextValues: ContextValues; refused: boolean }>;
 }
 
 /**
@@ -46,13 +61,36 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     handle(req, res, procedure) {
       const handler = handlers.get(procedure);
       if (!handler) throw new TypeError(`no handler for ${procedure}`);
-      const universal = universalRequestFromNodeRequest(req, res as NodeResponse, undefined, undefined);
-      handler(universal)
-        .then((response) => universalResponseToNodeResponse(response, res as NodeResponse))
-        .catch((reason: unknown) => {
-          if (ConnectError.from(reason).code === Code.Aborted) return;
-          options.logger.error({ procedure, err: reason }, "rpc response failed");
+      const serve = async () => {
+        let universal = universalRequestFromNodeRequest(req, res as NodeResponse, undefined, undefined);
+        const before = await options.beforeBody?.(handler.service.typeName, universal.header).catch((error: unknown) => {
+          // Left to the interceptors, which authenticate again and map the failure (e.g. database unavailable).
+          options.logger.debug({ procedure, err: error }, "authentication before the body failed");
+          return undefined;
         });
+        if (before) {
+          universal = { ...universal, contextValues: before.contextValues };
+          if (before.refused) universal = withEmptyRequestBody(universal);
+        }
+        const response = await answerDecodeFailuresAsInvalidArgument(await handler(universal), handler.method.input.typeName);
+        await universalResponseToNodeResponse(response, res as NodeResponse);
+      };
+      serve().catch((reason: unknown) => {
+        if (ConnectError.from(reason).code === Code.Aborted) return;
+        if (!res.headersSent && isMissingAuthority(reason)) {
+          // An HTTP/2 request without :authority or Host; HTTP/1.1 refuses those itself.
+          res.statusCode = 400;
+          res.end();
+          return;
+        }
+        options.logger.error({ procedure, err: reason }, "rpc response failed");
+        if (!res.headersSent) res.statusCode = 500;
+        res.end();
+      });
     },
   };
+}
+
+function isMissingAuthority(reason: unknown): boolean {
+  return reason instanceof ConnectError && reason.rawMessage.startsWith("unable to determine request authority");
 }

@@ -3,7 +3,7 @@ import { createHttpApp } from "../http/app.ts";
 import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { createDomain, loadSecretKey, type Domain } from "../domain/compose.ts";
-import { bearerAuthentication } from "../rpc/auth.ts";
+import { bearerAuthentication, preauthenticate } from "../rpc/auth.ts";
 import { errorBoundary } from "../rpc/interceptors.ts";
 import { publicServices, routes } from "../rpc/routes.ts";
 import { openDatabase, type Database } from "../storage/database.ts";
@@ -40,6 +40,7 @@ export function createApplication(
     // Outermost first: errors of every later interceptor pass through the boundary.
     interceptors: [errorBoundary(logger), bearerAuthentication(domain.accounts, publicServices)],
     readMaxBytes: config.maxBodyBytes,
+    beforeBody: preauthenticate(domain.accounts, publicServices),
     logger,
   });
   return createRequestHandler({

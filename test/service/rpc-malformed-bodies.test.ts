@@ -1,0 +1,175 @@
+import http2 from "node:http2";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Certificate_Type as CertificateType } from "../../gen/service/verify/v2/certificate_pb.ts";
+import { certificateServicePath, countStatuses, createTenant, setupClients, type Tenant } from "../support/certificate-rpc.ts";
+import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+/**
+ * Request bodies that are not the protobuf message a procedure takes must be
+ * answered as the client's fault (invalid_argument), in every protocol; and a
+ * call without a valid token is refused as unauthenticated before its body is
+ * decoded at all.
+ */
+
+const sqlite = (await databaseTargets()).find((t) => t.name === "sqlite")!;
+const checkPath = `${certificateServicePath}/CheckCertificateStatus`;
+
+/** Bytes that no protobuf decoder accepts: field number 0 is illegal. */
+const notProtobuf = Uint8Array.from([0x00]);
+/** A length-delimited field that promises more bytes than follow. */
+const truncated = Uint8Array.from([0x0a, 0x20, 0x61, 0x62]);
+
+const frame = (payload: Uint8Array, flags = 0): Buffer => {
+  const out = Buffer.alloc(5 + payload.byteLength);
+  out[0] = flags;
+  out.writeUInt32BE(payload.byteLength, 1);
+  out.set(payload, 5);
+  return out;
+};
+
+interface Outcome {
+  /** The Connect code name, or the gRPC status as a number in text. */
+  code: string;
+  message: string;
+  httpStatus: number;
+  raw: string;
+}
+
+/** Connect unary over HTTP/1.1: the code is in the JSON body. */
+async function connectCall(server: TestServer, token: string, body: Uint8Array, headers: Record<string, string> = {}): Promise<Outcome> {
+  const response = await fetch(server.url + checkPath, {
+    method: "POST",
+    headers: { "content-type": "application/proto", authorization: `Bearer ${token}`, ...headers },
+    body,
+  });
+  const raw = await response.text();
+  const parsed = JSON.parse(raw) as { code: string; message: string };
+  return { code: parsed.code, message: parsed.message, httpStatus: response.status, raw };
+}
+
+/** gRPC-Web over HTTP/1.1: the status is in the trailer frame at the end of the body. */
+async function grpcWebCall(server: TestServer, token: string, body: Uint8Array): Promise<Outcome> {
+  const response = await fetch(server.url + checkPath, {
+    method: "POST",
+    headers: { "content-type": "application/grpc-web+proto", authorization: `Bearer ${token}` },
+    body,
+  });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  expect(bytes[0]).toBe(0x80);
+  const trailer = bytes.subarray(5).toString("latin1");
+  const field = (name: string) => new RegExp(`^${name}: (.*)$`, "m").exec(trailer)?.[1]?.trim() ?? "";
+  return { code: field("grpc-status"), message: decodeURIComponent(field("grpc-message")), httpStatus: response.status, raw: trailer };
+}
+
+/** gRPC over HTTP/2 cleartext: the status is in the trailers. */
+function grpcCall(server: TestServer, token: string, body: Uint8Array): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(server.url);
+    session.on("error", reject);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": checkPath,
+      "content-type": "application/grpc",
+      te: "trailers",
+      authorization: `Bearer ${token}`,
+    });
+    let httpStatus = 0;
+    stream.on("response", (headers) => (httpStatus = Number(headers[":status"])));
+    stream.on("trailers", (trailers) => {
+      const message = String(trailers["grpc-message"] ?? "");
+      resolve({ code: String(trailers["grpc-status"]), message: decodeURIComponent(message), httpStatus, raw: JSON.stringify(trailers) });
+    });
+    stream.on("data", () => undefined);
+    stream.on("end", () => session.close());
+    stream.on("error", reject);
+    stream.end(body);
+  });
+}
+
+describe("malformed binary bodies", () => {
+  let scratch: ScratchDatabase;
+  let server: TestServer;
+  let tenant: Tenant;
+  let certificateId: string;
+
+  beforeAll(async () => {
+    scratch = await sqlite.create();
+    server = await startTestServer(scratch.url);
+    tenant = await createTenant(server, "malformed");
+    const created = await setupClients(server, tenant.token).mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE });
+    certificateId = created.certificate!.id;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await scratch?.drop();
+  });
+
+  const expectedMessage = "the request body is not a valid service.verify.v2.CheckCertificateStatusRequest message";
+
+  it.each([
+    ["an illegal field number", notProtobuf],
+    ["a truncated length-delimited field", truncated],
+  ])("Connect binary: %s is invalid_argument (HTTP 400) without decoder details", async (_name, body) => {
+    const outcome = await connectCall(server, tenant.token, body);
+    expect({ httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message }).toEqual({
+      httpStatus: 400,
+      code: "invalid_argument",
+      message: expectedMessage,
+    });
+    expect(outcome.raw).not.toMatch(/illegal|parse binary|wire type/);
+  });
+
+  it("Connect binary: a gzip body that is not gzip is invalid_argument", async () => {
+    const outcome = await connectCall(server, tenant.token, notProtobuf, { "content-encoding": "gzip" });
+    expect({ httpStatus: outcome.httpStatus, code: outcome.code }).toEqual({ httpStatus: 400, code: "invalid_argument" });
+  });
+
+  it("gRPC over h2c: a bad message is status 3 (INVALID_ARGUMENT), not 13", async () => {
+    const outcome = await grpcCall(server, tenant.token, frame(notProtobuf));
+    expect({ httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message }).toEqual({
+      httpStatus: 200,
+      code: "3",
+      message: expectedMessage,
+    });
+  });
+
+  it("gRPC over h2c: a compressed frame without grpc-encoding is status 3", async () => {
+    const outcome = await grpcCall(server, tenant.token, frame(notProtobuf, 1));
+    expect(outcome.code).toBe("3");
+  });
+
+  it("gRPC-Web: a bad message is status 3 in the trailer frame", async () => {
+    const outcome = await grpcWebCall(server, tenant.token, frame(truncated));
+    expect({ httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message }).toEqual({
+      httpStatus: 200,
+      code: "3",
+      message: expectedMessage,
+    });
+  });
+
+  it("a bad token with a bad body is refused as unauthenticated in every protocol: the body is never decoded", async () => {
+    const connect = await connectCall(server, "not-a-token", notProtobuf);
+    expect({ httpStatus: connect.httpStatus, code: connect.code }).toEqual({ httpStatus: 401, code: "unauthenticated" });
+    expect(connect.raw).toContain("ERROR_REASON_TOKEN_INVALID");
+    const connectGzip = await connectCall(server, "not-a-token", notProtobuf, { "content-encoding": "gzip" });
+    expect(connectGzip.code).toBe("unauthenticated");
+    expect((await grpcCall(server, "not-a-token", frame(notProtobuf))).code).toBe("16");
+    expect((await grpcCall(server, "not-a-token", frame(notProtobuf, 1))).code).toBe("16");
+    expect((await grpcWebCall(server, "not-a-token", frame(truncated))).code).toBe("16");
+  });
+
+  it("a valid token with a valid body still works over gRPC, and junk wrote no status record", async () => {
+    const before = await countStatuses(server, tenant.account.id);
+    // Field 1 (certificate_id), length-delimited.
+    const id = Buffer.from(certificateId);
+    const message = Buffer.concat([Buffer.from([0x0a, id.byteLength]), id]);
+    const outcome = await grpcCall(server, tenant.token, frame(message));
+    expect(outcome.code).toBe("0");
+    expect(await countStatuses(server, tenant.account.id)).toBe(before + 1);
+  });
+
+  it("logs no error for bad bodies (they are the client's fault)", () => {
+    expect(server.logs.filter((line) => line.level === "error" || line.level === 50)).toEqual([]);
+  });
+});
