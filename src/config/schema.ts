@@ -23,6 +23,14 @@ export const settings = {
   sessionLifetimeSeconds: { env: "SHOMEI_SESSION_LIFETIME_SECONDS" },
   clientsFile: { env: "SHOMEI_CLIENTS_FILE" },
   sweepIntervalSeconds: { env: "SHOMEI_SWEEP_INTERVAL_SECONDS" },
+  loginMaxFailuresPerAccount: { env: "SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT" },
+  loginMaxFailuresPerAddress: { env: "SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS" },
+  loginThrottleWindowSeconds: { env: "SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS" },
+  headersTimeoutMs: { env: "SHOMEI_HEADERS_TIMEOUT_MS" },
+  requestTimeoutMs: { env: "SHOMEI_REQUEST_TIMEOUT_MS" },
+  keepAliveTimeoutMs: { env: "SHOMEI_KEEP_ALIVE_TIMEOUT_MS" },
+  maxConnections: { env: "SHOMEI_MAX_CONNECTIONS" },
+  maxConnectionsPerAddress: { env: "SHOMEI_MAX_CONNECTIONS_PER_ADDRESS" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -81,6 +89,20 @@ export const configSchema = z
     clientsFile: z.string().min(1, { error: "must not be empty" }).optional(),
     /** How often expired codes, tokens, interactions and sessions are deleted; 0 turns it off. */
     sweepIntervalSeconds: integer(0, 24 * 3600).default(600),
+    /** Sign-in attempts (password or one-time code) per account, and per client address, within the window. */
+    loginMaxFailuresPerAccount: integer(1, 1000).default(5),
+    loginMaxFailuresPerAddress: integer(1, 100_000).default(20),
+    loginThrottleWindowSeconds: integer(1, 24 * 3600).default(900),
+    /** How long a client may take to send a request's headers (HTTP/1.1), or its first bytes (any protocol). */
+    headersTimeoutMs: integer(1000, 600_000).default(20_000),
+    /** How long a client may take to send a whole HTTP/1.1 request, body included. */
+    requestTimeoutMs: integer(1000, 3_600_000).default(60_000),
+    /** How long an idle keep-alive connection (HTTP/1.1) or HTTP/2 session is kept open. */
+    keepAliveTimeoutMs: integer(1000, 600_000).default(5_000),
+    /** Open connections in all; past it, new ones are closed at once. */
+    maxConnections: integer(1, 1_000_000).default(10_000),
+    /** Open connections from one client address (IPv6 per /64). */
+    maxConnectionsPerAddress: integer(1, 1_000_000).default(512),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -52,6 +52,8 @@ export function createDomain(config: Config, database: Database, secretKey: Buff
     statusChecks: new CertificateStatusChecks(certificates, sourceFor, clock),
     mock: mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config)) : undefined,
     oidc: createOidc(config, database, secretKey, clock),
-    sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock),
+    sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock, {
+      loginAttemptWindowMs: config.loginThrottleWindowSeconds * 1000,
+    }),
   };
 }

@@ -20,6 +20,15 @@ export interface Tables {
   oidc_grants: OidcGrantTable;
   oidc_signing_keys: OidcSigningKeyTable;
   oidc_tokens: OidcTokenTable;
+  login_attempts: LoginAttemptTable;
+}
+
+/** See migration 0010: keys are HMACs, account_key is cleared by a successful sign-in. */
+export interface LoginAttemptTable {
+  id: string;
+  account_key: string | null;
+  address_key: string;
+  attempted_at: number;
 }
 
 export interface OidcUserTable {

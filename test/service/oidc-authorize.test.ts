@@ -673,4 +673,36 @@ describe("failed-login throttling (own server, so no other test's failures count
     // Case variants of the login share the counter.
     expect((await b.post(loginPath, { csrf, login: user.login.toUpperCase(), password: user.password })).status).toBe(429);
   });
+
+  it("60 wrong passwords and the right one sent at once: exactly 5 are checked, the rest are 429", async () => {
+    const s = throttleServer!;
+    const user = await createUser(s);
+    const b = new Browser(s.url);
+    const loginPath = expectPage(await b.get(authorizeUrl(params())), "login");
+    const csrf = csrfOf((await b.get(loginPath)).body);
+    const guesses = Array.from({ length: 61 }, (_, i) => (i === 60 ? user.password : `wrong-${i}-password`));
+    const replies = await Promise.all(guesses.map((password) => b.post(loginPath, { csrf, login: user.login, password })));
+    const statuses = replies.map((r) => r.status);
+    expect(statuses.filter((status) => status !== 429)).toHaveLength(5);
+    expect(statuses.every((status) => [401, 429, 303].includes(status))).toBe(true);
+    // Afterwards even the right password is refused until the window passes.
+    expect((await b.post(loginPath, { csrf, login: user.login, password: user.password })).status).toBe(429);
+  });
+
+  it("30 wrong one-time codes sent at once at the step-up page: exactly 5 are checked, the rest are 429", async () => {
+    const s = throttleServer!;
+    const user = await createUser(s, { totp: true });
+    const b = new Browser(s.url);
+    const afterLogin = await signIn(b, await b.get(authorizeUrl(params({ acr_values: "high" }))), user.login, user.password);
+    const reauthPath = expectPage(afterLogin, "reauth");
+    const csrf = csrfOf((await b.get(reauthPath)).body);
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, () => b.post(reauthPath, { csrf, password: user.password, otp: wrongOtp(user.totpSecret!) })),
+    );
+    const statuses = replies.map((r) => r.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(25);
+    const otp = s.domain.oidc.users.currentOtp(user.row)!;
+    expect((await b.post(reauthPath, { csrf, password: user.password, otp })).status).toBe(429);
+  });
 });

@@ -11,6 +11,8 @@ import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
+import { LoginThrottle } from "../../src/domain/credentials/login-throttle.ts";
+import { LoginAttemptsRepository } from "../../src/storage/login-attempts-repository.ts";
 import type { WorkerInput, WorkerMessage } from "./workers.ts";
 
 const input = workerData as WorkerInput;
@@ -26,6 +28,19 @@ try {
     while (Atomics.load(gate, 0) <= round) Atomics.wait(gate, 0, round);
     if (task.type === "migrate") {
       send({ type: "migrated", round, report: await migrateToLatest(database) });
+    } else if (task.type === "login-attempts") {
+      const throttle = new LoginThrottle(new LoginAttemptsRepository(database), Buffer.from(task.secretKeyHex, "hex"), () => task.now);
+      let checks = 0;
+      const outcomes = await Promise.all(
+        Array.from({ length: task.count }, (_, i) =>
+          throttle.attempt(task.account, `198.51.100.${i}`, async () => {
+            checks++;
+            await new Promise((r) => setTimeout(r, task.checkMs));
+            return { ok: false as const, reason: "password" };
+          }),
+        ),
+      );
+      send({ type: "attempted", round, checks, refused: outcomes.filter((o) => o.outcome === "refused").length });
     } else {
       const results = await Promise.all(
         task.nows.map(async (now) => ({ now, result: await records.consume(task.kind, task.keyHash, now) })),

@@ -5,7 +5,9 @@ import type { ConsumeResult } from "../../src/storage/one-time-records.ts";
 export type WorkerTask =
   | { type: "migrate" }
   /** Fires one consume per entry of `nows`, all at once, on the worker's connection. */
-  | { type: "consume"; kind: string; keyHash: string; nows: number[] };
+  | { type: "consume"; kind: string; keyHash: string; nows: number[] }
+  /** Fires `count` sign-in attempts for one account at once, each with a wrong secret whose check takes `checkMs`. */
+  | { type: "login-attempts"; secretKeyHex: string; account: string; count: number; checkMs: number; now: number };
 
 export interface WorkerInput {
   url: string;
@@ -17,7 +19,9 @@ export interface WorkerInput {
 export type WorkerMessage =
   | { type: "ready"; round: number }
   | { type: "migrated"; round: number; report: MigrationReport }
-  | { type: "consumed"; round: number; results: { now: number; result: ConsumeResult }[] };
+  | { type: "consumed"; round: number; results: { now: number; result: ConsumeResult }[] }
+  /** How many of the attempts were admitted to their check. */
+  | { type: "attempted"; round: number; checks: number; refused: number };
 
 export type WorkerOutcome = Exclude<WorkerMessage, { type: "ready" }>;
 

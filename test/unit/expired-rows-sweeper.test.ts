@@ -14,6 +14,7 @@ const targets = await databaseTargets();
 const now = Date.UTC(2030, 5, 1, 12, 0, 0);
 const minute = 60_000;
 const day = ExpiredRowsSweeper.replayMemoryMs;
+const loginWindow = 15 * minute;
 
 for (const t of targets) {
   describe.skipIf(!!t.unavailable)(targetTitle(t), () => {
@@ -66,6 +67,11 @@ for (const t of targets) {
           .insertInto("oidc_sessions")
           .values({ id_hash: name, user_id: userId, auth_time: now, acr: "low", amr: "[]", created_at: now - 2 * day, expires_at: expiresAt })
           .execute();
+        // A sign-in attempt made a throttle window before this expiry.
+        await database.db
+          .insertInto("login_attempts")
+          .values({ id: name, account_key: "a", address_key: "b", attempted_at: expiresAt - loginWindow })
+          .execute();
       }
     }
 
@@ -74,20 +80,23 @@ for (const t of targets) {
       tokens: (await database.db.selectFrom("oidc_tokens").select("token_hash").orderBy("token_hash").execute()).map((r) => r.token_hash),
       interactions: (await database.db.selectFrom("oidc_interactions").select("id_hash").orderBy("id_hash").execute()).map((r) => r.id_hash),
       sessions: (await database.db.selectFrom("oidc_sessions").select("id_hash").orderBy("id_hash").execute()).map((r) => r.id_hash),
+      loginAttempts: (await database.db.selectFrom("login_attempts").select("id").orderBy("id").execute()).map((r) => r.id),
     });
+    const sweeper = () => new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), () => now, { loginAttemptWindowMs: loginWindow });
 
-    it("deletes interactions and sessions once expired, codes and tokens a day after, and nothing live", async () => {
+    it("deletes interactions and sessions once expired, codes and tokens a day after, sign-in attempts out of the window, and nothing live", async () => {
       await seed({ a_live: now + minute, b_just_expired: now - minute, c_expired_hours_ago: now - day + minute, d_expired_over_a_day: now - day - minute });
-      const counts = await new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), () => now).sweep();
-      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3 });
+      const counts = await sweeper().sweep();
+      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3, loginAttempts: 3 });
       expect(await left()).toEqual({
         records: ["a_live", "b_just_expired", "c_expired_hours_ago"],
         tokens: ["a_live", "b_just_expired", "c_expired_hours_ago"],
         interactions: ["a_live"],
         sessions: ["a_live"],
+        loginAttempts: ["a_live"],
       });
       // A second sweep finds nothing more.
-      expect(await new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), () => now).sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0 });
+      expect(await sweeper().sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0, loginAttempts: 0 });
     });
   });
 }

@@ -1,165 +1,156 @@
+import { createHmac } from "node:crypto";
 import { systemClock, type Clock } from "../clock.ts";
+import { newId } from "../ids.ts";
 import { addressKey } from "./client-address.ts";
 
 /**
- * Limits failed logins in a sliding window, counted both per account (against
- * guessing one user's password from many addresses) and per client address
- * (against trying many accounts from one place). Check before verifying a
- * password, record the outcome after.
+ * Limits sign-in attempts in a sliding window, counted both per account
+ * (against guessing one user's password from many addresses) and per client
+ * address (against trying many accounts from one place).
  *
- * State lives in memory, per process: several replicas each allow the full
- * limits, and a restart forgets everything. Memory is bounded: each key keeps
- * at most `limit` timestamps, expired ones are dropped as keys are touched and
- * in periodic sweeps, and past `maxTrackedKeys` per scope the keys whose last
- * failure is oldest are forgotten first.
+ * An attempt is a reservation taken before the secret is checked: the
+ * attempts in the window are counted and, if there is room, this one is
+ * written, in one step that excludes every other reservation of the same
+ * account or address (see LoginAttemptStore.exclusively). So a burst of
+ * concurrent guesses cannot all pass a check made before any of them is
+ * recorded: exactly the limit are admitted. A failed check keeps its
+ * reservation (it is a failure now); a successful one removes it. The
+ * reservations live in the database, so the limits hold across every
+ * instance sharing it, and survive restarts. An instance that dies while
+ * checking leaves its reservation counted as a failure until the window
+ * passes: the safe side.
  *
  * Accounts are compared after NFKC normalization and lower-casing, so case
- * variants of one login share a counter (at worst stricter than needed when
- * logins are case-sensitive). Addresses are grouped by addressKey (IPv6 per /64).
+ * variants of one login share a counter; addresses are grouped by addressKey
+ * (IPv6 per /64). Both are stored only as HMACs under the server key.
  */
 
 export interface LoginThrottleOptions {
-  /** Failures per account within the window before further attempts are refused; default 5. */
+  /** Attempts per account within the window before further ones are refused; default 5. */
   maxFailuresPerAccount?: number;
-  /** Failures per client address within the window; default 20. */
+  /** Attempts per client address within the window; default 20. */
   maxFailuresPerAddress?: number;
   /** Default 15 minutes. */
   windowMs?: number;
-  /** Per scope; default 10 000. */
-  maxTrackedKeys?: number;
 }
 
 export type ThrottleScope = "account" | "address";
 
-export type ThrottleDecision =
-  | { allowed: true }
-  | { allowed: false; retryAfterSeconds: number; scope: ThrottleScope };
+/** One reservation, as stored. */
+export interface LoginAttempt {
+  id: string;
+  accountKey: string;
+  addressKey: string;
+  attemptedAt: number;
+}
 
-/** How many failures are recorded between sweeps of expired keys. */
-const sweepEvery = 1000;
+/** Reads and writes inside LoginAttemptStore.exclusively. */
+export interface ExclusiveAttempts {
+  /** Times of the attempts under the key after `after` (exclusive), oldest first. */
+  attemptTimes(scope: ThrottleScope, key: string, after: number): Promise<number[]>;
+  insert(attempt: LoginAttempt): Promise<void>;
+}
+
+/** Where attempts are kept; implemented by storage, shared by instances. */
+export interface LoginAttemptStore {
+  /**
+   * Runs `work` so that no other `exclusively` naming any of the same keys
+   * runs at the same time, in this process or any other on the database.
+   */
+  exclusively<T>(keys: string[], work: (attempts: ExclusiveAttempts) => Promise<T>): Promise<T>;
+  remove(id: string): Promise<void>;
+  /** Stops the account's attempts counting for the account (they still count for their addresses). */
+  forgetAccount(accountKey: string): Promise<void>;
+}
+
+/** What a check says: `ok` with what it proved, or not with why not. */
+export type Verdict<T, F> = { ok: true; value: T } | { ok: false; reason: F };
+
+export type AttemptOutcome<T, F> =
+  | { outcome: "refused"; retryAfterSeconds: number; scope: ThrottleScope }
+  | { outcome: "failed"; reason: F }
+  | { outcome: "succeeded"; value: T };
 
 export class LoginThrottle {
-  private readonly clock: Clock;
   private readonly windowMs: number;
-  private readonly maxTrackedKeys: number;
-  private readonly counters: Record<ThrottleScope, FailureCounter>;
-  private recordedSinceSweep = 0;
+  private readonly limits: Record<ThrottleScope, number>;
 
-  constructor(clock: Clock = systemClock, options: LoginThrottleOptions = {}) {
-    this.clock = clock;
+  constructor(
+    private readonly store: LoginAttemptStore,
+    private readonly secretKey: Buffer,
+    private readonly clock: Clock = systemClock,
+    options: LoginThrottleOptions = {},
+  ) {
     this.windowMs = positiveInteger(options.windowMs ?? 15 * 60 * 1000, "windowMs");
-    this.maxTrackedKeys = positiveInteger(options.maxTrackedKeys ?? 10_000, "maxTrackedKeys");
-    this.counters = {
-      account: new FailureCounter(positiveInteger(options.maxFailuresPerAccount ?? 5, "maxFailuresPerAccount")),
-      address: new FailureCounter(positiveInteger(options.maxFailuresPerAddress ?? 20, "maxFailuresPerAddress")),
+    this.limits = {
+      account: positiveInteger(options.maxFailuresPerAccount ?? 5, "maxFailuresPerAccount"),
+      address: positiveInteger(options.maxFailuresPerAddress ?? 20, "maxFailuresPerAddress"),
     };
   }
 
-  /** Whether a login attempt may go ahead. When both scopes are blocked, the longer wait is reported. */
-  check(account: string, address: string): ThrottleDecision {
-    const now = this.clock();
-    const horizon = now - this.windowMs;
-    let decision: ThrottleDecision = { allowed: true };
-    for (const [scope, key] of this.keys(account, address)) {
-      const oldest = this.counters[scope].oldestBlocking(key, horizon);
-      if (oldest === undefined) continue;
-      const retryAfterSeconds = Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000));
-      if (decision.allowed || retryAfterSeconds > decision.retryAfterSeconds) {
-        decision = { allowed: false, retryAfterSeconds, scope };
-      }
-    }
-    return decision;
-  }
-
-  recordFailure(account: string, address: string): void {
-    const now = this.clock();
-    const horizon = now - this.windowMs;
-    if (++this.recordedSinceSweep >= sweepEvery) {
-      this.recordedSinceSweep = 0;
-      for (const counter of Object.values(this.counters)) counter.sweep(horizon);
-    }
-    for (const [scope, key] of this.keys(account, address)) {
-      this.counters[scope].record(key, now, horizon, this.maxTrackedKeys);
-    }
-  }
-
   /**
-   * Clears the account's failures. The address's stay: otherwise a client
-   * could reset its address count by logging in to an account of its own
-   * between guesses at others.
+   * Runs `check` (a password, a one-time code…) for the account from the
+   * address, unless the limits are reached. Only the attempts made through
+   * this method count.
    */
-  recordSuccess(account: string): void {
-    this.counters.account.clear(accountKey(account));
+  async attempt<T, F>(account: string, address: string, check: () => Promise<Verdict<T, F>>): Promise<AttemptOutcome<T, F>> {
+    const now = this.clock();
+    const reservation: LoginAttempt = {
+      id: newId(),
+      accountKey: this.key("account", normalizeAccount(account)),
+      addressKey: this.key("address", addressKey(address)),
+      attemptedAt: now,
+    };
+    const refusal = await this.store.exclusively([reservation.accountKey, reservation.addressKey], async (attempts) => {
+      const refused = await this.refusal(attempts, reservation, now);
+      if (!refused) await attempts.insert(reservation);
+      return refused;
+    });
+    if (refusal) return refusal;
+    let keep = false;
+    try {
+      const verdict = await check();
+      if (!verdict.ok) {
+        keep = true;
+        return { outcome: "failed", reason: verdict.reason };
+      }
+      await this.store.forgetAccount(reservation.accountKey);
+      return { outcome: "succeeded", value: verdict.value };
+    } finally {
+      if (!keep) await this.store.remove(reservation.id);
+    }
   }
 
-  /** How many keys each scope tracks now (expired ones may linger until touched or swept). */
-  trackedKeys(): Record<ThrottleScope, number> {
-    return { account: this.counters.account.size, address: this.counters.address.size };
-  }
-
-  private keys(account: string, address: string): [ThrottleScope, string][] {
-    return [
-      ["account", accountKey(account)],
-      ["address", addressKey(address)],
+  /** Refused when either scope already holds its limit of attempts in the window. When both do, the longer wait. */
+  private async refusal(
+    attempts: ExclusiveAttempts,
+    reservation: LoginAttempt,
+    now: number,
+  ): Promise<AttemptOutcome<never, never> | undefined> {
+    const horizon = now - this.windowMs;
+    let refusal: { outcome: "refused"; retryAfterSeconds: number; scope: ThrottleScope } | undefined;
+    const scopes: [ThrottleScope, string][] = [
+      ["account", reservation.accountKey],
+      ["address", reservation.addressKey],
     ];
+    for (const [scope, key] of scopes) {
+      const limit = this.limits[scope];
+      const times = await attempts.attemptTimes(scope, key, horizon);
+      if (times.length < limit) continue;
+      // The wait until enough of them have left the window for one more to fit.
+      const lifting = times[times.length - limit]!;
+      const retryAfterSeconds = Math.max(1, Math.ceil((lifting + this.windowMs - now) / 1000));
+      if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds) refusal = { outcome: "refused", retryAfterSeconds, scope };
+    }
+    return refusal;
+  }
+
+  private key(scope: ThrottleScope, value: string): string {
+    return createHmac("sha256", this.secretKey).update(`login-throttle:${scope}:${value}`).digest("base64url");
   }
 }
 
-/** Failure timestamps per key, in a Map ordered by each key's latest failure. */
-class FailureCounter {
-  private readonly failures = new Map<string, number[]>();
-
-  constructor(private readonly limit: number) {}
-
-  get size(): number {
-    return this.failures.size;
-  }
-
-  /** When the key is at its limit, the timestamp whose expiry lifts the block; else undefined. */
-  oldestBlocking(key: string, horizon: number): number | undefined {
-    const times = this.current(key, horizon);
-    return times.length >= this.limit ? times[0] : undefined;
-  }
-
-  record(key: string, now: number, horizon: number, maxKeys: number): void {
-    const times = this.current(key, horizon);
-    times.push(now);
-    // Only the latest `limit` failures can decide a block.
-    if (times.length > this.limit) times.splice(0, times.length - this.limit);
-    this.failures.delete(key);
-    this.failures.set(key, times);
-    if (this.failures.size > maxKeys) this.sweep(horizon);
-    for (const oldestKey of this.failures.keys()) {
-      if (this.failures.size <= maxKeys) break;
-      this.failures.delete(oldestKey);
-    }
-  }
-
-  clear(key: string): void {
-    this.failures.delete(key);
-  }
-
-  sweep(horizon: number): void {
-    for (const [key, times] of this.failures) {
-      if (times.length === 0 || times[times.length - 1]! <= horizon) this.failures.delete(key);
-    }
-  }
-
-  /** The key's unexpired timestamps (dropping expired ones in place), oldest first. */
-  private current(key: string, horizon: number): number[] {
-    const times = this.failures.get(key);
-    if (times === undefined) return [];
-    const firstLive = times.findIndex((time) => time > horizon);
-    if (firstLive === -1) {
-      this.failures.delete(key);
-      return [];
-    }
-    if (firstLive > 0) times.splice(0, firstLive);
-    return times;
-  }
-}
-
-function accountKey(account: string): string {
+function normalizeAccount(account: string): string {
   return account.normalize("NFKC").toLowerCase();
 }
 

@@ -9,7 +9,7 @@ import type { Clock } from "../clock.ts";
  * assertion jtis, replay marks) and tokens are kept a day longer than their
  * lifetime, so that a late replay of a used code or rotated refresh token is
  * still recognised as one (and revokes what it must) rather than being taken
- * for an unknown value.
+ * for an unknown value. Sign-in attempts go once they leave the throttle's window.
  */
 export class ExpiredRowsSweeper {
   static readonly replayMemoryMs = 24 * 60 * 60 * 1000;
@@ -18,12 +18,18 @@ export class ExpiredRowsSweeper {
     private readonly records: OneTimeRecords,
     private readonly repository: ExpiredRowsRepository,
     private readonly clock: Clock,
+    private readonly options: { loginAttemptWindowMs: number },
   ) {}
 
   async sweep(): Promise<SweepCounts> {
     const now = this.clock();
     const kept = now - ExpiredRowsSweeper.replayMemoryMs;
     const oneTimeRecords = await this.records.deleteExpired(kept);
-    return { oneTimeRecords, ...(await this.repository.deleteExpired({ tokens: kept, interactions: now, sessions: now })) };
+    return { oneTimeRecords, ...(await this.repository.deleteExpired({
+        tokens: kept,
+        interactions: now,
+        sessions: now,
+        loginAttempts: now - this.options.loginAttemptWindowMs,
+      })) };
   }
 }

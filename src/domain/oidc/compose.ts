@@ -7,6 +7,7 @@ import { SigningKeysRepository } from "../../storage/signing-keys-repository.ts"
 import { TokensRepository } from "../../storage/tokens-repository.ts";
 import type { Clock } from "../clock.ts";
 import { LoginThrottle } from "../credentials/login-throttle.ts";
+import { LoginAttemptsRepository } from "../../storage/login-attempts-repository.ts";
 import { defaultAcrPolicy, type AcrPolicy } from "./acr.ts";
 import { ClientAuthenticator } from "./client-authentication.ts";
 import type { OidcClient } from "./client.ts";
@@ -15,6 +16,7 @@ import { SigningKeys } from "./keys/signing-keys.ts";
 import { TokenAdministration } from "./tokens/token-administration.ts";
 import { TokenService } from "./tokens/token-service.ts";
 import { PushedRequests } from "./pushed-requests.ts";
+import { SignIn } from "./sign-in.ts";
 import { OidcUsers } from "./users.ts";
 import type { GrantRow } from "../../storage/oidc-repository.ts";
 
@@ -27,7 +29,8 @@ export interface Oidc {
   pushed: PushedRequests;
   users: OidcUsers;
   flow: AuthorizationFlow;
-  throttle: LoginThrottle;
+  /** Password and step-up checks, throttled. */
+  signIn: SignIn;
   /** Server key: CSRF tokens, sealing TOTP secrets. */
   secretKey: Buffer;
   sessionLifetimeSeconds: number;
@@ -102,7 +105,14 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
       sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
       codeLifetimeMs: 60 * 1000,
     }, clock),
-    throttle: new LoginThrottle(clock),
+    signIn: new SignIn(
+      users,
+      new LoginThrottle(new LoginAttemptsRepository(database), secretKey, clock, {
+        maxFailuresPerAccount: config.loginMaxFailuresPerAccount,
+        maxFailuresPerAddress: config.loginMaxFailuresPerAddress,
+        windowMs: config.loginThrottleWindowSeconds * 1000,
+      }),
+    ),
     secretKey,
     sessionLifetimeSeconds: config.sessionLifetimeSeconds,
     tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock),

@@ -2,7 +2,6 @@ import express, { type Request, type Response, type Router } from "express";
 import type { Oidc } from "../../../domain/oidc/compose.ts";
 import { InteractionNotFound, type LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
 import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/tokens.ts";
-import type { AuthMethod } from "../../../domain/oidc/acr.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
 import { HttpError } from "../../errors.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
@@ -61,21 +60,19 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const login = typeof body.login === "string" ? body.login.trim() : "";
     const password = typeof body.password === "string" ? body.password : "";
     if (!login || !password) return loginPage(res, interaction, 400, { error: "Enter your username and password.", loginHint: login });
-    const allowed = oidc.throttle.check(login, address(req));
-    if (!allowed.allowed) {
-      res.set("Retry-After", String(allowed.retryAfterSeconds));
-      const minutes = Math.ceil(allowed.retryAfterSeconds / 60);
+    const attempt = await oidc.signIn.withPassword(login, password, address(req));
+    if (attempt.outcome === "refused") {
+      res.set("Retry-After", String(attempt.retryAfterSeconds));
+      const minutes = Math.ceil(attempt.retryAfterSeconds / 60);
       return loginPage(res, interaction, 429, {
         error: `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
         loginHint: login,
       });
     }
-    const user = await oidc.users.verifyPassword(login, password);
-    if (!user) {
-      oidc.throttle.recordFailure(login, address(req));
+    if (attempt.outcome === "failed") {
       return loginPage(res, interaction, 401, { error: "The username or password is not correct.", loginHint: login });
     }
-    oidc.throttle.recordSuccess(login);
+    const user = attempt.value;
     const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req));
     setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
     sendStep(res, step);
@@ -118,30 +115,21 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const requirement = await oidc.flow.reauthRequirement(interaction, sessionId);
     const user = interaction.user;
     if (!requirement || !user || !sessionId) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
-    const allowed = oidc.throttle.check(user.login, address(req));
-    if (!allowed.allowed) {
-      res.set("Retry-After", String(allowed.retryAfterSeconds));
+    const body = req.body as Record<string, unknown>;
+    const secrets = {
+      password: typeof body.password === "string" ? body.password : "",
+      otp: typeof body.otp === "string" ? body.otp.trim() : "",
+    };
+    const attempt = await oidc.signIn.reauthenticate(user, requirement.methods, secrets, address(req));
+    if (attempt.outcome === "refused") {
+      res.set("Retry-After", String(attempt.retryAfterSeconds));
       return reauthView(req, res, 429, "Too many failed attempts. Try again later.");
     }
-    const body = req.body as Record<string, unknown>;
-    const password = typeof body.password === "string" ? body.password : "";
-    const otp = typeof body.otp === "string" ? body.otp.trim() : "";
-    const methods: AuthMethod[] = [];
-    if (requirement.methods.includes("pwd")) {
-      if (!(await oidc.users.checkPassword(user, password))) {
-        oidc.throttle.recordFailure(user.login, address(req));
-        return reauthView(req, res, 401, "The password is not correct.", "password");
-      }
-      methods.push("pwd");
+    if (attempt.outcome === "failed") {
+      const message = attempt.reason === "password" ? "The password is not correct." : "The one-time code is not correct or was already used.";
+      return reauthView(req, res, 401, message, attempt.reason);
     }
-    if (requirement.methods.includes("otp")) {
-      if (!(await oidc.users.verifyOtp(user, otp))) {
-        oidc.throttle.recordFailure(user.login, address(req));
-        return reauthView(req, res, 401, "The one-time code is not correct or was already used.", "otp");
-      }
-      methods.push("otp");
-    }
-    oidc.throttle.recordSuccess(user.login);
+    const methods = attempt.value;
     sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, methods, browser(req)));
   });
 

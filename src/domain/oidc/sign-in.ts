@@ -1,0 +1,50 @@
+import type { AttemptOutcome, LoginThrottle } from "../credentials/login-throttle.ts";
+import type { AuthMethod } from "./acr.ts";
+import type { OidcUserRow, OidcUsers } from "./users.ts";
+
+/** Which secret was wrong, so the page can mark that field. */
+export type WrongSecret = "password" | "otp";
+
+/**
+ * Checks what a person types at the sign-in and step-up pages, always
+ * through the throttle: the attempt is counted before the secret is checked,
+ * so concurrent guesses cannot outrun the limits.
+ */
+export class SignIn {
+  constructor(
+    private readonly users: OidcUsers,
+    private readonly throttle: LoginThrottle,
+  ) {}
+
+  /** Login with a password; the user when it is right. */
+  withPassword(login: string, password: string, address: string): Promise<AttemptOutcome<OidcUserRow, WrongSecret>> {
+    return this.throttle.attempt(login, address, async () => {
+      const user = await this.users.verifyPassword(login, password);
+      return user ? { ok: true, value: user } : { ok: false, reason: "password" };
+    });
+  }
+
+  /**
+   * Re-authentication of a signed-in user with every method the step-up
+   * requires, in order; the methods performed when all are right.
+   */
+  reauthenticate(
+    user: OidcUserRow,
+    required: readonly AuthMethod[],
+    secrets: { password: string; otp: string },
+    address: string,
+  ): Promise<AttemptOutcome<AuthMethod[], WrongSecret>> {
+    return this.throttle.attempt(user.login, address, async () => {
+      const performed: AuthMethod[] = [];
+      if (required.includes("pwd")) {
+        if (!(await this.users.checkPassword(user, secrets.password))) return { ok: false, reason: "password" };
+        performed.push("pwd");
+      }
+      if (required.includes("otp")) {
+        if (!(await this.users.verifyOtp(user, secrets.otp))) return { ok: false, reason: "otp" };
+        performed.push("otp");
+      }
+      return { ok: true, value: performed };
+    });
+  }
+}
