@@ -24,8 +24,6 @@ export async function serveCommand(config: Config): Promise<void> {
     await server.close();
     throw error;
   }
-  logger.info({ url: server.url, mode: config.mode, database: server.database.displayUrl, version }, "listening");
-  process.stderr.write(banner(server.config, server.url, server.database.displayUrl, demo, oidcDemo));
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -46,8 +44,11 @@ export async function serveCommand(config: Config): Promise<void> {
       },
     );
   };
+  // Before anything announces the port: a signal sent as soon as it is known must find its handler.
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+  logger.info({ url: server.url, mode: config.mode, database: server.database.displayUrl, version }, "listening");
+  process.stderr.write(banner(server.config, server.url, server.database.displayUrl, demo, oidcDemo));
 }
 
 function banner(config: Config, url: string, database: string, demo: DemoData | undefined, oidcDemo: OidcDemo | undefined): string {

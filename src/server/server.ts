@@ -74,6 +74,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         host: config.host,
         port: config.port,
         tls: config.tlsCertFile && config.tlsKeyFile ? { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile } : undefined,
+        limits: {
+          headersTimeoutMs: config.headersTimeoutMs,
+          requestTimeoutMs: config.requestTimeoutMs,
+          keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+          maxConnections: config.maxConnections,
+          maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+        },
         logger,
       },
     );

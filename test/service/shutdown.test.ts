@@ -226,6 +226,60 @@ describe("graceful shutdown of the real CLI", () => {
     }
   });
 
+  it("on SIGTERM: connections opened just before the signal have their first request answered, none is reset", async () => {
+    const cli = await startCli();
+    // TCP connections made before the signal; their first bytes (HTTP/1.1 requests, HTTP/2 prefaces) follow it.
+    const raw = await Promise.all(Array.from({ length: 6 }, () => connectRaw(cli.port)));
+    const forHttp2 = await Promise.all(Array.from({ length: 2 }, () => connectRaw(cli.port)));
+    const readers = raw.map((socket) => new Http1Reader(socket));
+    const sessions: http2.ClientHttp2Session[] = [];
+    const request = (id: string) =>
+      `POST ${procedurePath} HTTP/1.1\r\nHost: 127.0.0.1:${cli.port}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nX-Request-Id: ${id}\r\n\r\n{}`;
+    const h2Call = (socket: net.Socket, id: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const session = http2.connect(`http://127.0.0.1:${cli.port}`, { createConnection: () => socket });
+        sessions.push(session);
+        session.on("error", reject);
+        const stream = session.request({ ":method": "POST", ":path": procedurePath, "content-type": "application/json", "x-request-id": id });
+        let status = 0;
+        let body = "";
+        stream.setEncoding("utf8");
+        stream.on("response", (headers) => (status = Number(headers[":status"])));
+        stream.on("data", (chunk: string) => (body += chunk));
+        stream.on("end", () => resolve({ status, body }));
+        stream.on("error", reject);
+        stream.end("{}");
+      });
+    try {
+      cli.child.kill("SIGTERM");
+      // Half of the requests leave at once (they may even overtake the signal), half once shutdown has visibly begun.
+      readers.slice(0, 3).forEach((reader, i) => reader.socket.write(request(`early-${i}`)));
+      const early = h2Call(forHttp2[0]!, "early-h2");
+      await until(() => cli.logs().some((l) => l.msg === "shutting down: finishing in-flight requests"), "the shutdown log line");
+      readers.slice(3).forEach((reader, i) => reader.socket.write(request(`late-${i}`)));
+      const late = h2Call(forHttp2[1]!, "late-h2");
+
+      for (const [index, reader] of readers.entries()) {
+        const response = await reader.next();
+        expect(response.status).toBe(200);
+        expect(JSON.parse(response.body)).toMatchObject({ name: "shomei" });
+        // A request that arrived once shutdown had begun is told that the connection ends with it.
+        if (index >= 3) expect(response.headers["connection"]).toBe("close");
+        await reader.closedByPeer();
+      }
+      for (const answer of await Promise.all([early, late])) {
+        expect(answer.status).toBe(200);
+        expect(JSON.parse(answer.body)).toMatchObject({ name: "shomei" });
+      }
+      expect(await cli.exited).toEqual({ code: 0, signal: null });
+      expect(cli.logs().filter((l) => l.msg === "request" && l.status === 200)).toHaveLength(8);
+    } finally {
+      for (const socket of [...raw, ...forHttp2]) socket.destroy();
+      for (const session of sessions) session.destroy();
+      cli.child.kill("SIGKILL");
+    }
+  });
+
   it("on SIGINT: closes idle keep-alive connections and idle HTTP/2 sessions and exits 0 without waiting for them", async () => {
     const cli = await startCli();
     const keepAlive = new Http1Reader(await connectRaw(cli.port));
