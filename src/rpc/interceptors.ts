@@ -9,6 +9,9 @@ import type { Logger } from "../observability/logger.ts";
  * error becomes its Connect code with a google.rpc.ErrorInfo detail; a lost
  * database becomes `unavailable` (clients retry it); anything else is logged
  * with its stack and answered as a bare `internal`, never with its message.
+ * That answer's wording differs from the protocol layer's "internal error",
+ * which the transport takes to mean a request it could not read (see
+ * src/server/rpc-client-faults.ts).
  */
 export function errorBoundary(logger: Logger): Interceptor {
   return (next) => async (req) => {
@@ -22,7 +25,7 @@ export function errorBoundary(logger: Logger): Interceptor {
         throw new ConnectError("the service is temporarily unavailable, retry later", Code.Unavailable);
       }
       logger.error({ procedure: req.url, err: error }, "rpc failed");
-      throw new ConnectError("internal error", Code.Internal);
+      throw new ConnectError("the server failed to complete the call; it has been logged", Code.Internal);
     }
   };
 }

@@ -87,7 +87,9 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
   let http1: http.Server | undefined;
   let acceptor: net.Server;
 
-  const h2options: http2.ServerOptions = { settings: { maxConcurrentStreams: 250 } };
+  // Advertised so that clients know the limit (RFC 9113 §6.5.2): larger header lists are refused by
+  // nghttp2 whether or not it is announced, as REFUSED_STREAM, which a client may retry elsewhere.
+  const h2options: http2.ServerOptions = { settings: { maxConcurrentStreams: 250, maxHeaderListSize: 65_536 } };
   if (options.tls) {
     const secure = http2.createSecureServer(
       {
@@ -237,14 +239,16 @@ function routeByPreface(socket: Socket, h1: http.Server, h2: http2.Http2Server, 
   socket.on("data", onData);
 }
 
-/** Malformed or too slow HTTP/1.1 gets a short JSON answer and a closed connection, never a stack trace. */
+/** Malformed or too slow HTTP/1.1 gets a short JSON answer (headers only for HEAD) and a closed connection, never a stack trace. */
 function answerMalformed(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable || error.code === "ECONNRESET") {
     socket.destroy();
     return;
   }
   const [status, body] = clientErrorAnswer(error.code);
-  const json = JSON.stringify(body);
+  // A response to HEAD has no body, even this one (the method is read from the raw bytes: there is no request object).
+  const raw = (error as { rawPacket?: unknown }).rawPacket;
+  const json = Buffer.isBuffer(raw) && raw.subarray(0, 5).toString("latin1") === "HEAD " ? "" : JSON.stringify(body);
   socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`);
 }
 

@@ -16,7 +16,8 @@ import {
 import type { Logger } from "../observability/logger.ts";
 import { withEmptyRequestBody } from "./empty-request-body.ts";
 import type { AnyRequest, AnyResponse } from "./request-handler.ts";
-import { answerDecodeFailuresAsInvalidArgument } from "./rpc-decode-errors.ts";
+import { answerClientFaults } from "./rpc-client-faults.ts";
+import { writeGrpcError } from "./grpc-error-response.ts";
 
 type NodeResponse = Parameters<typeof universalResponseToNodeResponse>[1];
 
@@ -45,10 +46,11 @@ export interface RpcHandlerOptions {
  * matched procedure first (for metrics and logs) and logs through our logger.
  */
 export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
+  const compressions = [compressionGzip, compressionBrotli];
   const router = createConnectRouter({
     interceptors: options.interceptors,
     readMaxBytes: options.readMaxBytes,
-    acceptCompression: [compressionGzip, compressionBrotli],
+    acceptCompression: compressions,
     // The spec's JSON clients send exactly the documented fields; a misspelt one
     // must be an error, not silently ignored.
     jsonOptions: { ignoreUnknownFields: false },
@@ -72,7 +74,11 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
           universal = { ...universal, contextValues: before.contextValues };
           if (before.refused) universal = withEmptyRequestBody(universal);
         }
-        const response = await answerDecodeFailuresAsInvalidArgument(await handler(universal), handler.method.input.typeName);
+        const response = await answerClientFaults(
+          await handler(universal),
+          handler.method.input.typeName,
+          compressions.map((c) => c.name),
+        );
         await universalResponseToNodeResponse(response, res as NodeResponse);
       };
       serve().catch((reason: unknown) => {
@@ -83,9 +89,18 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
           res.end();
           return;
         }
-        options.logger.error({ procedure, err: reason }, "rpc response failed");
-        if (!res.headersSent) res.statusCode = 500;
-        res.end();
+        // Connect cannot put a message that is not valid Unicode into gRPC's percent-encoded
+        // grpc-message (it throws while writing the error about that very text): the client's fault.
+        const badText = hasCause(reason, URIError);
+        if (!badText) options.logger.error({ procedure, err: reason }, "rpc response failed");
+        if (res.headersSent) {
+          res.end();
+        } else if (isGrpc(req.headers["content-type"])) {
+          writeGrpcError(res, req.headers["content-type"] ?? "", badText ? invalidText : internal);
+        } else {
+          res.statusCode = 500;
+          res.end();
+        }
       });
     },
   };
@@ -93,4 +108,18 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
 
 function isMissingAuthority(reason: unknown): boolean {
   return reason instanceof ConnectError && reason.rawMessage.startsWith("unable to determine request authority");
+}
+
+const invalidText = { code: Code.InvalidArgument, message: "the request holds text that is not valid Unicode" };
+const internal = { code: Code.Internal, message: "internal error" };
+
+function isGrpc(contentType: string | undefined): boolean {
+  return /^application\/grpc/i.test(contentType ?? "");
+}
+
+function hasCause(reason: unknown, type: new (...args: never[]) => Error): boolean {
+  for (let cause = reason, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (cause instanceof type) return true;
+  }
+  return false;
 }

@@ -169,6 +169,78 @@ describe("malformed binary bodies", () => {
     expect(await countStatuses(server, tenant.account.id)).toBe(before + 1);
   });
 
+  it("Connect: an unsupported content coding is 415 with Accept-Encoding, not 501", async () => {
+    const response = await fetch(server.url + checkPath, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": "zstd", authorization: `Bearer ${tenant.token}` },
+      body: "{}",
+    });
+    expect(response.status).toBe(415);
+    expect(response.headers.get("accept-encoding")).toBe("gzip, br");
+    expect(await response.json()).toEqual({
+      code: "invalid_argument",
+      message: "the request's content coding is not supported: use one of gzip, br, or none",
+    });
+  });
+
+  it("Connect GET: a message that is not base64 is invalid_argument", async () => {
+    const response = await fetch(`${server.url}${certificateServicePath}/GetCertificate?connect=v1&encoding=proto&message=e&base64=1`, {
+      headers: { authorization: `Bearer ${tenant.token}` },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      code: "invalid_argument",
+      message: "the request body is not a valid service.verify.v2.GetCertificateRequest message",
+    });
+  });
+
+  it("gRPC with JSON: a lone surrogate in a value is status 3, answered rather than left hanging", async () => {
+    const json = Buffer.from('{"checkMethod":"\\ud800"}');
+    const outcome = await new Promise<Outcome>((resolve, reject) => {
+      const session = http2.connect(server.url);
+      session.on("error", reject);
+      const stream = session.request({
+        ":method": "POST",
+        ":path": checkPath,
+        "content-type": "application/grpc+json",
+        te: "trailers",
+        authorization: `Bearer ${tenant.token}`,
+      });
+      let status = "";
+      let message = "";
+      stream.on("response", (headers) => {
+        status = String(headers["grpc-status"] ?? "");
+        message = String(headers["grpc-message"] ?? "");
+      });
+      stream.on("trailers", (trailers) => {
+        status = String(trailers["grpc-status"] ?? status);
+        message = String(trailers["grpc-message"] ?? message);
+      });
+      stream.on("data", () => undefined);
+      stream.on("end", () => {
+        session.close();
+        resolve({ code: status, message: decodeURIComponent(message), httpStatus: 200, raw: "" });
+      });
+      stream.on("error", reject);
+      stream.end(frame(json));
+    });
+    expect(outcome.code).toBe("3");
+  });
+
+  it("HEAD with oversized headers gets 431 without a body", async () => {
+    const net = await import("node:net");
+    const received = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(server.port, "127.0.0.1", () => socket.write(`HEAD /healthz?x=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`));
+      let text = "";
+      socket.on("data", (chunk) => (text += chunk.toString("latin1")));
+      socket.on("close", () => resolve(text));
+      socket.on("error", reject);
+    });
+    expect(received).toMatch(/^HTTP\/1\.1 431 /);
+    expect(received).toMatch(/Content-Length: 0\r\n/);
+    expect(received.endsWith("\r\n\r\n")).toBe(true);
+  });
+
   it("logs no error for bad bodies (they are the client's fault)", () => {
     expect(server.logs.filter((line) => line.level === "error" || line.level === 50)).toEqual([]);
   });

@@ -44,7 +44,17 @@ export class RawClient {
   }
 
   send(request: RawRequest): Promise<RawReply> {
+    // A client must not send a larger header list than the server advertised (RFC 9113 §6.5.2); one
+    // that does gets its stream refused, as HTTP/2 provides. Such requests go over HTTP/1.1 (431 there).
+    if (request.transport === "h2c" && headerListSize(request) > this.maxHeaderListSize()) {
+      return this.sendHttp1({ ...request, transport: "http1" });
+    }
     return request.transport === "http1" ? this.sendHttp1(request) : this.sendH2c(request);
+  }
+
+  private maxHeaderListSize(): number {
+    const advertised = this.session?.remoteSettings.maxHeaderListSize;
+    return advertised !== undefined && advertised < 0xffffffff ? advertised : 65_536;
   }
 
   close(): void {
@@ -52,7 +62,21 @@ export class RawClient {
     this.session?.destroy();
   }
 
-  private sendHttp1(request: RawRequest): Promise<RawReply> {
+  /**
+   * A kept-alive connection the server closes as idle just when a request
+   * leaves on it resets that request before the server read it; like other
+   * HTTP clients, it is sent again once on a fresh connection.
+   */
+  private async sendHttp1(request: RawRequest): Promise<RawReply> {
+    try {
+      return await this.sendHttp1Once(request);
+    } catch (error) {
+      if ((error as { reusedSocketReset?: boolean }).reusedSocketReset) return this.sendHttp1Once(request);
+      throw error;
+    }
+  }
+
+  private sendHttp1Once(request: RawRequest): Promise<RawReply> {
     const url = new URL(this.baseUrl);
     return new Promise((resolve, reject) => {
       const req = http.request(
@@ -65,7 +89,9 @@ export class RawClient {
         },
       );
       req.setTimeout(this.timeoutMs, () => req.destroy(new Error(`no complete answer within ${this.timeoutMs} ms`)));
-      req.on("error", reject);
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        reject(req.reusedSocket && error.code === "ECONNRESET" ? Object.assign(error, { reusedSocketReset: true }) : error);
+      });
       req.end(request.body);
     });
   }
@@ -118,4 +144,13 @@ export class RawClient {
       if (request.body) stream.end(request.body);
     });
   }
+}
+
+/** RFC 9113 §6.5.2: each field counts its name and value in octets plus 32, pseudo-headers included. */
+function headerListSize(request: RawRequest): number {
+  let size = 32 + ":method".length + request.method.length + 32 + ":path".length + Buffer.byteLength(request.path);
+  for (const [name, value] of Object.entries(request.headers)) {
+    for (const one of Array.isArray(value) ? value : [value]) size += 32 + name.length + Buffer.byteLength(one);
+  }
+  return size;
 }

@@ -1,28 +1,39 @@
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 
 /**
- * Connect decodes the request message before any interceptor runs, and its
- * protobuf binary serializer (like its envelope decompressor) reports bytes
- * that do not decode as `internal`: a server fault, when the fault is the
- * client's. Our own code never answers `internal` with any message but
- * "internal error" (see errorBoundary), so an `internal` whose message names
- * a decoding step can only be about the request's bytes, and is answered as
- * `invalid_argument` with a message that says which message was expected,
- * without the decoder's details.
+ * Connect reads and decodes the request message before any interceptor runs,
+ * and reports bytes that do not decode (a protobuf binary message, an
+ * envelope, a compressed body, a GET request's base64 message) as `internal`:
+ * a server fault, when the fault is the client's. Our own code answers
+ * `internal` only with errorBoundary's message, so an `internal` whose
+ * message names a decoding step, or is the protocol layer's bare "internal
+ * error" (what it says when reading the request threw), is about the
+ * request's bytes, and is answered as `invalid_argument` with a message that
+ * names the expected message, without the decoder's details.
  *
  * Errors are rewritten where each protocol carries them: the JSON body of a
  * Connect unary error, the gRPC trailers, and the gRPC-Web trailer frame.
  * A Connect unary success is passed through untouched; gRPC bodies are
  * wrapped, because their status arrives only after the body.
+ *
+ * One more client fault is answered the HTTP way: a Connect unary request in
+ * a content coding we do not support gets 415 with Accept-Encoding (RFC 9110
+ * §15.5.16), rather than the protocol's 501. gRPC keeps its UNIMPLEMENTED
+ * status, which travels in an HTTP 200.
  */
-export async function answerDecodeFailuresAsInvalidArgument(
+export async function answerClientFaults(
   response: UniversalServerResponse,
   inputTypeName: string,
+  acceptedEncodings: string[],
 ): Promise<UniversalServerResponse> {
   const message = `the request body is not a valid ${inputTypeName} message`;
   const contentType = response.header?.get("content-type") ?? "";
-  if (response.status === 500 && response.body && contentType.startsWith("application/json") && !response.header?.has("content-encoding")) {
-    return rewriteConnectError(response, await readAll(response.body), message);
+  const isConnectError = response.body && contentType.startsWith("application/json") && !response.header?.has("content-encoding");
+  if (isConnectError && response.status === 500) {
+    return rewriteConnectError(response, await readAll(response.body!), message);
+  }
+  if (isConnectError && response.status === 501) {
+    return rewriteUnsupportedEncoding(response, await readAll(response.body!), acceptedEncodings);
   }
   if (response.trailer && /^application\/grpc(\+|;|$)/.test(contentType) && response.body) {
     const trailer = response.trailer;
@@ -35,7 +46,7 @@ export async function answerDecodeFailuresAsInvalidArgument(
   return response;
 }
 
-const decodeFailure = /^(parse binary: |received compressed envelope|invalid envelope, already compressed|decompression failed)/;
+const decodeFailure = /^(internal error$|parse binary: |received compressed envelope|invalid envelope, already compressed|decompression failed)/;
 const grpcInternal = "13";
 const grpcInvalidArgument = "3";
 
@@ -54,6 +65,28 @@ function rewriteConnectError(response: UniversalServerResponse, body: Buffer, me
   const header = new Headers(response.header);
   header.set("content-length", String(rewritten.byteLength));
   return { ...response, status: 400, header, body: chunks(rewritten) };
+}
+
+function rewriteUnsupportedEncoding(response: UniversalServerResponse, body: Buffer, acceptedEncodings: string[]): UniversalServerResponse {
+  let error: { code?: unknown; message?: unknown } | undefined;
+  try {
+    error = JSON.parse(body.toString("utf8")) as typeof error;
+  } catch {
+    error = undefined;
+  }
+  if (error?.code !== "unimplemented" || typeof error.message !== "string" || !error.message.startsWith("unknown compression")) {
+    return { ...response, body: chunks(body) };
+  }
+  const rewritten = Buffer.from(
+    JSON.stringify({
+      code: "invalid_argument",
+      message: `the request's content coding is not supported: use one of ${acceptedEncodings.join(", ")}, or none`,
+    }),
+  );
+  const header = new Headers(response.header);
+  header.set("content-length", String(rewritten.byteLength));
+  header.set("accept-encoding", acceptedEncodings.join(", "));
+  return { ...response, status: 415, header, body: chunks(rewritten) };
 }
 
 async function readAll(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
