@@ -23,6 +23,8 @@ export const settings = {
   sessionLifetimeSeconds: { env: "SHOMEI_SESSION_LIFETIME_SECONDS" },
   clientsFile: { env: "SHOMEI_CLIENTS_FILE" },
   sweepIntervalSeconds: { env: "SHOMEI_SWEEP_INTERVAL_SECONDS" },
+  trustAnchorsFile: { env: "SHOMEI_TRUST_ANCHORS_FILE" },
+  storeCertificateContent: { env: "SHOMEI_STORE_CERTIFICATE_CONTENT" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -81,6 +83,10 @@ export const configSchema = z
     clientsFile: z.string().min(1, { error: "must not be empty" }).optional(),
     /** How often expired codes, tokens, interactions and sessions are deleted; 0 turns it off. */
     sweepIntervalSeconds: integer(0, 24 * 3600).default(600),
+    /** JSON file naming the CA certificates signatures may chain to and the certificate types each issues. */
+    trustAnchorsFile: z.string().min(1, { error: "must not be empty" }).optional(),
+    /** Keep the personal facts read from certificates (sealed) with verifications; false keeps none. */
+    storeCertificateContent: flag.default(true),
   })
   .strict()
   .superRefine((c, ctx) => {

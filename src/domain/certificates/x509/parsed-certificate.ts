@@ -71,7 +71,7 @@ export function parseCertificate(der: Uint8Array): ParsedCertificate {
     notAfter: parsed.notAfter.getTime(),
     fingerprintSha256: sha256FingerprintHex(der),
     isCa: native.ca,
-    policyOids: policies?.policies ?? [],
+    policyOids: [...(policies?.policies ?? [])],
     keyUsages: keyUsage ? keyUsageNames.filter((name) => keyUsage.usages & x509.KeyUsageFlags[name]) : undefined,
     crlDistributionPoints: (crlDp?.distributionPoints ?? []).flatMap((point) =>
       (point.distributionPoint?.fullName ?? []).flatMap((name) => (name.uniformResourceIdentifier ? [name.uniformResourceIdentifier] : [])),
