@@ -8,7 +8,7 @@ import { DerError, encodeOid, encodeTlv } from "../../../src/domain/certificates
 import { parseCertificate } from "../../../src/domain/certificates/x509/parsed-certificate.ts";
 import { encodeOtherNames, readOtherNames } from "../../../src/domain/certificates/x509/subject-alt-name.ts";
 import { DomainError } from "../../../src/domain/errors.ts";
-import { createMockCa, issueMockCertificate, type MockCaMaterial } from "../../../src/domain/mock-ca/index.ts";
+import { createMockCa, issueMockCertificate, mockJpkiMobileDigitalSignaturePolicyOid, type MockCaMaterial } from "../../../src/domain/mock-ca/index.ts";
 import { completeFacts } from "../../../src/domain/mock/mock-person.ts";
 
 let dir: string;
@@ -114,7 +114,7 @@ describe("the mock CA's signature certificates, judged by openssl", () => {
     writeFileSync(caPath, ca.certificatePem);
     const text = openssl("x509", "-in", leafPath, "-noout", "-text");
     expect(text).toContain(
-      `othername: 1.2.392.200149.8.5.5.1::見本　一郎, othername: 1.2.392.200149.8.5.5.4::520200101, othername: 1.2.392.200149.8.5.5.3::1, ` +
+      `othername: 1.2.392.200149.8.5.5.1::${written.name}, othername: 1.2.392.200149.8.5.5.4::520200101, othername: 1.2.392.200149.8.5.5.3::1, ` +
         `othername: 1.2.392.200149.8.5.5.5::${written.address}, othername: 1.2.392.200149.8.5.5.2::00000, ` +
         `othername: 1.2.392.200149.8.5.5.6::${"0".repeat([...written.address].length)}`,
     );
@@ -151,6 +151,19 @@ describe("the mock CA's signature certificates, judged by openssl", () => {
 });
 
 describe("parseCertificate", () => {
+  it("reads a policy OID with a 128-bit arc (the mock profile's 2.25.<uuid>) digit for digit", async () => {
+    const leaf = await issueMockCertificate(ca, {
+      kind: "jpki_mobile_digital_signature",
+      subjectCommonName: "mock",
+      notBefore: new Date(Date.now() - 60_000),
+      crlDistributionPointUrl: "http://127.0.0.1:9/mock/ca.crl",
+    });
+    const leafPath = join(dir, "mobile.pem");
+    writeFileSync(leafPath, leaf.certificatePem);
+    expect(openssl("x509", "-in", leafPath, "-noout", "-ext", "certificatePolicies")).toContain(`Policy: ${mockJpkiMobileDigitalSignaturePolicyOid}`);
+    expect(parseCertificate(Buffer.from(leaf.certificatePem.replace(/-----[^-]+-----|\s/g, ""), "base64")).policyOids).toEqual([mockJpkiMobileDigitalSignaturePolicyOid]);
+  });
+
   it("refuses what is not exactly one DER certificate, as invalid_field certificate", () => {
     for (const bytes of [new Uint8Array(0), Buffer.from("not a certificate"), Buffer.from(ca.certificatePem)]) {
       let error: unknown;

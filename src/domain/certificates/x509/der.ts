@@ -47,25 +47,40 @@ export function readAll(content: Uint8Array): Tlv[] {
   return items;
 }
 
+/** Dotted form of an OBJECT IDENTIFIER's content; arcs of any size (a UUID arc, 2.25.<uuid>, has 128 bits). */
 export function decodeOid(content: Uint8Array): string {
   if (content.length === 0) throw new DerError("empty OBJECT IDENTIFIER");
-  const arcs: number[] = [];
-  let value = 0;
+  const arcs: bigint[] = [];
+  let value = 0n;
+  let fresh = true;
   for (let i = 0; i < content.length; i++) {
     const byte = content[i]!;
-    if (value === 0 && byte === 0x80) throw new DerError("OBJECT IDENTIFIER arc not in its shortest form");
-    value = value * 128 + (byte & 0x7f);
-    if (value > Number.MAX_SAFE_INTEGER / 128) throw new DerError("OBJECT IDENTIFIER arc too large");
+    if (fresh && byte === 0x80) throw new DerError("OBJECT IDENTIFIER arc not in its shortest form");
+    value = (value << 7n) | BigInt(byte & 0x7f);
+    fresh = false;
     if (!(byte & 0x80)) {
       arcs.push(value);
-      value = 0;
+      value = 0n;
+      fresh = true;
     } else if (i === content.length - 1) {
       throw new DerError("truncated OBJECT IDENTIFIER");
     }
   }
   const first = arcs.shift()!;
-  const head = first < 40 ? [0, first] : first < 80 ? [1, first - 40] : [2, first - 80];
+  const head = first < 40n ? [0n, first] : first < 80n ? [1n, first - 40n] : [2n, first - 80n];
   return [...head, ...arcs].join(".");
+}
+
+/** The policy identifiers of a certificatePolicies extension value, qualifiers ignored. */
+export function readPolicyOids(extensionValue: Uint8Array): string[] {
+  const policies = readTlv(extensionValue, 0);
+  if (policies.tag !== tags.sequence || policies.end !== extensionValue.length) throw new DerError("certificatePolicies is not one SEQUENCE");
+  return readAll(policies.content).map((information) => {
+    if (information.tag !== tags.sequence) throw new DerError("malformed PolicyInformation");
+    const [identifier] = readAll(information.content);
+    if (!identifier || identifier.tag !== tags.oid) throw new DerError("PolicyInformation without a policy identifier");
+    return decodeOid(identifier.content);
+  });
 }
 
 function encodeLength(length: number): number[] {
@@ -89,16 +104,13 @@ export function encodeTlv(tag: number, ...contents: Uint8Array[]): Uint8Array {
 }
 
 export function encodeOid(dotted: string): Uint8Array {
-  const arcs = dotted.split(".").map((a) => {
-    if (!/^\d+$/.test(a)) throw new RangeError(`not an OID: ${dotted}`);
-    return Number(a);
-  });
-  if (arcs.length < 2) throw new RangeError(`not an OID: ${dotted}`);
+  if (!/^[0-2](\.\d+)+$/.test(dotted)) throw new RangeError(`not an OID: ${dotted}`);
+  const arcs = dotted.split(".").map(BigInt);
+  const [first, second, ...rest] = arcs as [bigint, bigint, ...bigint[]];
   const octets: number[] = [];
-  const [first, second, ...rest] = arcs as [number, number, ...number[]];
-  for (const arc of [first * 40 + second, ...rest]) {
-    const group: number[] = [arc % 128];
-    for (let v = Math.floor(arc / 128); v > 0; v = Math.floor(v / 128)) group.unshift((v % 128) | 0x80);
+  for (const arc of [first * 40n + second, ...rest]) {
+    const group: number[] = [Number(arc % 128n)];
+    for (let v = arc / 128n; v > 0n; v /= 128n) group.unshift(Number(v % 128n) | 0x80);
     octets.push(...group);
   }
   return encodeTlv(0x06, Uint8Array.from(octets));

@@ -3,11 +3,13 @@ import { invalidField } from "../../errors.ts";
 import { sha256FingerprintHex } from "../../mock-ca/fingerprint.ts";
 import { normalizeSerialNumberHex } from "../../mock-ca/serial-number.ts";
 import { x509 } from "../../mock-ca/x509-runtime.ts";
-import { DerError } from "./der.ts";
+import { DerError, readPolicyOids } from "./der.ts";
 import { readOtherNames, subjectAltNameOid, type OtherNameText } from "./subject-alt-name.ts";
 
 export type KeyUsage = "digitalSignature" | "nonRepudiation" | "keyEncipherment" | "dataEncipherment" | "keyAgreement" | "keyCertSign" | "cRLSign" | "encipherOnly" | "decipherOnly";
 const keyUsageNames: KeyUsage[] = ["digitalSignature", "nonRepudiation", "keyEncipherment", "dataEncipherment", "keyAgreement", "keyCertSign", "cRLSign", "encipherOnly", "decipherOnly"];
+
+const certificatePoliciesOid = "2.5.29.32";
 
 /** What shomei reads from a certificate given to it. */
 export interface ParsedCertificate {
@@ -58,7 +60,17 @@ export function parseCertificate(der: Uint8Array): ParsedCertificate {
     }
   }
   const keyUsage = parsed.getExtension(x509.KeyUsagesExtension);
-  const policies = parsed.getExtension(x509.CertificatePolicyExtension);
+  // Read here rather than by @peculiar/x509, which loses the digits of a 128-bit arc (2.25.<uuid>).
+  let policyOids: string[] = [];
+  const policies = parsed.getExtension(certificatePoliciesOid);
+  if (policies) {
+    try {
+      policyOids = readPolicyOids(new Uint8Array(policies.value));
+    } catch (error) {
+      if (error instanceof DerError) throw invalidField("certificate", `certificate has malformed certificatePolicies: ${error.message}`);
+      throw error;
+    }
+  }
   const crlDp = parsed.getExtension(x509.CRLDistributionPointsExtension);
   const aia = parsed.getExtension(x509.AuthorityInfoAccessExtension);
   return {
@@ -71,7 +83,7 @@ export function parseCertificate(der: Uint8Array): ParsedCertificate {
     notAfter: parsed.notAfter.getTime(),
     fingerprintSha256: sha256FingerprintHex(der),
     isCa: native.ca,
-    policyOids: [...(policies?.policies ?? [])],
+    policyOids,
     keyUsages: keyUsage ? keyUsageNames.filter((name) => keyUsage.usages & x509.KeyUsageFlags[name]) : undefined,
     crlDistributionPoints: (crlDp?.distributionPoints ?? []).flatMap((point) =>
       (point.distributionPoint?.fullName ?? []).flatMap((name) => (name.uniformResourceIdentifier ? [name.uniformResourceIdentifier] : [])),
