@@ -6,7 +6,7 @@ import { certificateTypes } from "../certificates/model.ts";
 import { DomainError } from "../errors.ts";
 import type { TrustAnchor } from "./trust-anchor.ts";
 
-const keyUsage = z.enum(["digitalSignature", "nonRepudiation", "keyEncipherment", "dataEncipherment", "keyAgreement", "keyCertSign", "cRLSign", "encipherOnly", "decipherOnly"]);
+const keyUsage = z.enum(["digitalSignature", "nonRepudiation", "keyEncipherment", "dataEncipherment", "keyAgreement", "keyCertSign", "cRLSign", "encipherOnly", "decipherOnly"], { error: "must be key usage names such as digitalSignature, nonRepudiation" });
 const oid = z.string().regex(/^[0-2](\.(0|[1-9]\d*))+$/, { error: "must be a dotted OID such as 1.2.392.200149.8.5.1.1.20" });
 
 const fileSchema = z
@@ -15,15 +15,25 @@ const fileSchema = z
       .array(
         z
           .object({
-            name: z.string().min(1),
-            certificates: z.string().min(1),
+            name: z.string({ error: "must be a name" }).min(1, { error: "must not be empty" }),
+            certificates: z.string({ error: "must be the path of a PEM bundle" }).min(1, { error: "must not be empty" }),
             issues: z
-              .array(z.object({ type: z.enum(certificateTypes), policyOid: oid, keyUsage: z.array(keyUsage).min(1).optional() }).strict())
-              .min(1),
+              .array(
+                z
+                  .object({
+                    type: z.enum(certificateTypes, { error: `must be one of ${certificateTypes.join(", ")}` }),
+                    policyOid: oid,
+                    keyUsage: z.array(keyUsage).min(1, { error: "must list at least one key usage, or be left out" }).optional(),
+                  })
+                  .strict(),
+                { error: "must be a list of the certificate types the anchor issues" },
+              )
+              .min(1, { error: "must list at least one certificate type" }),
           })
           .strict(),
+        { error: "must be a list of anchors" },
       )
-      .min(1),
+      .min(1, { error: "must list at least one anchor" }),
   })
   .strict();
 
