@@ -267,6 +267,17 @@ for (const target of targets) {
       expect(history.certificateStatuses.map((r) => r.id)).toEqual([s.id]);
     });
 
+    it("checkMethod is honoured in step 4; a source that does not know the certificate gives unavailable, not a result", async () => {
+      const created = await mockCertificate(setupA);
+      const viaOcsp = await verifyA.verify({ certificate: created.der, ...signed(created.privateKeyPem), checkMethod: CheckMethod.OCSP });
+      expect(viaOcsp.certificateStatus!.checkMethod).toBe(CheckMethod.OCSP);
+      await setupA.mock.setMockCertificateStatus({ certificateId: created.certificate!.id, status: Status.UNKNOWN });
+      const before = await footprint(a.account.id);
+      await expectRpcError(verifyA.verify({ certificate: created.der, ...signed(created.privateKeyPem) }), Code.Unavailable, "ERROR_REASON_SOURCE_UNAVAILABLE");
+      // The check is recorded (history counts it); no verification is.
+      expect(await footprint(a.account.id)).toEqual({ ...before, statuses: before.statuses + 1 });
+    });
+
     it("a certificate no anchor vouches for is failed_precondition UNSUPPORTED_CERTIFICATE, and nothing is stored", async () => {
       const stranger = selfSigned(dir, "stranger");
       const offPolicy = productionCa.issue("off-policy", "1.2.3.4", "digitalSignature");
