@@ -128,6 +128,31 @@ describe("account and token administration through the CLI, against a running se
     expect((await api.certificates.checkCertificateStatus({ certificateId })).certificate!.id).toBe(certificateId);
   });
 
+  it("certificate link acme <certificate> <user>: the certificate belongs to that user from then on", async () => {
+    const api = setupClients(server, token);
+    const other = await api.mock.createMockCertificate({ type: CertificateType.JPKI_CARD_USER_AUTHENTICATION });
+    const otherUser = other.user!.id;
+    expect((await call()).user!.id).not.toBe(otherUser);
+    const run = await ok("certificate", "link", "acme", certificateId.toUpperCase(), otherUser);
+    expect(run.stdout).toBe(`certificate ${certificateId} of account acme now belongs to user ${otherUser}\n`);
+    expect((await call()).user!.id).toBe(otherUser);
+    // The user's latest certificate can now be the linked one (same notBefore second: the later-stored wins).
+    const latest = await api.certificates.checkUserCertificateStatus({ userId: otherUser, certificateType: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE });
+    expect(latest.certificate!.id).toBe(certificateId);
+
+    for (const [args, message] of [
+      [["certificate", "link", "acme", randomUUID(), otherUser], "no certificate with this id"],
+      [["certificate", "link", "acme", certificateId, randomUUID()], "no user with this id"],
+    ] as const) {
+      const failed = await shomei(...args);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain(message);
+      expectNoStackTrace(failed);
+    }
+    const usage = await shomei("certificate", "link", "acme");
+    expect(usage.code).toBe(2);
+  });
+
   it("account list shows the account and its API status", async () => {
     const run = await ok("account", "list");
     const account = await server.domain.accounts.get("acme");

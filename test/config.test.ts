@@ -50,6 +50,7 @@ describe("loadConfig defaults", () => {
       parLifetimeSeconds: 60,
       sessionLifetimeSeconds: 8 * 3600,
       sweepIntervalSeconds: 600,
+      storeCertificateContent: true,
     });
     expect(`sqlite:${path.join("./data", "shomei.db")}`).toBe("sqlite:data/shomei.db");
   });
@@ -93,6 +94,8 @@ describe("loadConfig sources", () => {
         SHOMEI_TLS_CERT_FILE: "cert.pem",
         SHOMEI_TLS_KEY_FILE: "key.pem",
         SHOMEI_SWEEP_INTERVAL_SECONDS: "0",
+        SHOMEI_TRUST_ANCHORS_FILE: "/etc/shomei/trust-anchors.json",
+        SHOMEI_STORE_CERTIFICATE_CONTENT: "false",
       },
     });
     expect(config).toEqual({
@@ -112,6 +115,8 @@ describe("loadConfig sources", () => {
       parLifetimeSeconds: 60,
       sessionLifetimeSeconds: 8 * 3600,
       sweepIntervalSeconds: 0,
+      trustAnchorsFile: "/etc/shomei/trust-anchors.json",
+      storeCertificateContent: false,
     });
   });
 

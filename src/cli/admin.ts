@@ -76,3 +76,19 @@ export async function tokenCommand(config: Config, args: string[], values: Recor
     }
   });
 }
+
+/**
+ * `shomei certificate link <account> <certificate-id> <user-id>`: an
+ * operator's explicit link, for a renewed or re-issued certificate no link
+ * source connected to its person. The certificate belongs to the user from now on.
+ */
+export async function certificateCommand(config: Config, args: string[]): Promise<void> {
+  const [action, accountName, certificateId, userId] = args;
+  if (action !== "link") throw new UsageError(`unknown action "${action ?? ""}": use link`);
+  if (!accountName || !certificateId || !userId) throw new UsageError("certificate link needs an account name, a certificate id and a user id");
+  await withDomain(config, async ({ accounts, registry }) => {
+    const account = await accounts.get(accountName);
+    const { certificate, user } = await registry.link(account.id, certificateId, userId);
+    console.log(`certificate ${certificate.id} of account ${account.name} now belongs to user ${user.id}`);
+  });
+}

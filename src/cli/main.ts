@@ -4,7 +4,7 @@ import type { SettingName } from "../config/schema.ts";
 import { DomainError } from "../domain/errors.ts";
 import { DatabaseUnavailableError } from "../storage/database.ts";
 import { version } from "../version.ts";
-import { accountCommand, tokenCommand } from "./admin.ts";
+import { accountCommand, certificateCommand, tokenCommand } from "./admin.ts";
 import { migrateCommand } from "./migrate.ts";
 import { clientCommand, keysCommand, userCommand } from "./oidc-admin.ts";
 import { serveCommand } from "./serve.ts";
@@ -54,6 +54,13 @@ const commands: Record<string, Command> = {
     options: { ...commonOptions, name: { type: "string", description: "with create: a label for the token" } },
     positionals: true,
     run: (config, positionals, values) => tokenCommand(config, positionals, values),
+  },
+  certificate: {
+    summary: "link a certificate to a user of its account",
+    usage: "shomei certificate link <account> <certificate-id> <user-id>",
+    options: { ...commonOptions },
+    positionals: true,
+    run: (config, positionals) => certificateCommand(config, positionals),
   },
   client: {
     summary: "manage OpenID Connect clients: add, list, remove",

@@ -31,6 +31,8 @@ export const settings = {
   keepAliveTimeoutMs: { env: "SHOMEI_KEEP_ALIVE_TIMEOUT_MS" },
   maxConnections: { env: "SHOMEI_MAX_CONNECTIONS" },
   maxConnectionsPerAddress: { env: "SHOMEI_MAX_CONNECTIONS_PER_ADDRESS" },
+  trustAnchorsFile: { env: "SHOMEI_TRUST_ANCHORS_FILE" },
+  storeCertificateContent: { env: "SHOMEI_STORE_CERTIFICATE_CONTENT" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -103,6 +105,10 @@ export const configSchema = z
     maxConnections: integer(1, 1_000_000).default(10_000),
     /** Open connections from one client address (IPv6 per /64). */
     maxConnectionsPerAddress: integer(1, 1_000_000).default(512),
+    /** JSON file naming the CA certificates signatures may chain to and the certificate types each issues. */
+    trustAnchorsFile: z.string().min(1, { error: "must not be empty" }).optional(),
+    /** Keep the personal facts read from certificates (sealed) with verifications; false keeps none. */
+    storeCertificateContent: flag.default(true),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -14,6 +14,15 @@ import { systemClock, type Clock } from "./clock.ts";
 import { MockEnvironment } from "./mock/mock-environment.ts";
 import { MockRevocationSource } from "./mock/mock-revocation-source.ts";
 import { createOidc, type Oidc } from "./oidc/compose.ts";
+import { noLinkSource } from "./certificates/link-source.ts";
+import { CertificateRegistry } from "./certificates/registry.ts";
+import { MockLinkSource } from "./mock/mock-link-source.ts";
+import type { TrustAnchor } from "./trust/trust-anchor.ts";
+import { TrustAnchorSet } from "./trust/trust-anchor-set.ts";
+import { loadTrustAnchorsFile } from "./trust/trust-anchors-file.ts";
+import { ContentBox } from "./verification/content-box.ts";
+import { Verifications } from "./verification/verifications.ts";
+import { VerificationsRepository } from "../storage/verifications-repository.ts";
 import { ExpiredRowsSweeper } from "./maintenance/expired-rows-sweeper.ts";
 import { ExpiredRowsRepository } from "../storage/expired-rows-repository.ts";
 import { OneTimeRecords } from "../storage/one-time-records.ts";
@@ -22,6 +31,8 @@ import { OneTimeRecords } from "../storage/one-time-records.ts";
 export interface Domain {
   accounts: Accounts;
   statusChecks: CertificateStatusChecks;
+  registry: CertificateRegistry;
+  verifications: Verifications;
   /** Present only in mock mode. */
   mock: MockEnvironment | undefined;
   oidc: Oidc;
@@ -37,8 +48,26 @@ export function mockCrlUrl(config: Config): string {
   return `${config.baseUrl}/mock/ca.crl`;
 }
 
-/** secretKey: the server's 32-byte key (CSRF tokens, secrets sealed at rest); see loadSecretKey. */
-export function createDomain(config: Config, database: Database, secretKey: Buffer, clock: Clock = systemClock): Domain {
+export function mockOcspUrl(config: Config): string {
+  return `${config.baseUrl}/mock/ocsp`;
+}
+
+/** The anchors of SHOMEI_TRUST_ANCHORS_FILE (none when unset); throws a DomainError naming the problem. */
+export function configuredTrustAnchors(config: Config): TrustAnchor[] {
+  return config.trustAnchorsFile ? loadTrustAnchorsFile(config.trustAnchorsFile) : [];
+}
+
+/**
+ * secretKey: the server's 32-byte key (CSRF tokens, secrets sealed at rest); see loadSecretKey.
+ * anchors: the configured trust anchors, when the caller loaded them already (see configuredTrustAnchors).
+ */
+export function createDomain(
+  config: Config,
+  database: Database,
+  secretKey: Buffer,
+  clock: Clock = systemClock,
+  anchors: readonly TrustAnchor[] = configuredTrustAnchors(config),
+): Domain {
   const certificates = new CertificatesRepository(database);
   const mockRepository = new MockRepository(database);
   const mockMode = config.mode === "mock";
@@ -46,11 +75,25 @@ export function createDomain(config: Config, database: Database, secretKey: Buff
   const unconfigured = new UnconfiguredSource();
   // Production mode never consults the mock: its certificates get no source, so no status at all.
   const sourceFor = (certificate: StoredCertificate): RevocationSource =>
-    mockMode && certificate.origin === "mock" ? mockSource : unconfigured;
+    mockMode && (certificate.origin === "mock" || certificate.trustAnchor === "mock") ? mockSource : unconfigured;
+  const mock = mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config), mockOcspUrl(config)) : undefined;
+  const trustAnchors = new TrustAnchorSet(anchors, mock && (() => mock.trustAnchor()));
+  const registry = new CertificateRegistry(certificates, trustAnchors, mock ? new MockLinkSource(mockRepository) : noLinkSource, clock);
+  const statusChecks = new CertificateStatusChecks(certificates, sourceFor, clock, registry);
   return {
     accounts: new Accounts(new AccountsRepository(database), clock),
-    statusChecks: new CertificateStatusChecks(certificates, sourceFor, clock),
-    mock: mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config)) : undefined,
+    statusChecks,
+    registry,
+    verifications: new Verifications(
+      new VerificationsRepository(database),
+      certificates,
+      registry,
+      statusChecks,
+      new ContentBox(secretKey),
+      { storeContent: config.storeCertificateContent },
+      clock,
+    ),
+    mock,
     oidc: createOidc(config, database, secretKey, clock),
     sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock, {
       loginAttemptWindowMs: config.loginThrottleWindowSeconds * 1000,

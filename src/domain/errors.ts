@@ -18,6 +18,8 @@ export type DomainErrorCode =
   | "source_unavailable"
   | "mock_environment_disabled"
   | "invalid_page_token"
+  | "unsupported_certificate"
+  | "verification_not_found"
   | "account_not_found"
   | "account_exists";
 

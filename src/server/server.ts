@@ -2,7 +2,7 @@ import type { Config } from "../config/schema.ts";
 import { createHttpApp } from "../http/app.ts";
 import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
-import { createDomain, loadSecretKey, type Domain } from "../domain/compose.ts";
+import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from "../domain/compose.ts";
 import { bearerAuthentication, preauthenticate } from "../rpc/auth.ts";
 import { errorBoundary } from "../rpc/interceptors.ts";
 import { publicServices, routes } from "../rpc/routes.ts";
@@ -54,6 +54,8 @@ export function createApplication(
 }
 
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  // Before anything opens: a bad trust anchors file stops start-up with its own message.
+  const anchors = configuredTrustAnchors(config);
   const database = await openDatabase(config.databaseUrl);
   let listener: Listener | undefined;
   try {
@@ -87,7 +89,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const effective: Config = config.baseUrlDerived
       ? { ...config, baseUrl: config.baseUrl.replace(/:\d+$/, `:${listener.address.port}`) }
       : config;
-    const domain = createDomain(effective, database, await loadSecretKey(effective));
+    const domain = createDomain(effective, database, await loadSecretKey(effective), undefined, anchors);
     const ready = createApplication(effective, database, domain, logger, () => draining);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
     app.handler = ready;

@@ -41,24 +41,65 @@ export class CertificatesRepository {
   }
 
   async insertCertificate(c: StoredCertificate): Promise<void> {
-    await this.database.db
+    await this.database.db.insertInto("certificates").values(certificateRow(c)).execute();
+  }
+
+  /**
+   * Inserts unless the account already has a certificate with this
+   * fingerprint; true when this call inserted it. The caller re-reads the
+   * winner when two calls race.
+   */
+  async insertCertificateIfAbsent(c: StoredCertificate): Promise<boolean> {
+    const result = await this.database.db
       .insertInto("certificates")
-      .values({
-        id: c.id,
-        account_id: c.accountId,
-        user_id: c.userId,
-        type: c.type,
-        origin: c.origin,
-        serial_number: c.serialNumber,
-        issuer: c.issuer,
-        subject: c.subject,
-        not_before: c.notBefore,
-        not_after: c.notAfter,
-        fingerprint_sha256: c.fingerprintSha256,
-        crl_distribution_points: JSON.stringify(c.crlDistributionPoints),
-        certificate_pem: c.certificatePem,
-        created_at: c.createdAt,
-      })
+      .values(certificateRow(c))
+      .onConflict((oc) => oc.columns(["account_id", "fingerprint_sha256"]).doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  async findCertificateByFingerprint(accountId: string, fingerprintSha256: string): Promise<StoredCertificate | undefined> {
+    const row = await this.database.db
+      .selectFrom("certificates")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("fingerprint_sha256", "=", fingerprintSha256)
+      .executeTakeFirst();
+    return row && toCertificate(row);
+  }
+
+  /** The user of the account's certificate with one of these fingerprints (of the latest such certificate), if any. */
+  async findUserByFingerprints(accountId: string, fingerprints: readonly string[]): Promise<CertificateUser | undefined> {
+    if (fingerprints.length === 0) return undefined;
+    const row = await this.database.db
+      .selectFrom("certificates as c")
+      .innerJoin("certificate_users as u", "u.id", "c.user_id")
+      .select(["u.id", "u.account_id", "u.created_at"])
+      .where("c.account_id", "=", accountId)
+      .where("c.fingerprint_sha256", "in", [...fingerprints])
+      .orderBy("c.not_before", "desc")
+      .orderBy("c.created_at", "desc")
+      .limit(1)
+      .executeTakeFirst();
+    return row && { id: row.id, accountId: row.account_id, createdAt: Number(row.created_at) };
+  }
+
+  async setCertificateUser(accountId: string, certificateId: string, userId: string): Promise<void> {
+    await this.database.db
+      .updateTable("certificates")
+      .set({ user_id: userId })
+      .where("account_id", "=", accountId)
+      .where("id", "=", certificateId)
+      .execute();
+  }
+
+  /** Removes a user that owns nothing: one created for a certificate another call registered first. */
+  async deleteUserWithoutCertificates(accountId: string, userId: string): Promise<void> {
+    await this.database.db
+      .deleteFrom("certificate_users")
+      .where("account_id", "=", accountId)
+      .where("id", "=", userId)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom("certificates").select("id").where("user_id", "=", userId))))
       .execute();
   }
 
@@ -72,7 +113,7 @@ export class CertificatesRepository {
     return row && toCertificate(row);
   }
 
-  /** The user's most recently stored certificate, optionally of one type. */
+  /** The user's latest certificate (latest notBefore, then most recently stored), optionally of one type. */
   async findLatestCertificate(accountId: string, userId: string, type?: CertificateType): Promise<StoredCertificate | undefined> {
     let query = this.database.db
       .selectFrom("certificates")
@@ -80,7 +121,7 @@ export class CertificatesRepository {
       .where("account_id", "=", accountId)
       .where("user_id", "=", userId);
     if (type) query = query.where("type", "=", type);
-    const row = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(1).executeTakeFirst();
+    const row = await query.orderBy("not_before", "desc").orderBy("created_at", "desc").orderBy("id", "desc").limit(1).executeTakeFirst();
     return row && toCertificate(row);
   }
 
@@ -151,6 +192,28 @@ export class CertificatesRepository {
   }
 }
 
+function certificateRow(c: StoredCertificate) {
+  return {
+    id: c.id,
+    account_id: c.accountId,
+    user_id: c.userId,
+    type: c.type,
+    origin: c.origin,
+    serial_number: c.serialNumber,
+    issuer: c.issuer,
+    // Not kept (see migration 0011): the columns stay for older rows' sake.
+    subject: "",
+    certificate_pem: "",
+    not_before: c.notBefore,
+    not_after: c.notAfter,
+    fingerprint_sha256: c.fingerprintSha256,
+    crl_distribution_points: JSON.stringify(c.crlDistributionPoints),
+    ocsp_urls: JSON.stringify(c.ocspUrls),
+    trust_anchor: c.trustAnchor,
+    created_at: c.createdAt,
+  };
+}
+
 function toCertificate(row: Selectable<CertificateTable>): StoredCertificate {
   return {
     id: row.id,
@@ -160,12 +223,12 @@ function toCertificate(row: Selectable<CertificateTable>): StoredCertificate {
     origin: row.origin as CertificateOrigin,
     serialNumber: row.serial_number,
     issuer: row.issuer,
-    subject: row.subject,
     notBefore: Number(row.not_before),
     notAfter: Number(row.not_after),
     fingerprintSha256: row.fingerprint_sha256,
     crlDistributionPoints: JSON.parse(row.crl_distribution_points) as string[],
-    certificatePem: row.certificate_pem,
+    ocspUrls: row.ocsp_urls === null ? [] : (JSON.parse(row.ocsp_urls) as string[]),
+    trustAnchor: row.trust_anchor,
     createdAt: Number(row.created_at),
   };
 }

@@ -56,6 +56,42 @@ export class MockRepository {
     );
   }
 
+  /**
+   * What checks report for a certificate of the mock CA registered by
+   * fingerprint: the state set on the mock certificate with that fingerprint
+   * in whichever account created it. Revocation belongs to the certificate,
+   * as the CRL (one for every account) says.
+   */
+  async findStateByFingerprint(fingerprintSha256: string): Promise<MockCertificateState | undefined> {
+    const row = await this.database.db
+      .selectFrom("certificates as c")
+      .innerJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
+      .select("s.certificate_id")
+      .where("c.origin", "=", "mock")
+      .where("c.fingerprint_sha256", "=", fingerprintSha256)
+      .executeTakeFirst();
+    return row ? this.findState(row.certificate_id) : undefined;
+  }
+
+  /**
+   * The fingerprints of the mock certificates issued to the same mock person
+   * (the same user of the same account) as the mock certificate with this
+   * fingerprint, itself included; none for a certificate the mock did not issue.
+   */
+  async samePersonFingerprints(fingerprintSha256: string): Promise<string[]> {
+    const rows = await this.database.db
+      .selectFrom("certificates as c")
+      .innerJoin("certificates as other", (join) =>
+        join.onRef("other.account_id", "=", "c.account_id").onRef("other.user_id", "=", "c.user_id"),
+      )
+      .select("other.fingerprint_sha256")
+      .where("c.origin", "=", "mock")
+      .where("other.origin", "=", "mock")
+      .where("c.fingerprint_sha256", "=", fingerprintSha256)
+      .execute();
+    return rows.map((r) => r.fingerprint_sha256);
+  }
+
   /** Serial numbers of every revoked mock certificate, of every account: the mock CA's CRL lists them all. */
   async listRevoked(): Promise<{ serialNumber: string; revokedAt: number; revokedReason: RevocationReasonCode }[]> {
     const rows = await this.database.db

@@ -11,6 +11,7 @@ export interface Tables {
   certificate_users: CertificateUserTable;
   certificates: CertificateTable;
   certificate_statuses: CertificateStatusTable;
+  verifications: VerificationTable;
   mock_authorities: MockAuthorityTable;
   mock_certificate_states: MockCertificateStateTable;
   oidc_clients: OidcClientTable;
@@ -132,13 +133,34 @@ export interface CertificateTable {
   origin: string;
   serial_number: string;
   issuer: string;
+  /** Empty since migration 0011: not kept. */
   subject: string;
   not_before: number;
   not_after: number;
   fingerprint_sha256: string;
   /** JSON array of URLs. */
   crl_distribution_points: string;
+  /** Empty since migration 0011: a signature certificate carries personal facts. */
   certificate_pem: string;
+  created_at: number;
+  /** "mock" or "sha256:<anchor fingerprint>"; null for rows stored before migration 0011. */
+  trust_anchor: string | null;
+  /** JSON array of URLs; null for rows stored before migration 0011. */
+  ocsp_urls: string | null;
+}
+
+/** See migration 0011. result: "ok" | "signature_mismatch" | "certificate_expired" | "certificate_revoked". */
+export interface VerificationTable {
+  id: string;
+  account_id: string;
+  certificate_id: string;
+  user_id: string | null;
+  /** 0 or 1. */
+  is_new_user: number;
+  result: string;
+  hash_algorithm: string;
+  certificate_status_id: string | null;
+  content_sealed: string | null;
   created_at: number;
 }
 

@@ -27,6 +27,11 @@ export interface CertificateUser {
   createdAt: number;
 }
 
+/**
+ * A certificate registered with an account. The certificate itself is not
+ * kept: a signature certificate carries its holder's personal facts, and
+ * status checks need only what is here.
+ */
 export interface StoredCertificate {
   id: string;
   accountId: string;
@@ -35,13 +40,19 @@ export interface StoredCertificate {
   origin: CertificateOrigin;
   serialNumber: string;
   issuer: string;
-  subject: string;
   notBefore: number;
   notAfter: number;
   fingerprintSha256: string;
   crlDistributionPoints: string[];
-  certificatePem: string;
+  ocspUrls: string[];
+  /** The trust anchor it chains to: "mock" for the mock CA, "sha256:<hex>" for a configured one; null if unknown (stored before anchors were recorded). */
+  trustAnchor: string | null;
   createdAt: number;
+}
+
+/** Signature certificates carry the holder's facts; user authentication certificates carry none. */
+export function isSignatureType(type: CertificateType): boolean {
+  return type === "jpki_card_digital_signature" || type === "jpki_mobile_digital_signature";
 }
 
 export interface StatusRecord {

@@ -2,9 +2,10 @@ import type { CertificatesRepository } from "../../storage/certificates-reposito
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid, isUuid, newId } from "../ids.ts";
-import type { CertificateType, CertificateUser, CheckMethod, StatusRecord, StoredCertificate } from "./model.ts";
+import type { CertificateType, CertificateUser, CheckMethod, CheckPurpose, StatusRecord, StoredCertificate } from "./model.ts";
 import { creationTime } from "./model.ts";
 import { decodePageToken, encodePageToken } from "./page-token.ts";
+import type { CertificateRegistry } from "./registry.ts";
 import type { RevocationSource } from "./revocation-source.ts";
 
 export interface CheckResult {
@@ -33,10 +34,20 @@ export class CertificateStatusChecks {
     private readonly repository: CertificatesRepository,
     private readonly sourceFor: SourceResolver,
     private readonly clock: Clock,
+    private readonly registry: CertificateRegistry,
   ) {}
 
   async checkCertificate(accountId: string, certificateId: string, method?: CheckMethod): Promise<CheckResult> {
     const certificate = await this.certificate(accountId, certificateId, "certificate_id");
+    return { certificate, status: await this.check(certificate, method) };
+  }
+
+  /**
+   * The same check for a certificate given as DER: registered with the
+   * account first if new (and trusted), so later checks can use its id.
+   */
+  async checkCertificateContent(accountId: string, der: Uint8Array, method?: CheckMethod): Promise<CheckResult> {
+    const { certificate } = await this.registry.register(accountId, await this.registry.recognize(der));
     return { certificate, status: await this.check(certificate, method) };
   }
 
@@ -83,7 +94,11 @@ export class CertificateStatusChecks {
     return { statuses, nextPageToken: rows.length > size && last ? encodePageToken(certificate.id, last) : "" };
   }
 
-  private async check(certificate: StoredCertificate, method: CheckMethod | undefined): Promise<StatusRecord> {
+  /**
+   * Asks the certificate's revocation source and writes one status record.
+   * Throws source_unavailable when no source can answer: never "good" without one.
+   */
+  async check(certificate: StoredCertificate, method: CheckMethod | undefined, purpose: CheckPurpose = "liveness_check"): Promise<StatusRecord> {
     const answer = await this.sourceFor(certificate).check(certificate, method, this.clock());
     const revoked = answer.status === "revoked";
     const record: StatusRecord = {
@@ -92,7 +107,7 @@ export class CertificateStatusChecks {
       certificateId: certificate.id,
       status: answer.status,
       checkMethod: answer.method,
-      checkPurpose: "liveness_check",
+      checkPurpose: purpose,
       sourceUpdatedAt: answer.sourceUpdatedAt,
       revokedAt: revoked ? answer.revokedAt : null,
       revokedReason: revoked ? (answer.revokedReason ?? 0) : null,

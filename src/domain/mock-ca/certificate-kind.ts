@@ -29,6 +29,8 @@ export interface CertificateProfile {
   policyOid: string;
   /** Default validity in whole years from notBefore, when the caller gives no notAfter. */
   validityYears: number;
+  /** Signature certificates carry the holder's basic four facts; user authentication ones none. */
+  carriesFacts: boolean;
 }
 
 /**
@@ -47,21 +49,25 @@ const profiles: Record<CertificateKind, CertificateProfile> = {
     keyUsages: ["digitalSignature", "nonRepudiation"],
     policyOid: jpkiCardDigitalSignaturePolicyOid,
     validityYears: 5,
+    carriesFacts: true,
   },
   jpki_card_user_authentication: {
     keyUsages: ["digitalSignature"],
     policyOid: jpkiCardUserAuthenticationPolicyOid,
     validityYears: 5,
+    carriesFacts: false,
   },
   jpki_mobile_digital_signature: {
     keyUsages: ["digitalSignature", "nonRepudiation"],
     policyOid: mockJpkiMobileDigitalSignaturePolicyOid,
     validityYears: 3,
+    carriesFacts: true,
   },
   jpki_mobile_user_authentication: {
     keyUsages: ["digitalSignature"],
     policyOid: mockJpkiMobileUserAuthenticationPolicyOid,
     validityYears: 3,
+    carriesFacts: false,
   },
 };
 

@@ -2,7 +2,9 @@ import { invalidField } from "../errors.ts";
 import { loadMockCa, type MockCaMaterial } from "./ca-material.ts";
 import { isCertificateKind, keyUsageFlags, profileFor, type CertificateKind } from "./certificate-kind.ts";
 import { sha256FingerprintHex } from "./fingerprint.ts";
-import { generateRsaKeyPair, privateKeyToPem, rsaSigningAlgorithm } from "./keys.ts";
+import { encodeOtherNames, subjectAltNameOid } from "../certificates/x509/subject-alt-name.ts";
+import { jpkiFactEntries, type JpkiFacts } from "../certificates/jpki-facts.ts";
+import { generateKeyPair, privateKeyToPem, rsaSigningAlgorithm, type MockKeyAlgorithm } from "./keys.ts";
 import { distinguishedName, maxCommonNameLength } from "./names.ts";
 import { normalizeSerialNumberHex, randomSerialNumberHex } from "./serial-number.ts";
 import { addUtcYears, isEncodableTime, truncateToSeconds } from "./validity.ts";
@@ -17,6 +19,12 @@ export interface IssueMockCertificateInput {
   /** Defaults to notBefore plus the kind's validity, but never past the CA certificate's notAfter. */
   notAfter?: Date;
   crlDistributionPointUrl: string;
+  /** The OCSP responder URL written into authorityInfoAccess; none when absent. */
+  ocspUrl?: string;
+  /** The holder's facts; only signature certificates carry them (as subjectAltName otherName entries). */
+  facts?: JpkiFacts;
+  /** RSA 2048 unless told otherwise. */
+  keyAlgorithm?: MockKeyAlgorithm;
 }
 
 export interface IssuedCertificate {
@@ -33,11 +41,14 @@ export interface IssuedCertificate {
 
 /**
  * Issues an end-entity certificate of a kind from the mock CA: a fresh RSA
- * 2048 key, sha256WithRSAEncryption, subject C=JP, CN=<subjectCommonName>, and
+ * 2048 (or, when asked, P-256) key, sha256WithRSAEncryption, subject C=JP, CN=<subjectCommonName>, and
  * the extensions
  * - keyUsage (critical): the kind's usages,
  * - certificatePolicies (critical, as in the J-LIS profile): the kind's policy,
+ * - subjectAltName: the holder's facts as otherName entries under
+ *   1.2.392.200149.8.5.5 (signature certificates only, as JPKI writes them),
  * - cRLDistributionPoints: the given URL,
+ * - authorityInfoAccess: the OCSP URL, when given,
  * - authorityKeyIdentifier: the CA's subject key identifier,
  * - subjectKeyIdentifier,
  * - basicConstraints (critical): CA:FALSE.
@@ -60,6 +71,8 @@ export async function issueMockCertificate(ca: MockCaMaterial, input: IssueMockC
     if (!normalized) throw invalidField("serial_number_hex", "serial_number_hex must be a positive hexadecimal integer of at most 20 octets");
     serialNumberHex = normalized;
   }
+  if (input.facts && !profile.carriesFacts) throw invalidField("facts", "user authentication certificates carry no personal facts");
+  if (input.ocspUrl !== undefined && !URL.canParse(input.ocspUrl)) throw invalidField("ocsp_url", "ocsp_url must be an absolute URL");
   if (!URL.canParse(input.crlDistributionPointUrl)) {
     throw invalidField("crl_distribution_point_url", "crl_distribution_point_url must be an absolute URL");
   }
@@ -75,7 +88,8 @@ export async function issueMockCertificate(ca: MockCaMaterial, input: IssueMockC
     throw invalidField("not_after", "not_after must be later than not_before (and, by default, the mock CA must still be valid then)");
   }
 
-  const keys = await generateRsaKeyPair();
+  const keys = await generateKeyPair(input.keyAlgorithm ?? "rsa_2048");
+  const factEntries = input.facts ? jpkiFactEntries(input.facts) : [];
   const certificate = await x509.X509CertificateGenerator.create(
     {
       serialNumber: serialNumberHex,
@@ -89,7 +103,9 @@ export async function issueMockCertificate(ca: MockCaMaterial, input: IssueMockC
       extensions: [
         new x509.KeyUsagesExtension(keyUsageFlags(profile.keyUsages), true),
         new x509.CertificatePolicyExtension([profile.policyOid], true),
+        ...(factEntries.length ? [new x509.Extension(subjectAltNameOid, false, encodeOtherNames(factEntries))] : []),
         new x509.CRLDistributionPointsExtension([input.crlDistributionPointUrl], false),
+        ...(input.ocspUrl ? [new x509.AuthorityInfoAccessExtension({ ocsp: [input.ocspUrl] }, false)] : []),
         authority.authorityKeyIdentifier,
         await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, webcrypto),
         new x509.BasicConstraintsExtension(false, undefined, true),

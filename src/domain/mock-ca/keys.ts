@@ -22,6 +22,17 @@ export async function generateRsaKeyPair(): Promise<KeyPair> {
   return webcrypto.subtle.generateKey(rsaKeyGenParams, true, ["sign", "verify"]);
 }
 
+/** The mock's other key kind: ECDSA on P-256, for signatures that are not RSA. */
+export async function generateEcP256KeyPair(): Promise<KeyPair> {
+  return webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"]);
+}
+
+export type MockKeyAlgorithm = "rsa_2048" | "ec_p256";
+
+export function generateKeyPair(algorithm: MockKeyAlgorithm): Promise<KeyPair> {
+  return algorithm === "ec_p256" ? generateEcP256KeyPair() : generateRsaKeyPair();
+}
+
 /** PKCS#8 PEM ("BEGIN PRIVATE KEY") of a private key. */
 export async function privateKeyToPem(key: PrivateKey): Promise<string> {
   const der = await webcrypto.subtle.exportKey("pkcs8", key);

@@ -1,7 +1,14 @@
 import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
 import type { MockCertificateState, MockRepository } from "../../storage/mock-repository.ts";
+import { X509Certificate } from "node:crypto";
 import type { CertificateType, CertificateUser, CheckMethod, RevocationReasonCode, Status, StoredCertificate } from "../certificates/model.ts";
-import { creationTime } from "../certificates/model.ts";
+import { creationTime, isSignatureType } from "../certificates/model.ts";
+import type { JpkiFacts } from "../certificates/jpki-facts.ts";
+import type { TrustAnchor } from "../trust/trust-anchor.ts";
+import { certificateKinds, profileFor } from "../mock-ca/certificate-kind.ts";
+import type { MockKeyAlgorithm } from "../mock-ca/keys.ts";
+import { x509 } from "../mock-ca/x509-runtime.ts";
+import { completeFacts, validateFacts } from "./mock-person.ts";
 import { requireUuid } from "../certificates/status-checks.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
@@ -13,13 +20,21 @@ import {
   revocationReasonForCode,
   type MockCaMaterial,
 } from "../mock-ca/index.ts";
-import { x509 } from "../mock-ca/x509-runtime.ts";
 
 export interface CreatedMockCertificate {
   certificate: StoredCertificate;
   user: CertificateUser;
   certificatePem: string;
   privateKeyPem: string;
+}
+
+export interface CreateMockCertificateInput {
+  type: CertificateType;
+  userId?: string | undefined;
+  commonName?: string | undefined;
+  /** The person's facts for a signature certificate; empty fields get generated values. */
+  person?: Partial<JpkiFacts> | undefined;
+  keyAlgorithm?: MockKeyAlgorithm | undefined;
 }
 
 export interface MockStatusInput {
@@ -47,7 +62,28 @@ export class MockEnvironment {
     private readonly clock: Clock,
     /** Where the mock CA's CRL is published; written into every certificate it issues. */
     private readonly crlUrl: string,
+    /** The OCSP URL written into every certificate it issues (authorityInfoAccess). */
+    private readonly ocspUrl: string,
   ) {}
+
+  private anchor: Promise<TrustAnchor> | undefined;
+
+  /**
+   * The mock CA as a trust anchor (mock mode only), with one rule per kind of
+   * certificate it issues: the kind's policy OID and exact key usages.
+   */
+  trustAnchor(): Promise<TrustAnchor> {
+    this.anchor ??= this.ca().then((material) => ({
+      id: "mock",
+      name: "the mock CA",
+      certificate: new X509Certificate(material.certificatePem),
+      rules: certificateKinds.map((kind) => ({ type: kind, policyOid: profileFor(kind).policyOid, keyUsages: profileFor(kind).keyUsages })),
+    }));
+    this.anchor.catch(() => {
+      this.anchor = undefined;
+    });
+    return this.anchor;
+  }
 
   /** Loads the mock CA, creating it once; several instances starting together agree on one. */
   ca(): Promise<MockCaMaterial> {
@@ -66,10 +102,13 @@ export class MockEnvironment {
     return this.authority;
   }
 
-  async createCertificate(
-    accountId: string,
-    input: { type: CertificateType; userId?: string | undefined; commonName?: string | undefined },
-  ): Promise<CreatedMockCertificate> {
+  async createCertificate(accountId: string, input: CreateMockCertificateInput): Promise<CreatedMockCertificate> {
+    const signature = isSignatureType(input.type);
+    if (input.person && !signature) {
+      throw invalidField("person", "user authentication certificates carry no personal facts: give person only for a signature certificate type");
+    }
+    const facts = signature ? completeFacts(input.person ?? {}) : undefined;
+    if (facts) validateFacts(facts);
     const user = input.userId ? await this.existingUser(accountId, input.userId) : undefined;
     const commonName = (input.commonName ?? "").trim() || `Mock User ${newId().slice(0, 8)}`;
     if (commonName.length > 64) throw invalidField("common_name", "common_name must be at most 64 characters");
@@ -79,6 +118,9 @@ export class MockEnvironment {
       subjectCommonName: commonName,
       notBefore: new Date(now - 60_000),
       crlDistributionPointUrl: this.crlUrl,
+      ocspUrl: this.ocspUrl,
+      ...(facts ? { facts } : {}),
+      keyAlgorithm: input.keyAlgorithm ?? "rsa_2048",
     });
     const parsed = new x509.X509Certificate(issued.certificatePem);
     const owner: CertificateUser = user ?? { id: newId(), accountId, createdAt: creationTime(now) };
@@ -91,12 +133,12 @@ export class MockEnvironment {
       origin: "mock",
       serialNumber: issued.serialNumberHex,
       issuer: parsed.issuer,
-      subject: parsed.subject,
       notBefore: issued.notBefore.getTime(),
       notAfter: issued.notAfter.getTime(),
       fingerprintSha256: issued.sha256FingerprintHex,
       crlDistributionPoints: [this.crlUrl],
-      certificatePem: issued.certificatePem,
+      ocspUrls: [this.ocspUrl],
+      trustAnchor: "mock",
       createdAt: creationTime(now),
     };
     await this.certificates.insertCertificate(certificate);
@@ -166,3 +208,4 @@ export class MockEnvironment {
     return user;
   }
 }
+

@@ -1,12 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
+  CheckCertificateStatusByContentResponseSchema,
   CheckCertificateStatusResponseSchema,
   CheckUserCertificateStatusResponseSchema,
   GetCertificateResponseSchema,
   GetCertificateStatusResponseSchema,
   ListCertificateStatusesResponseSchema,
   type CertificateService,
+  type CheckCertificateStatusByContentRequest,
   type CheckCertificateStatusRequest,
   type CheckUserCertificateStatusRequest,
   type GetCertificateRequest,
@@ -25,6 +27,15 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
     const method = checkMethodFrom(req.checkMethod);
     const result = await this.checks.checkCertificate(callerAccount(context).id, req.certificateId, method);
     return create(CheckCertificateStatusResponseSchema, {
+      certificate: certificateMessage(result.certificate),
+      certificateStatus: statusMessage(result.status),
+    });
+  }
+
+  async checkCertificateStatusByContent(req: CheckCertificateStatusByContentRequest, context: HandlerContext) {
+    const method = checkMethodFrom(req.checkMethod);
+    const result = await this.checks.checkCertificateContent(callerAccount(context).id, req.certificate, method);
+    return create(CheckCertificateStatusByContentResponseSchema, {
       certificate: certificateMessage(result.certificate),
       certificateStatus: statusMessage(result.status),
     });

@@ -4,6 +4,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { CrlReason } from "../../../gen/service/verify/v2/certificate_pb.ts";
 import {
   CreateMockCertificateResponseSchema,
+  KeyAlgorithm,
   SetMockCertificateStatusResponseSchema,
   type CreateMockCertificateRequest,
   type MockService,
@@ -13,6 +14,8 @@ import { isRevocationReasonCode } from "../../domain/certificates/model.ts";
 import { DomainError, invalidField } from "../../domain/errors.ts";
 import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
 import { callerAccount } from "../auth.ts";
+import { personFrom } from "../content-convert.ts";
+import type { MockKeyAlgorithm } from "../../domain/mock-ca/keys.ts";
 import type { CheckMethod } from "../../domain/certificates/model.ts";
 import { certificateMessage, certificateTypeFrom, checkMethodFrom, checkMethodMessage, statusFrom, userMessage } from "../convert.ts";
 
@@ -26,6 +29,8 @@ export class MockHandler implements ServiceImpl<typeof MockService> {
       type,
       userId: req.userId || undefined,
       commonName: req.commonName || undefined,
+      person: personFrom(req.person),
+      keyAlgorithm: keyAlgorithmFrom(req.keyAlgorithm),
     });
     return create(CreateMockCertificateResponseSchema, {
       certificate: certificateMessage(created.certificate),
@@ -74,6 +79,18 @@ function offeredMethod(value: number): CheckMethod {
   const method = checkMethodFrom(value, "offered_check_methods");
   if (!method) throw invalidField("offered_check_methods", "offered_check_methods lists CHECK_METHOD_CRL or CHECK_METHOD_OCSP, never CHECK_METHOD_UNSPECIFIED");
   return method;
+}
+
+function keyAlgorithmFrom(value: KeyAlgorithm): MockKeyAlgorithm {
+  switch (value) {
+    case KeyAlgorithm.UNSPECIFIED:
+    case KeyAlgorithm.RSA_2048:
+      return "rsa_2048";
+    case KeyAlgorithm.EC_P256:
+      return "ec_p256";
+    default:
+      throw invalidField("key_algorithm", `key_algorithm ${String(value)} is not a key algorithm`);
+  }
 }
 
 function disabled(): DomainError {

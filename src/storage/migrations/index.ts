@@ -9,6 +9,7 @@ import * as m0007 from "./0007_client_grant_types.ts";
 import * as m0008 from "./0008_mock_offered_methods.ts";
 import * as m0009 from "./0009_client_post_logout_redirect_uris.ts";
 import * as m0010 from "./0010_login_attempts.ts";
+import * as m0011 from "./0011_verifications.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   "0008_mock_offered_methods": m0008,
   "0009_client_post_logout_redirect_uris": m0009,
   "0010_login_attempts": m0010,
+  "0011_verifications": m0011,
 };

@@ -9,7 +9,7 @@ import { enumDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
  * Describes the file service/verify/v2/errors.proto.
  */
 export const file_service_verify_v2_errors: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zZXJ2aWNlL3ZlcmlmeS92Mi9lcnJvcnMucHJvdG8SEXNlcnZpY2UudmVyaWZ5LnYyKpAECgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIeChpFUlJPUl9SRUFTT05fSU5WQUxJRF9GSUVMRBABEikKJUVSUk9SX1JFQVNPTl9DSEVDS19NRVRIT0RfVU5TVVBQT1JURUQQAhImCiJFUlJPUl9SRUFTT05fQ0VSVElGSUNBVEVfTk9UX0ZPVU5EEAMSHwobRVJST1JfUkVBU09OX1VTRVJfTk9UX0ZPVU5EEAQSLQopRVJST1JfUkVBU09OX0NFUlRJRklDQVRFX1NUQVRVU19OT1RfRk9VTkQQBRIeChpFUlJPUl9SRUFTT05fVE9LRU5fTUlTU0lORxAGEiAKHEVSUk9SX1JFQVNPTl9UT0tFTl9NQUxGT1JNRUQQBxIeChpFUlJPUl9SRUFTT05fVE9LRU5fSU5WQUxJRBAIEiQKIEVSUk9SX1JFQVNPTl9BUElfVVNFX05PVF9TVEFSVEVEEAkSIgoeRVJST1JfUkVBU09OX0FQSV9VU0VfU1VTUEVOREVEEAoSIwofRVJST1JfUkVBU09OX1NPVVJDRV9VTkFWQUlMQUJMRRALEioKJkVSUk9SX1JFQVNPTl9NT0NLX0VOVklST05NRU5UX0RJU0FCTEVEEAwSIwofRVJST1JfUkVBU09OX0lOVkFMSURfUEFHRV9UT0tFThANYgZwcm90bzM");
+  fileDesc("Ch5zZXJ2aWNlL3ZlcmlmeS92Mi9lcnJvcnMucHJvdG8SEXNlcnZpY2UudmVyaWZ5LnYyKuMECgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIeChpFUlJPUl9SRUFTT05fSU5WQUxJRF9GSUVMRBABEikKJUVSUk9SX1JFQVNPTl9DSEVDS19NRVRIT0RfVU5TVVBQT1JURUQQAhImCiJFUlJPUl9SRUFTT05fQ0VSVElGSUNBVEVfTk9UX0ZPVU5EEAMSHwobRVJST1JfUkVBU09OX1VTRVJfTk9UX0ZPVU5EEAQSLQopRVJST1JfUkVBU09OX0NFUlRJRklDQVRFX1NUQVRVU19OT1RfRk9VTkQQBRIeChpFUlJPUl9SRUFTT05fVE9LRU5fTUlTU0lORxAGEiAKHEVSUk9SX1JFQVNPTl9UT0tFTl9NQUxGT1JNRUQQBxIeChpFUlJPUl9SRUFTT05fVE9LRU5fSU5WQUxJRBAIEiQKIEVSUk9SX1JFQVNPTl9BUElfVVNFX05PVF9TVEFSVEVEEAkSIgoeRVJST1JfUkVBU09OX0FQSV9VU0VfU1VTUEVOREVEEAoSIwofRVJST1JfUkVBU09OX1NPVVJDRV9VTkFWQUlMQUJMRRALEioKJkVSUk9SX1JFQVNPTl9NT0NLX0VOVklST05NRU5UX0RJU0FCTEVEEAwSIwofRVJST1JfUkVBU09OX0lOVkFMSURfUEFHRV9UT0tFThANEigKJEVSUk9SX1JFQVNPTl9VTlNVUFBPUlRFRF9DRVJUSUZJQ0FURRAOEicKI0VSUk9SX1JFQVNPTl9WRVJJRklDQVRJT05fTk9UX0ZPVU5EEA9iBnByb3RvMw");
 
 /**
  * ErrorReason is the stable, machine-readable cause of an error. Every error
@@ -26,6 +26,8 @@ export const file_service_verify_v2_errors: GenFile = /*@__PURE__*/
  * | not_found           | ERROR_REASON_CERTIFICATE_NOT_FOUND       | no such certificate for this account (another account's id answers the same) |
  * | not_found           | ERROR_REASON_USER_NOT_FOUND              | no such user for this account, or the user has no certificate of the type |
  * | not_found           | ERROR_REASON_CERTIFICATE_STATUS_NOT_FOUND| no such status record for this account |
+ * | not_found           | ERROR_REASON_VERIFICATION_NOT_FOUND      | no such verification for this account |
+ * | failed_precondition | ERROR_REASON_UNSUPPORTED_CERTIFICATE     | the certificate does not chain to a configured trust anchor, or is of no type it issues |
  * | unauthenticated     | ERROR_REASON_TOKEN_MISSING               | no Authorization header |
  * | unauthenticated     | ERROR_REASON_TOKEN_MALFORMED             | the header is not "Bearer <token>" |
  * | unauthenticated     | ERROR_REASON_TOKEN_INVALID               | unknown or revoked token |
@@ -134,6 +136,21 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_INVALID_PAGE_TOKEN = 13;
    */
   INVALID_PAGE_TOKEN = 13,
+
+  /**
+   * The certificate does not chain to a configured trust anchor (JPKI CA), or
+   * it is not of a certificate type its anchor is configured to issue.
+   *
+   * @generated from enum value: ERROR_REASON_UNSUPPORTED_CERTIFICATE = 14;
+   */
+  UNSUPPORTED_CERTIFICATE = 14,
+
+  /**
+   * The verification does not exist for the calling account.
+   *
+   * @generated from enum value: ERROR_REASON_VERIFICATION_NOT_FOUND = 15;
+   */
+  VERIFICATION_NOT_FOUND = 15,
 }
 
 /**

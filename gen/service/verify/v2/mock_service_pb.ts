@@ -2,19 +2,21 @@
 // @generated from file service/verify/v2/mock_service.proto (package service.verify.v2, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Certificate, Certificate_Type, CertificateStatus_CheckMethod, CertificateStatus_Status, CrlReason, User } from "./certificate_pb.ts";
 import { file_service_verify_v2_certificate } from "./certificate_pb.ts";
+import type { JpkiDigitalSignatureContent } from "./certificate_content_pb.ts";
+import { file_service_verify_v2_certificate_content } from "./certificate_content_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file service/verify/v2/mock_service.proto.
  */
 export const file_service_verify_v2_mock_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRzZXJ2aWNlL3ZlcmlmeS92Mi9tb2NrX3NlcnZpY2UucHJvdG8SEXNlcnZpY2UudmVyaWZ5LnYyIncKHENyZWF0ZU1vY2tDZXJ0aWZpY2F0ZVJlcXVlc3QSMQoEdHlwZRgBIAEoDjIjLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlLlR5cGUSDwoHdXNlcl9pZBgCIAEoCRITCgtjb21tb25fbmFtZRgDIAEoCSLEAQodQ3JlYXRlTW9ja0NlcnRpZmljYXRlUmVzcG9uc2USMwoLY2VydGlmaWNhdGUYASABKAsyHi5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZRIlCgR1c2VyGAIgASgLMhcuc2VydmljZS52ZXJpZnkudjIuVXNlchIXCg9jZXJ0aWZpY2F0ZV9wZW0YAyABKAkSFwoPcHJpdmF0ZV9rZXlfcGVtGAQgASgJEhUKDXNlcmlhbF9udW1iZXIYBSABKAki/AIKH1NldE1vY2tDZXJ0aWZpY2F0ZVN0YXR1c1JlcXVlc3QSFgoOY2VydGlmaWNhdGVfaWQYASABKAkSOwoGc3RhdHVzGAIgASgOMisuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMuU3RhdHVzEjkKDnJldm9rZWRfcmVhc29uGAMgASgOMhwuc2VydmljZS52ZXJpZnkudjIuQ3JsUmVhc29uSACIAQESLgoKcmV2b2tlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNQoRc291cmNlX3VwZGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEk8KFW9mZmVyZWRfY2hlY2tfbWV0aG9kcxgGIAMoDjIwLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLkNoZWNrTWV0aG9kQhEKD19yZXZva2VkX3JlYXNvbiL9AgogU2V0TW9ja0NlcnRpZmljYXRlU3RhdHVzUmVzcG9uc2USFgoOY2VydGlmaWNhdGVfaWQYASABKAkSOwoGc3RhdHVzGAIgASgOMisuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMuU3RhdHVzEjkKDnJldm9rZWRfcmVhc29uGAMgASgOMhwuc2VydmljZS52ZXJpZnkudjIuQ3JsUmVhc29uSACIAQESLgoKcmV2b2tlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNQoRc291cmNlX3VwZGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEk8KFW9mZmVyZWRfY2hlY2tfbWV0aG9kcxgGIAMoDjIwLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLkNoZWNrTWV0aG9kQhEKD19yZXZva2VkX3JlYXNvbjKPAgoLTW9ja1NlcnZpY2USegoVQ3JlYXRlTW9ja0NlcnRpZmljYXRlEi8uc2VydmljZS52ZXJpZnkudjIuQ3JlYXRlTW9ja0NlcnRpZmljYXRlUmVxdWVzdBowLnNlcnZpY2UudmVyaWZ5LnYyLkNyZWF0ZU1vY2tDZXJ0aWZpY2F0ZVJlc3BvbnNlEoMBChhTZXRNb2NrQ2VydGlmaWNhdGVTdGF0dXMSMi5zZXJ2aWNlLnZlcmlmeS52Mi5TZXRNb2NrQ2VydGlmaWNhdGVTdGF0dXNSZXF1ZXN0GjMuc2VydmljZS52ZXJpZnkudjIuU2V0TW9ja0NlcnRpZmljYXRlU3RhdHVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_service_verify_v2_certificate]);
+  fileDesc("CiRzZXJ2aWNlL3ZlcmlmeS92Mi9tb2NrX3NlcnZpY2UucHJvdG8SEXNlcnZpY2UudmVyaWZ5LnYyIu8BChxDcmVhdGVNb2NrQ2VydGlmaWNhdGVSZXF1ZXN0EjEKBHR5cGUYASABKA4yIy5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZS5UeXBlEg8KB3VzZXJfaWQYAiABKAkSEwoLY29tbW9uX25hbWUYAyABKAkSPgoGcGVyc29uGAQgASgLMi4uc2VydmljZS52ZXJpZnkudjIuSnBraURpZ2l0YWxTaWduYXR1cmVDb250ZW50EjYKDWtleV9hbGdvcml0aG0YBSABKA4yHy5zZXJ2aWNlLnZlcmlmeS52Mi5LZXlBbGdvcml0aG0ixAEKHUNyZWF0ZU1vY2tDZXJ0aWZpY2F0ZVJlc3BvbnNlEjMKC2NlcnRpZmljYXRlGAEgASgLMh4uc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGUSJQoEdXNlchgCIAEoCzIXLnNlcnZpY2UudmVyaWZ5LnYyLlVzZXISFwoPY2VydGlmaWNhdGVfcGVtGAMgASgJEhcKD3ByaXZhdGVfa2V5X3BlbRgEIAEoCRIVCg1zZXJpYWxfbnVtYmVyGAUgASgJIvwCCh9TZXRNb2NrQ2VydGlmaWNhdGVTdGF0dXNSZXF1ZXN0EhYKDmNlcnRpZmljYXRlX2lkGAEgASgJEjsKBnN0YXR1cxgCIAEoDjIrLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLlN0YXR1cxI5Cg5yZXZva2VkX3JlYXNvbhgDIAEoDjIcLnNlcnZpY2UudmVyaWZ5LnYyLkNybFJlYXNvbkgAiAEBEi4KCnJldm9rZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEXNvdXJjZV91cGRhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBJPChVvZmZlcmVkX2NoZWNrX21ldGhvZHMYBiADKA4yMC5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1cy5DaGVja01ldGhvZEIRCg9fcmV2b2tlZF9yZWFzb24i/QIKIFNldE1vY2tDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlEhYKDmNlcnRpZmljYXRlX2lkGAEgASgJEjsKBnN0YXR1cxgCIAEoDjIrLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLlN0YXR1cxI5Cg5yZXZva2VkX3JlYXNvbhgDIAEoDjIcLnNlcnZpY2UudmVyaWZ5LnYyLkNybFJlYXNvbkgAiAEBEi4KCnJldm9rZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEXNvdXJjZV91cGRhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBJPChVvZmZlcmVkX2NoZWNrX21ldGhvZHMYBiADKA4yMC5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1cy5DaGVja01ldGhvZEIRCg9fcmV2b2tlZF9yZWFzb24qZAoMS2V5QWxnb3JpdGhtEh0KGUtFWV9BTEdPUklUSE1fVU5TUEVDSUZJRUQQABIaChZLRVlfQUxHT1JJVEhNX1JTQV8yMDQ4EAESGQoVS0VZX0FMR09SSVRITV9FQ19QMjU2EAIyjwIKC01vY2tTZXJ2aWNlEnoKFUNyZWF0ZU1vY2tDZXJ0aWZpY2F0ZRIvLnNlcnZpY2UudmVyaWZ5LnYyLkNyZWF0ZU1vY2tDZXJ0aWZpY2F0ZVJlcXVlc3QaMC5zZXJ2aWNlLnZlcmlmeS52Mi5DcmVhdGVNb2NrQ2VydGlmaWNhdGVSZXNwb25zZRKDAQoYU2V0TW9ja0NlcnRpZmljYXRlU3RhdHVzEjIuc2VydmljZS52ZXJpZnkudjIuU2V0TW9ja0NlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBozLnNlcnZpY2UudmVyaWZ5LnYyLlNldE1vY2tDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_service_verify_v2_certificate, file_service_verify_v2_certificate_content]);
 
 /**
  * Request of CreateMockCertificate.
@@ -42,6 +44,23 @@ export type CreateMockCertificateRequest = Message<"service.verify.v2.CreateMock
    * @generated from field: string common_name = 3;
    */
   commonName: string;
+
+  /**
+   * The person's basic four facts, written into a signature certificate as
+   * JPKI writes them (subjectAltName otherName entries); fields left empty get
+   * generated values. Only for signature certificate types: user
+   * authentication certificates carry no facts.
+   *
+   * @generated from field: service.verify.v2.JpkiDigitalSignatureContent person = 4;
+   */
+  person?: JpkiDigitalSignatureContent;
+
+  /**
+   * Key of the certificate; unset means RSA 2048, as on the card.
+   *
+   * @generated from field: service.verify.v2.KeyAlgorithm key_algorithm = 5;
+   */
+  keyAlgorithm: KeyAlgorithm;
 };
 
 /**
@@ -214,6 +233,40 @@ export type SetMockCertificateStatusResponse = Message<"service.verify.v2.SetMoc
  */
 export const SetMockCertificateStatusResponseSchema: GenMessage<SetMockCertificateStatusResponse> = /*@__PURE__*/
   messageDesc(file_service_verify_v2_mock_service, 3);
+
+/**
+ * Key algorithm of a mock certificate.
+ *
+ * @generated from enum service.verify.v2.KeyAlgorithm
+ */
+export enum KeyAlgorithm {
+  /**
+   * RSA 2048.
+   *
+   * @generated from enum value: KEY_ALGORITHM_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * RSA 2048, e = 65537.
+   *
+   * @generated from enum value: KEY_ALGORITHM_RSA_2048 = 1;
+   */
+  RSA_2048 = 1,
+
+  /**
+   * ECDSA on P-256.
+   *
+   * @generated from enum value: KEY_ALGORITHM_EC_P256 = 2;
+   */
+  EC_P256 = 2,
+}
+
+/**
+ * Describes the enum service.verify.v2.KeyAlgorithm.
+ */
+export const KeyAlgorithmSchema: GenEnum<KeyAlgorithm> = /*@__PURE__*/
+  enumDesc(file_service_verify_v2_mock_service, 0);
 
 /**
  * MockService exists only on servers in mock mode; in production mode every
