@@ -89,7 +89,7 @@ describe("RP-initiated logout", () => {
     expect(page.status).toBe(200);
     expect(page.headers.get("x-frame-options")).toBe("DENY");
     expect(page.body).toContain("<strong>Logout RP</strong> asks you to sign out.");
-    expect(hiddenFields(page.body)).toEqual({ client_id: "logout-rp", post_logout_redirect_uri: afterLogout, state: "s-1", confirm: "yes" });
+    expect(hiddenFields(page.body)).toEqual({ client_id: "logout-rp", post_logout_redirect_uri: afterLogout, state: "s-1", confirm: "yes", csrf: expect.stringMatching(/^[\w-]{43}$/) });
     expect(await sessionAlive(browser)).toBe(true);
   });
 
@@ -109,12 +109,33 @@ describe("RP-initiated logout", () => {
     const { browser } = await signedIn();
     const page = await browser.post("/auth/logout", { client_id: "logout-rp" });
     expect(page.status).toBe(200);
-    expect(hiddenFields(page.body)).toEqual({ client_id: "logout-rp", confirm: "yes" });
+    expect(hiddenFields(page.body)).toEqual({ client_id: "logout-rp", confirm: "yes", csrf: expect.stringMatching(/^[\w-]{43}$/) });
     expect(await sessionAlive(browser)).toBe(true);
     const done = await browser.post("/auth/logout", hiddenFields(page.body));
     expect(done.status).toBe(200);
     expect(done.body).toContain("You are signed out");
     expect(await sessionAlive(browser)).toBe(false);
+  });
+
+  it("a confirmation without this session's CSRF token signs nobody out: 403 and the confirmation again", async () => {
+    const { browser } = await signedIn();
+    const other = await signedIn();
+    const otherPage = await other.browser.get("/auth/logout?client_id=logout-rp");
+    const otherToken = hiddenFields(otherPage.body).csrf!;
+    for (const csrf of [undefined, "", "x".repeat(43), otherToken]) {
+      const reply = await browser.post("/auth/logout", { client_id: "logout-rp", confirm: "yes", ...(csrf === undefined ? {} : { csrf }) });
+      expect(reply.status).toBe(403);
+      expect(reply.body).toContain("Confirm again to sign out.");
+      expect(reply.headers.get("set-cookie") ?? "").not.toContain(sessionCookie);
+      expect(await sessionAlive(browser)).toBe(true);
+      // The page offers this session's own token, with which the user can confirm.
+      expect(hiddenFields(reply.body).csrf).not.toBe(otherToken);
+    }
+    const page = await browser.post("/auth/logout", { client_id: "logout-rp", confirm: "yes" });
+    const done = await browser.post("/auth/logout", hiddenFields(page.body));
+    expect(done.status).toBe(200);
+    expect(await sessionAlive(browser)).toBe(false);
+    expect(await sessionAlive(other.browser)).toBe(true);
   });
 
   it("without a session there is nothing to confirm: straight back to the application", async () => {

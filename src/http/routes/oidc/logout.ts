@@ -1,5 +1,6 @@
 import express, { type Request, type Response, type Router } from "express";
 import type { Oidc } from "../../../domain/oidc/compose.ts";
+import { csrfToken, csrfTokenMatches, sha256Hex } from "../../../domain/oidc/flow/tokens.ts";
 import { resolveLogoutRequest, type LogoutRequest } from "../../../domain/oidc/logout.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
@@ -15,8 +16,9 @@ import { renderLogoutPage, renderSignedOutPage } from "../../pages/logout.ts";
  * a button: a link or an image alone never signs anyone out. The confirming
  * POST ends the session and returns the browser to the registered
  * post_logout_redirect_uri with state, or shows that the user is signed out.
- * SameSite=Lax keeps the session cookie off cross-site POSTs, so a forged
- * confirmation ends no session.
+ * The confirmation carries a CSRF token bound to the session (an HMAC of the
+ * session id's hash under the server key), and SameSite=Lax keeps the session
+ * cookie off cross-site POSTs, so a forged confirmation ends no session.
  */
 export function registerLogoutRoute(router: Router, oidc: Oidc): void {
   const cookies = cookieNames(oidc.issuer);
@@ -33,18 +35,17 @@ export function registerLogoutRoute(router: Router, oidc: Oidc): void {
       return;
     }
     const sessionId = readCookie(req, cookies.session);
-    if (req.method === "POST" && raw.confirm === "yes") {
-      // Only a request that carries the session may drop it: a cross-site form carries none (SameSite=Lax), and clearing
-      // the cookie anyway would sign the user out of the browser by a forged POST.
-      if (sessionId) {
-        await oidc.flow.endSession(sessionId);
-        clearCookie(res, cookies, cookies.session);
-      }
+    const confirming = req.method === "POST" && raw.confirm === "yes";
+    if (!sessionId) {
+      // Nobody is signed in here: nothing to confirm, and nothing to clear (clearing a cookie the request did not
+      // carry would let a forged POST sign the browser out).
       finish(res, request);
       return;
     }
-    if (!sessionId) {
-      // Nobody is signed in here: nothing to confirm.
+    const sessionCsrf = `logout:${sha256Hex(sessionId)}`;
+    if (confirming && csrfTokenMatches(oidc.secretKey, sessionCsrf, raw.csrf)) {
+      await oidc.flow.endSession(sessionId);
+      clearCookie(res, cookies, cookies.session);
       finish(res, request);
       return;
     }
@@ -52,7 +53,18 @@ export function registerLogoutRoute(router: Router, oidc: Oidc): void {
     if (request.client) hidden.client_id = request.client.clientId;
     if (request.postLogoutRedirectUri) hidden.post_logout_redirect_uri = request.postLogoutRedirectUri;
     if (request.state) hidden.state = request.state;
-    res.type("html").send(renderLogoutPage({ ...(request.client ? { clientName: request.client.name } : {}), hidden }));
+    hidden.csrf = csrfToken(oidc.secretKey, sessionCsrf);
+    // A confirmation without this session's token did not come from our page: ask again.
+    res
+      .status(confirming ? 403 : 200)
+      .type("html")
+      .send(
+        renderLogoutPage({
+          ...(request.client ? { clientName: request.client.name } : {}),
+          hidden,
+          ...(confirming ? { error: "The sign-out form has expired or did not come from this site. Confirm again to sign out." } : {}),
+        }),
+      );
   }
 
   function finish(res: Response, request: LogoutRequest) {
