@@ -21,7 +21,8 @@ export type DomainErrorCode =
   | "unsupported_certificate"
   | "verification_not_found"
   | "account_not_found"
-  | "account_exists";
+  | "account_exists"
+  | "server_key_mismatch";
 
 export class DomainError extends Error {
   override name = "DomainError";

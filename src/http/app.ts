@@ -18,6 +18,7 @@ import { registerTokenAdministrationRoutes } from "./routes/oidc/token-administr
 import { registerTokenRoute } from "./routes/oidc/token.ts";
 import { registerUserinfoRoute } from "./routes/oidc/userinfo.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
+import { securityHeaders } from "./middleware/page-headers.ts";
 import { registerCors } from "./middleware/cors.ts";
 import { errorHandler, notFound } from "./middleware/errors.ts";
 
@@ -36,10 +37,7 @@ export function createHttpApp(deps: HttpDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.use((_req, res, next) => {
-    res.set("X-Content-Type-Options", "nosniff").set("Referrer-Policy", "no-referrer");
-    next();
-  });
+  app.use(securityHeaders);
   app.use(bodyLimit(deps.config.maxBodyBytes));
 
   const router = express.Router();

@@ -27,6 +27,7 @@ const mapping: Record<DomainErrorCode, [Code, ErrorReason]> = {
   // Admin-only failures; an RPC never raises them, but the mapping stays total.
   account_not_found: [Code.NotFound, ErrorReason.UNSPECIFIED],
   account_exists: [Code.AlreadyExists, ErrorReason.UNSPECIFIED],
+  server_key_mismatch: [Code.FailedPrecondition, ErrorReason.UNSPECIFIED],
 };
 
 export function reasonName(reason: ErrorReason): string {

@@ -16,7 +16,12 @@ export interface RequestHandlerOptions {
   logger: Logger;
   metrics: Metrics;
   isDraining: () => boolean;
+  /** The public URL is https (TLS here or at a proxy in front): browsers are told to keep to it. */
+  httpsOnly: boolean;
 }
+
+/** One year, the usual minimum for HSTS preload lists; subdomains are not ours to decide. */
+const strictTransportSecurity = "max-age=31536000";
 
 export interface RequestHandler {
   (req: AnyRequest, res: AnyResponse): void;
@@ -41,6 +46,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     const incomingId = req.headers["x-request-id"];
     const requestId = typeof incomingId === "string" && validRequestId.test(incomingId) ? incomingId : randomUUID();
     res.setHeader("X-Request-Id", requestId);
+    if (options.httpsOnly || isEncrypted(req)) res.setHeader("Strict-Transport-Security", strictTransportSecurity);
     const pathname = (req.url ?? "/").split("?", 1)[0] ?? "/";
     const procedure = rpc.match(pathname);
     const http2 = req.httpVersionMajor === 2;
@@ -82,4 +88,8 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
 function expressRoute(req: AnyRequest): string | undefined {
   const matched = req as unknown as { route?: { path?: unknown }; baseUrl?: string };
   return typeof matched.route?.path === "string" ? (matched.baseUrl ?? "") + matched.route.path : undefined;
+}
+
+function isEncrypted(req: AnyRequest): boolean {
+  return Boolean((req.socket as { encrypted?: boolean } | undefined)?.encrypted);
 }

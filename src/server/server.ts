@@ -8,6 +8,8 @@ import { errorBoundary } from "../rpc/interceptors.ts";
 import { publicServices, routes } from "../rpc/routes.ts";
 import { openDatabase, type Database } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
+import { ServerKeyCheckRepository } from "../storage/server-key-check-repository.ts";
+import { ensureServerKeyMatches } from "../domain/credentials/server-key-check.ts";
 import { adaptToHttp2 } from "./express-on-http2.ts";
 import { listen, type Listener } from "./one-port.ts";
 import { createRequestHandler, type RequestHandler } from "./request-handler.ts";
@@ -50,6 +52,7 @@ export function createApplication(
     logger,
     metrics,
     isDraining,
+    httpsOnly: config.baseUrl.startsWith("https:"),
   });
 }
 
@@ -63,6 +66,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       const report = await migrateToLatest(database);
       if (report.applied.length) logger.info({ applied: report.applied }, "database migrated");
     }
+    // Before the port opens: an instance with another key than the database's must not start at all.
+    const secretKey = await loadSecretKey(config);
+    await ensureServerKeyMatches(new ServerKeyCheckRepository(database), secretKey, Date.now());
     let draining = false;
     const app: { handler?: RequestHandler } = {};
     // The handler is built after binding, so that with PORT=0 the derived base URL names the real port.
@@ -89,7 +95,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const effective: Config = config.baseUrlDerived
       ? { ...config, baseUrl: config.baseUrl.replace(/:\d+$/, `:${listener.address.port}`) }
       : config;
-    const domain = createDomain(effective, database, await loadSecretKey(effective), undefined, anchors);
+    const domain = createDomain(effective, database, secretKey, undefined, anchors);
     const ready = createApplication(effective, database, domain, logger, () => draining);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
     app.handler = ready;

@@ -22,6 +22,7 @@ export interface Tables {
   oidc_signing_keys: OidcSigningKeyTable;
   oidc_tokens: OidcTokenTable;
   login_attempts: LoginAttemptTable;
+  server_key_check: ServerKeyCheckTable;
 }
 
 /** See migration 0010: keys are HMACs, account_key is cleared by a successful sign-in. */
@@ -246,4 +247,11 @@ export interface OidcTokenTable {
   expires_at: number;
   consumed_at: number | null;
   revoked_at: number | null;
+}
+
+/** See migration 0012: an HMAC of a fixed text under the server key. */
+export interface ServerKeyCheckTable {
+  id: string;
+  key_check: string;
+  created_at: number;
 }

@@ -219,6 +219,24 @@ describe("HTTP behaviour", () => {
     });
   });
 
+  describe("security headers", () => {
+    const csp = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+    it.each([
+      ["the home page", "/", "text/html"],
+      ["a not-found page", "/no/such/page", "text/html"],
+      ["discovery", "/.well-known/openid-configuration", "application/json"],
+    ])("%s carries a CSP without scripts and may not be framed", async (_name, target, accept) => {
+      const response = await fetch(server.url + target, { headers: { accept } });
+      expect(response.headers.get("content-security-policy")).toBe(csp);
+      expect(response.headers.get("x-frame-options")).toBe("DENY");
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+    });
+
+    it("a cleartext server whose public URL is http sends no HSTS", async () => {
+      expect((await fetch(`${server.url}/healthz`)).headers.get("strict-transport-security")).toBeNull();
+    });
+  });
+
   describe("operations endpoints", () => {
     it("/healthz answers 200 ok", async () => {
       const response = await fetch(`${server.url}/healthz`);

@@ -250,6 +250,27 @@ describe("TLS port: ALPN chooses h2 or http/1.1", () => {
     expect(server.url).toBe(`https://127.0.0.1:${server.port}`);
   });
 
+  it("RPC responses over TLS carry HSTS too", async () => {
+    const session = await connectH2(server.url, { ca });
+    try {
+      const reply = await new Promise<Reply>((resolve, reject) => {
+        const stream = session.request({ ":method": "POST", ":path": procedurePath, "content-type": "application/json" });
+        let body = "";
+        let headers: http2.IncomingHttpHeaders = {};
+        stream.setEncoding("utf8");
+        stream.on("response", (h) => (headers = h));
+        stream.on("data", (chunk: string) => (body += chunk));
+        stream.on("end", () => resolve({ status: Number(headers[":status"]), headers, body }));
+        stream.on("error", reject);
+        stream.end("{}");
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.headers["strict-transport-security"]).toBe("max-age=31536000");
+    } finally {
+      session.destroy();
+    }
+  });
+
   it("GetServerInfo: gRPC over h2", async () => {
     const requestId = await expectServerInfo(createGrpcTransport({ baseUrl: server.url, sessionManager: h2() }));
     expect(await requestLog(server, requestId)).toMatchObject({ status: 200, protocol: "HTTP/2.0", contentType: "application/grpc+proto" });
@@ -279,6 +300,7 @@ describe("TLS port: ALPN chooses h2 or http/1.1", () => {
       const reply = await h2Get(session, "/healthz", { "x-request-id": requestId });
       expect(reply.status).toBe(200);
       expect(reply.headers["x-request-id"]).toBe(requestId);
+      expect(reply.headers["strict-transport-security"]).toBe("max-age=31536000");
       expect(JSON.parse(reply.body)).toEqual({ status: "ok" });
       expect(await requestLog(server, requestId)).toMatchObject({ route: "/healthz", status: 200, protocol: "HTTP/2.0" });
     } finally {
@@ -314,6 +336,7 @@ describe("TLS port: ALPN chooses h2 or http/1.1", () => {
       expect(alpn).toBe(client.negotiated);
       expect(reply.status).toBe(200);
       expect(reply.headers["x-request-id"]).toBe(requestId);
+      expect(reply.headers["strict-transport-security"]).toBe("max-age=31536000");
       expect(JSON.parse(reply.body)).toEqual({ status: "ok" });
       expect(await requestLog(server, requestId)).toMatchObject({ route: "/healthz", status: 200, protocol: "HTTP/1.1" });
     });

@@ -1,5 +1,5 @@
 import { readFile, writeFile, mkdir } from "node:fs/promises";
-import { randomBytes } from "node:crypto";
+import { createHmac } from "node:crypto";
 import path from "node:path";
 import type { Oidc } from "../oidc/compose.ts";
 import { registrationFromMetadata } from "../oidc/client-registration.ts";
@@ -22,14 +22,15 @@ export const demoPassword = "demo-password";
  * Mock mode only: a demo client whose redirect_uri is the built-in demo page,
  * and a demo user with a password and a TOTP second factor (the mock
  * re-authentication page shows the current code). Idempotent; the client
- * secret is kept in <dataDir>/demo-client-secret like the API token.
+ * secret is derived from the server key, so that instances sharing a
+ * database (and, as they must, the key) all seed the same one instead of
+ * each replacing it; it is written to <dataDir>/demo-client-secret for curl.
  */
 export async function seedOidcDemo(oidc: Oidc, dataDir: string, now: number): Promise<OidcDemo> {
   const redirectUri = `${oidc.issuer}/demo/callback`;
   const secretFile = path.join(dataDir, "demo-client-secret");
-  let secret = (await readFile(secretFile, "utf8").catch(() => "")).trim();
-  if (!secret) {
-    secret = randomBytes(24).toString("base64url");
+  const secret = createHmac("sha256", oidc.secretKey).update("mock demo client secret").digest("base64url").slice(0, 32);
+  if ((await readFile(secretFile, "utf8").catch(() => "")).trim() !== secret) {
     await mkdir(dataDir, { recursive: true });
     await writeFile(secretFile, secret + "\n", { mode: 0o600 });
   }

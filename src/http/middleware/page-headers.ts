@@ -1,15 +1,36 @@
 import type { RequestHandler } from "express";
 
 /**
- * Headers for every interaction page: never framed (clickjacking), never
- * cached (they carry CSRF tokens and personal data), no scripts at all.
+ * The policy of every HTML response: no scripts, styles inline only, never
+ * framed, no <base>, forms post only to this origin.
+ */
+export const contentSecurityPolicy =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/**
+ * Headers on every Express response (pages, the home page, error pages, JSON
+ * APIs alike): a strict content security policy and no framing. JSON and
+ * other non-HTML answers are unaffected by them; HTML is then safe wherever it
+ * comes from, including pages a route did not mark as one.
+ */
+export const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.set({
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": contentSecurityPolicy,
+  });
+  next();
+};
+
+/**
+ * Headers for every interaction page on top of securityHeaders: never cached
+ * (they carry CSRF tokens and personal data).
  */
 export const pageHeaders: RequestHandler = (_req, res, next) => {
   res.set({
     "Cache-Control": "no-store",
     Pragma: "no-cache",
-    "X-Frame-Options": "DENY",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'",
   });
   next();
 };
