@@ -51,6 +51,14 @@ describe("loadConfig defaults", () => {
       sessionLifetimeSeconds: 8 * 3600,
       sweepIntervalSeconds: 600,
       storeCertificateContent: true,
+      loginMaxFailuresPerAccount: 5,
+      loginMaxFailuresPerAddress: 20,
+      loginThrottleWindowSeconds: 900,
+      headersTimeoutMs: 20_000,
+      requestTimeoutMs: 60_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 10_000,
+      maxConnectionsPerAddress: 512,
     });
     expect(`sqlite:${path.join("./data", "shomei.db")}`).toBe("sqlite:data/shomei.db");
   });
@@ -96,6 +104,14 @@ describe("loadConfig sources", () => {
         SHOMEI_SWEEP_INTERVAL_SECONDS: "0",
         SHOMEI_TRUST_ANCHORS_FILE: "/etc/shomei/trust-anchors.json",
         SHOMEI_STORE_CERTIFICATE_CONTENT: "false",
+        SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT: "3",
+        SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS: "30",
+        SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS: "600",
+        SHOMEI_HEADERS_TIMEOUT_MS: "5000",
+        SHOMEI_REQUEST_TIMEOUT_MS: "30000",
+        SHOMEI_KEEP_ALIVE_TIMEOUT_MS: "2000",
+        SHOMEI_MAX_CONNECTIONS: "100",
+        SHOMEI_MAX_CONNECTIONS_PER_ADDRESS: "10",
       },
     });
     expect(config).toEqual({
@@ -117,6 +133,14 @@ describe("loadConfig sources", () => {
       sweepIntervalSeconds: 0,
       trustAnchorsFile: "/etc/shomei/trust-anchors.json",
       storeCertificateContent: false,
+      loginMaxFailuresPerAccount: 3,
+      loginMaxFailuresPerAddress: 30,
+      loginThrottleWindowSeconds: 600,
+      headersTimeoutMs: 5000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 2000,
+      maxConnections: 100,
+      maxConnectionsPerAddress: 10,
     });
   });
 
