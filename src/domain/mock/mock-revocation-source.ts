@@ -1,4 +1,4 @@
-import type { MockRepository } from "../../storage/mock-repository.ts";
+import type { MockCertificateState, MockRepository } from "../../storage/mock-repository.ts";
 import type { CheckMethod, StoredCertificate } from "../certificates/model.ts";
 import { DomainError } from "../errors.ts";
 import type { RevocationAnswer, RevocationSource } from "../certificates/revocation-source.ts";
@@ -21,26 +21,41 @@ export class MockRevocationSource implements RevocationSource {
   constructor(private readonly repository: MockRepository) {}
 
   async check(certificate: StoredCertificate, preferred: CheckMethod | undefined, now: number): Promise<RevocationAnswer> {
-    const state = await this.repository.findState(certificate.id);
-    const offered = state?.offeredMethods ?? bothMethods;
-    if (preferred !== undefined && !offered.includes(preferred)) {
-      throw new DomainError(
-        "check_method_not_offered",
-        `the revocation source of this certificate does not offer ${preferred.toUpperCase()}; it offers ${offered.map((m) => m.toUpperCase()).join(", ")}`,
-        "check_method",
-      );
-    }
-    const method = preferred ?? offered[0]!;
-    const sourceUpdatedAt = state?.sourceUpdatedAt ?? startOfUtcDay(now);
-    if (!state || state.status !== "revoked") {
-      return { status: state?.status ?? "good", method, sourceUpdatedAt, revokedAt: null, revokedReason: null };
-    }
-    return {
-      status: "revoked",
-      method,
-      sourceUpdatedAt,
-      revokedAt: state.revokedAt ?? state.updatedAt,
-      revokedReason: state.revokedReason ?? 0,
-    };
+    const answer = answerFrom(await this.repository.findState(certificate.id), preferred, now);
+    if (answer instanceof DomainError) throw answer;
+    return answer;
   }
+
+  /** Every state in one read. */
+  async checkMany(
+    certificates: readonly StoredCertificate[],
+    preferred: CheckMethod | undefined,
+    now: number,
+  ): Promise<(RevocationAnswer | DomainError)[]> {
+    const states = await this.repository.findStates(certificates.map((c) => c.id));
+    return certificates.map((c) => answerFrom(states.get(c.id), preferred, now));
+  }
+}
+
+function answerFrom(state: MockCertificateState | undefined, preferred: CheckMethod | undefined, now: number): RevocationAnswer | DomainError {
+  const offered = state?.offeredMethods ?? bothMethods;
+  if (preferred !== undefined && !offered.includes(preferred)) {
+    return new DomainError(
+      "check_method_not_offered",
+      `the revocation source of this certificate does not offer ${preferred.toUpperCase()}; it offers ${offered.map((m) => m.toUpperCase()).join(", ")}`,
+      "check_method",
+    );
+  }
+  const method = preferred ?? offered[0]!;
+  const sourceUpdatedAt = state?.sourceUpdatedAt ?? startOfUtcDay(now);
+  if (!state || state.status !== "revoked") {
+    return { status: state?.status ?? "good", method, sourceUpdatedAt, revokedAt: null, revokedReason: null };
+  }
+  return {
+    status: "revoked",
+    method,
+    sourceUpdatedAt,
+    revokedAt: state.revokedAt ?? state.updatedAt,
+    revokedReason: state.revokedReason ?? 0,
+  };
 }
