@@ -6,6 +6,7 @@ import { CertificatesRepository } from "../storage/certificates-repository.ts";
 import type { Database } from "../storage/database.ts";
 import { MockRepository } from "../storage/mock-repository.ts";
 import { Accounts } from "./accounts/accounts.ts";
+import { BatchStatusChecks } from "./certificates/batch-checks.ts";
 import type { StoredCertificate } from "./certificates/model.ts";
 import type { RevocationSource } from "./certificates/revocation-source.ts";
 import { CertificateStatusChecks } from "./certificates/status-checks.ts";
@@ -22,6 +23,7 @@ import { OneTimeRecords } from "../storage/one-time-records.ts";
 export interface Domain {
   accounts: Accounts;
   statusChecks: CertificateStatusChecks;
+  batchChecks: BatchStatusChecks;
   /** Present only in mock mode. */
   mock: MockEnvironment | undefined;
   oidc: Oidc;
@@ -50,6 +52,7 @@ export function createDomain(config: Config, database: Database, secretKey: Buff
   return {
     accounts: new Accounts(new AccountsRepository(database), clock),
     statusChecks: new CertificateStatusChecks(certificates, sourceFor, clock),
+    batchChecks: new BatchStatusChecks(certificates, sourceFor, clock),
     mock: mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config)) : undefined,
     oidc: createOidc(config, database, secretKey, clock),
     sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock),
