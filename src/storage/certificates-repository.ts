@@ -109,7 +109,7 @@ export class CertificatesRepository {
     return found;
   }
 
-  /** The user's most recently stored certificate, optionally of one type. */
+  /** The user's most recently stored certificate, optionally of one type (findLatestCertificates picks the same way: change both together). */
   async findLatestCertificate(accountId: string, userId: string, type?: CertificateType): Promise<StoredCertificate | undefined> {
     let query = this.database.db
       .selectFrom("certificates")
