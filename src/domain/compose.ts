@@ -6,6 +6,7 @@ import { CertificatesRepository } from "../storage/certificates-repository.ts";
 import type { Database } from "../storage/database.ts";
 import { MockRepository } from "../storage/mock-repository.ts";
 import { Accounts } from "./accounts/accounts.ts";
+import { BatchStatusChecks } from "./certificates/batch-checks.ts";
 import type { StoredCertificate } from "./certificates/model.ts";
 import type { RevocationSource } from "./certificates/revocation-source.ts";
 import { CertificateStatusChecks } from "./certificates/status-checks.ts";
@@ -31,6 +32,7 @@ import { OneTimeRecords } from "../storage/one-time-records.ts";
 export interface Domain {
   accounts: Accounts;
   statusChecks: CertificateStatusChecks;
+  batchChecks: BatchStatusChecks;
   registry: CertificateRegistry;
   verifications: Verifications;
   /** Present only in mock mode. */
@@ -83,6 +85,7 @@ export function createDomain(
   return {
     accounts: new Accounts(new AccountsRepository(database), clock),
     statusChecks,
+    batchChecks: new BatchStatusChecks(certificates, sourceFor, clock),
     registry,
     verifications: new Verifications(
       new VerificationsRepository(database),

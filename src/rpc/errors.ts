@@ -1,6 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.ts";
+import { BatchCheckErrorSchema, type BatchCheckError } from "../../gen/service/verify/v2/certificate_service_pb.ts";
 import { ErrorReason } from "../../gen/service/verify/v2/errors_pb.ts";
 import type { DomainError, DomainErrorCode } from "../domain/errors.ts";
 
@@ -34,12 +36,23 @@ export function reasonName(reason: ErrorReason): string {
   return `ERROR_REASON_${ErrorReason[reason]}`;
 }
 
+/** The Connect code and reason a domain failure is answered with, as a call's error or as a batch item's. */
+export function codeAndReason(error: DomainError): [Code, ErrorReason] {
+  return mapping[error.code];
+}
+
 export function toConnectError(error: DomainError): ConnectError {
-  const [code, reason] = mapping[error.code];
+  const [code, reason] = codeAndReason(error);
   const info = create(ErrorInfoSchema, {
     reason: reasonName(reason),
     domain: errorDomain,
     metadata: error.field ? { field: error.field } : {},
   });
   return new ConnectError(error.message, code, undefined, [{ desc: ErrorInfoSchema, value: info }], error);
+}
+
+/** A batch item's failure as data: the code (in the Connect protocol's string form) and reason the single call would raise. */
+export function toBatchCheckError(error: DomainError): BatchCheckError {
+  const [code, reason] = codeAndReason(error);
+  return create(BatchCheckErrorSchema, { code: codeToString(code), message: error.message, reason });
 }

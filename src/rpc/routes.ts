@@ -21,7 +21,7 @@ export const publicServices: ReadonlySet<string> = new Set([ServerInfoService.ty
 /** Registers every RPC service. Each service class takes its domain services in its constructor. */
 export function routes(router: ConnectRouter, deps: RpcDependencies): void {
   router.service(ServerInfoService, new ServerInfoHandler(deps.config.mode));
-  router.service(CertificateService, new CertificateHandler(deps.domain.statusChecks));
+  router.service(CertificateService, new CertificateHandler(deps.domain.statusChecks, deps.domain.batchChecks));
   router.service(VerificationService, new VerificationHandler(deps.domain.verifications));
   router.service(MockService, deps.domain.mock ? new MockHandler(deps.domain.mock) : new DisabledMockHandler());
 }

@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import type { Insertable, Selectable } from "kysely";
 import type {
   CertificateType,
   CertificateUser,
@@ -11,7 +11,8 @@ import type {
   StoredCertificate,
 } from "../domain/certificates/model.ts";
 import type { Database } from "./database.ts";
-import type { CertificateStatusTable, CertificateTable } from "./schema.ts";
+import { chunked, maxParameters } from "./parameter-limit.ts";
+import type { CertificateStatusTable, CertificateTable, CertificateUserTable } from "./schema.ts";
 
 /** Position in a newest-first listing: the last record of the previous page. */
 export interface StatusCursor {
@@ -19,7 +20,15 @@ export interface StatusCursor {
   id: string;
 }
 
-/** Every read takes the account id: rows of other accounts are invisible, not forbidden. */
+/** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
+const statusColumns = 10;
+
+/**
+ * Every read takes the account id: rows of other accounts are invisible, not
+ * forbidden. The "many" methods serve batch checks: one statement however many
+ * ids (up to the parameter limit, beyond which they split), and results keyed
+ * by id so callers keep their own order.
+ */
 export class CertificatesRepository {
   constructor(private readonly database: Database) {}
 
@@ -37,7 +46,21 @@ export class CertificatesRepository {
       .where("account_id", "=", accountId)
       .where("id", "=", userId)
       .executeTakeFirst();
-    return row && { id: row.id, accountId: row.account_id, createdAt: Number(row.created_at) };
+    return row && toUser(row);
+  }
+
+  async findUsers(accountId: string, userIds: readonly string[]): Promise<Map<string, CertificateUser>> {
+    const found = new Map<string, CertificateUser>();
+    for (const ids of chunked(distinct(userIds), maxParameters - 1)) {
+      const rows = await this.database.db
+        .selectFrom("certificate_users")
+        .selectAll()
+        .where("account_id", "=", accountId)
+        .where("id", "in", ids)
+        .execute();
+      for (const row of rows) found.set(row.id, toUser(row));
+    }
+    return found;
   }
 
   async insertCertificate(c: StoredCertificate): Promise<void> {
@@ -113,7 +136,21 @@ export class CertificatesRepository {
     return row && toCertificate(row);
   }
 
-  /** The user's latest certificate (latest notBefore, then most recently stored), optionally of one type. */
+  async findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>> {
+    const found = new Map<string, StoredCertificate>();
+    for (const ids of chunked(distinct(certificateIds), maxParameters - 1)) {
+      const rows = await this.database.db
+        .selectFrom("certificates")
+        .selectAll()
+        .where("account_id", "=", accountId)
+        .where("id", "in", ids)
+        .execute();
+      for (const row of rows) found.set(row.id, toCertificate(row));
+    }
+    return found;
+  }
+
+  /** The user's latest certificate (latest notBefore, then most recently stored), optionally of one type (findLatestCertificates picks the same way: change both together). */
   async findLatestCertificate(accountId: string, userId: string, type?: CertificateType): Promise<StoredCertificate | undefined> {
     let query = this.database.db
       .selectFrom("certificates")
@@ -123,6 +160,36 @@ export class CertificatesRepository {
     if (type) query = query.where("type", "=", type);
     const row = await query.orderBy("not_before", "desc").orderBy("created_at", "desc").orderBy("id", "desc").limit(1).executeTakeFirst();
     return row && toCertificate(row);
+  }
+
+  /**
+   * findLatestCertificate for many users at once, in the same order (latest
+   * notBefore, newest created_at, then highest id): each user's first row by that order, picked
+   * by the database so that only one certificate per user comes back.
+   */
+  async findLatestCertificates(
+    accountId: string,
+    userIds: readonly string[],
+    type?: CertificateType,
+  ): Promise<Map<string, StoredCertificate>> {
+    const found = new Map<string, StoredCertificate>();
+    for (const ids of chunked(distinct(userIds), maxParameters - 2)) {
+      let ranked = this.database.db
+        .selectFrom("certificates")
+        .selectAll()
+        .select((eb) =>
+          eb.fn
+            .agg<number>("row_number")
+            .over((ob) => ob.partitionBy("user_id").orderBy("not_before", "desc").orderBy("created_at", "desc").orderBy("id", "desc"))
+            .as("latest_rank"),
+        )
+        .where("account_id", "=", accountId)
+        .where("user_id", "in", ids);
+      if (type) ranked = ranked.where("type", "=", type);
+      const rows = await this.database.db.selectFrom(ranked.as("ranked")).selectAll().where("latest_rank", "=", 1).execute();
+      for (const row of rows) found.set(row.user_id, toCertificate(row));
+    }
+    return found;
   }
 
   async listCertificates(accountId: string): Promise<StoredCertificate[]> {
@@ -136,21 +203,14 @@ export class CertificatesRepository {
   }
 
   async insertStatus(s: StatusRecord): Promise<void> {
-    await this.database.db
-      .insertInto("certificate_statuses")
-      .values({
-        id: s.id,
-        account_id: s.accountId,
-        certificate_id: s.certificateId,
-        status: s.status,
-        check_method: s.checkMethod,
-        check_purpose: s.checkPurpose,
-        source_updated_at: s.sourceUpdatedAt,
-        revoked_at: s.revokedAt,
-        revoked_reason: s.revokedReason,
-        created_at: s.createdAt,
-      })
-      .execute();
+    await this.database.db.insertInto("certificate_statuses").values(toStatusRow(s)).execute();
+  }
+
+  /** Many records in one multi-row insert (more only past the parameter limit). */
+  async insertStatuses(records: readonly StatusRecord[]): Promise<void> {
+    for (const slice of chunked(records, Math.floor(maxParameters / statusColumns))) {
+      await this.database.db.insertInto("certificate_statuses").values(slice.map(toStatusRow)).execute();
+    }
   }
 
   async findStatus(accountId: string, statusId: string): Promise<StatusRecord | undefined> {
@@ -211,6 +271,29 @@ function certificateRow(c: StoredCertificate) {
     ocsp_urls: JSON.stringify(c.ocspUrls),
     trust_anchor: c.trustAnchor,
     created_at: c.createdAt,
+  };
+}
+
+function distinct(ids: readonly string[]): string[] {
+  return [...new Set(ids)];
+}
+
+function toUser(row: Selectable<CertificateUserTable>): CertificateUser {
+  return { id: row.id, accountId: row.account_id, createdAt: Number(row.created_at) };
+}
+
+function toStatusRow(s: StatusRecord): Insertable<CertificateStatusTable> {
+  return {
+    id: s.id,
+    account_id: s.accountId,
+    certificate_id: s.certificateId,
+    status: s.status,
+    check_method: s.checkMethod,
+    check_purpose: s.checkPurpose,
+    source_updated_at: s.sourceUpdatedAt,
+    revoked_at: s.revokedAt,
+    revoked_reason: s.revokedReason,
+    created_at: s.createdAt,
   };
 }
 

@@ -1,5 +1,8 @@
 import type { CheckMethod, RevocationReasonCode, Status } from "../domain/certificates/model.ts";
+import type { Selectable } from "kysely";
 import type { Database } from "./database.ts";
+import { chunked, maxParameters } from "./parameter-limit.ts";
+import type { MockCertificateStateTable } from "./schema.ts";
 
 export interface MockAuthorityRow {
   id: string;
@@ -43,17 +46,21 @@ export class MockRepository {
       .selectAll()
       .where("certificate_id", "=", certificateId)
       .executeTakeFirst();
-    return (
-      row && {
-        certificateId: row.certificate_id,
-        status: row.status as Status,
-        revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
-        revokedReason: row.revoked_reason === null ? null : (Number(row.revoked_reason) as RevocationReasonCode),
-        sourceUpdatedAt: row.source_updated_at === null ? null : Number(row.source_updated_at),
-        updatedAt: Number(row.updated_at),
-        offeredMethods: row.offered_methods === null ? null : (JSON.parse(row.offered_methods) as CheckMethod[]),
-      }
-    );
+    return row && toState(row);
+  }
+
+  /** The states of many certificates in one read (split only past the parameter limit); absent ones are missing from the map. */
+  async findStates(certificateIds: readonly string[]): Promise<Map<string, MockCertificateState>> {
+    const found = new Map<string, MockCertificateState>();
+    for (const ids of chunked([...new Set(certificateIds)], maxParameters)) {
+      const rows = await this.database.db
+        .selectFrom("mock_certificate_states")
+        .selectAll()
+        .where("certificate_id", "in", ids)
+        .execute();
+      for (const row of rows) found.set(row.certificate_id, toState(row));
+    }
+    return found;
   }
 
   /**
@@ -71,6 +78,23 @@ export class MockRepository {
       .where("c.fingerprint_sha256", "=", fingerprintSha256)
       .executeTakeFirst();
     return row ? this.findState(row.certificate_id) : undefined;
+  }
+
+  /** findStateByFingerprint for many fingerprints in one read; keyed by fingerprint. */
+  async findStatesByFingerprints(fingerprints: readonly string[]): Promise<Map<string, MockCertificateState>> {
+    const found = new Map<string, MockCertificateState>();
+    for (const chunk of chunked([...new Set(fingerprints)], maxParameters)) {
+      const rows = await this.database.db
+        .selectFrom("certificates as c")
+        .innerJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
+        .selectAll("s")
+        .select("c.fingerprint_sha256")
+        .where("c.origin", "=", "mock")
+        .where("c.fingerprint_sha256", "in", chunk)
+        .execute();
+      for (const row of rows) found.set(row.fingerprint_sha256, toState(row));
+    }
+    return found;
   }
 
   /**
@@ -123,4 +147,16 @@ export class MockRepository {
       .onConflict((oc) => oc.column("certificate_id").doUpdateSet(values))
       .execute();
   }
+}
+
+function toState(row: Selectable<MockCertificateStateTable>): MockCertificateState {
+  return {
+    certificateId: row.certificate_id,
+    status: row.status as Status,
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    revokedReason: row.revoked_reason === null ? null : (Number(row.revoked_reason) as RevocationReasonCode),
+    sourceUpdatedAt: row.source_updated_at === null ? null : Number(row.source_updated_at),
+    updatedAt: Number(row.updated_at),
+    offeredMethods: row.offered_methods === null ? null : (JSON.parse(row.offered_methods) as CheckMethod[]),
+  };
 }

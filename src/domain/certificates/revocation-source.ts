@@ -1,3 +1,4 @@
+import type { DomainError } from "../errors.ts";
 import type { CheckMethod, RevocationReasonCode, Status, StoredCertificate } from "./model.ts";
 
 /** What a revocation source says about one certificate at one moment. */
@@ -19,4 +20,16 @@ export interface RevocationAnswer {
  */
 export interface RevocationSource {
   check(certificate: StoredCertificate, preferred: CheckMethod | undefined, now: number): Promise<RevocationAnswer>;
+
+  /**
+   * The batch form of check: one answer or one DomainError per certificate,
+   * in the given order, with a constant number of reads however many there
+   * are (batch checks promise that). A DomainError that would fail check()
+   * fails only its item here; any other failure rejects the whole call.
+   */
+  checkMany(
+    certificates: readonly StoredCertificate[],
+    preferred: CheckMethod | undefined,
+    now: number,
+  ): Promise<(RevocationAnswer | DomainError)[]>;
 }

@@ -1,12 +1,14 @@
 import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
-import { canonicalUuid, isUuid, newId } from "../ids.ts";
+import { canonicalUuid } from "../ids.ts";
 import type { CertificateType, CertificateUser, CheckMethod, CheckPurpose, StatusRecord, StoredCertificate } from "./model.ts";
 import { creationTime } from "./model.ts";
+import { certificateNotFound, userHasNoCertificate, userNotFound, uuidProblem } from "./lookup-errors.ts";
 import { decodePageToken, encodePageToken } from "./page-token.ts";
 import type { CertificateRegistry } from "./registry.ts";
 import type { RevocationSource } from "./revocation-source.ts";
+import { statusRecord } from "./status-record.ts";
 
 export interface CheckResult {
   certificate: StoredCertificate;
@@ -59,9 +61,7 @@ export class CertificateStatusChecks {
   ): Promise<CheckResult & { user: CertificateUser }> {
     const user = await this.user(accountId, userId);
     const certificate = await this.repository.findLatestCertificate(accountId, user.id, type);
-    if (!certificate) {
-      throw new DomainError("user_not_found", type ? `the user has no certificate of type ${type}` : "the user has no certificate");
-    }
+    if (!certificate) throw userHasNoCertificate(type);
     return { user, certificate, status: await this.check(certificate, method) };
   }
 
@@ -100,19 +100,7 @@ export class CertificateStatusChecks {
    */
   async check(certificate: StoredCertificate, method: CheckMethod | undefined, purpose: CheckPurpose = "liveness_check"): Promise<StatusRecord> {
     const answer = await this.sourceFor(certificate).check(certificate, method, this.clock());
-    const revoked = answer.status === "revoked";
-    const record: StatusRecord = {
-      id: newId(),
-      accountId: certificate.accountId,
-      certificateId: certificate.id,
-      status: answer.status,
-      checkMethod: answer.method,
-      checkPurpose: purpose,
-      sourceUpdatedAt: answer.sourceUpdatedAt,
-      revokedAt: revoked ? answer.revokedAt : null,
-      revokedReason: revoked ? (answer.revokedReason ?? 0) : null,
-      createdAt: creationTime(this.clock()),
-    };
+    const record = statusRecord(certificate, answer, creationTime(this.clock()), purpose);
     await this.repository.insertStatus(record);
     return record;
   }
@@ -120,19 +108,19 @@ export class CertificateStatusChecks {
   private async certificate(accountId: string, certificateId: string, field: string): Promise<StoredCertificate> {
     requireUuid(certificateId, field);
     const certificate = await this.repository.findCertificate(accountId, canonicalUuid(certificateId));
-    if (!certificate) throw new DomainError("certificate_not_found", "no certificate with this id");
+    if (!certificate) throw certificateNotFound();
     return certificate;
   }
 
   private async user(accountId: string, userId: string): Promise<CertificateUser> {
     requireUuid(userId, "user_id");
     const user = await this.repository.findUser(accountId, canonicalUuid(userId));
-    if (!user) throw new DomainError("user_not_found", "no user with this id");
+    if (!user) throw userNotFound();
     return user;
   }
 }
 
 export function requireUuid(value: string, field: string): void {
-  if (!value) throw invalidField(field, `${field} is required`);
-  if (!isUuid(value)) throw invalidField(field, `${field} must be a UUID`);
+  const problem = uuidProblem(value, field);
+  if (problem) throw problem;
 }

@@ -8,6 +8,14 @@ import type { RevocationAnswer, RevocationSource } from "./revocation-source.ts"
  */
 export class UnconfiguredSource implements RevocationSource {
   async check(): Promise<RevocationAnswer> {
-    throw new DomainError("source_unavailable", "no revocation source is available for this certificate's issuer");
+    throw unavailable();
   }
+
+  async checkMany(certificates: readonly unknown[]): Promise<DomainError[]> {
+    return certificates.map(unavailable);
+  }
+}
+
+function unavailable(): DomainError {
+  return new DomainError("source_unavailable", "no revocation source is available for this certificate's issuer");
 }

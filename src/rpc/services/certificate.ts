@@ -1,12 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
+  BatchCheckCertificateStatusResponseSchema,
+  BatchCheckUserCertificateStatusResponseSchema,
   CheckCertificateStatusByContentResponseSchema,
   CheckCertificateStatusResponseSchema,
   CheckUserCertificateStatusResponseSchema,
   GetCertificateResponseSchema,
   GetCertificateStatusResponseSchema,
   ListCertificateStatusesResponseSchema,
+  type BatchCheckCertificateStatusRequest,
+  type BatchCheckUserCertificateStatusRequest,
   type CertificateService,
   type CheckCertificateStatusByContentRequest,
   type CheckCertificateStatusRequest,
@@ -15,13 +19,18 @@ import {
   type GetCertificateStatusRequest,
   type ListCertificateStatusesRequest,
 } from "../../../gen/service/verify/v2/certificate_service_pb.ts";
+import type { BatchStatusChecks } from "../../domain/certificates/batch-checks.ts";
 import type { CertificateStatusChecks } from "../../domain/certificates/status-checks.ts";
 import { callerAccount } from "../auth.ts";
 import { certificateMessage, certificateTypeFrom, checkMethodFrom, statusMessage, userMessage } from "../convert.ts";
+import { toBatchCheckError } from "../errors.ts";
 
 /** Thin translation between CertificateService messages and the status-check domain. */
 export class CertificateHandler implements ServiceImpl<typeof CertificateService> {
-  constructor(private readonly checks: CertificateStatusChecks) {}
+  constructor(
+    private readonly checks: CertificateStatusChecks,
+    private readonly batches: BatchStatusChecks,
+  ) {}
 
   async checkCertificateStatus(req: CheckCertificateStatusRequest, context: HandlerContext) {
     const method = checkMethodFrom(req.checkMethod);
@@ -73,6 +82,40 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
     return create(GetCertificateStatusResponseSchema, {
       certificate: certificateMessage(result.certificate),
       certificateStatus: statusMessage(result.status),
+    });
+  }
+
+  async batchCheckCertificateStatus(req: BatchCheckCertificateStatusRequest, context: HandlerContext) {
+    const method = checkMethodFrom(req.checkMethod);
+    const items = await this.batches.checkCertificates(callerAccount(context).id, req.certificateIds, method);
+    return create(BatchCheckCertificateStatusResponseSchema, {
+      results: items.map((item) =>
+        item.error
+          ? { certificateId: item.id, error: toBatchCheckError(item.error) }
+          : {
+              certificateId: item.id,
+              certificate: certificateMessage(item.result.certificate),
+              certificateStatus: statusMessage(item.result.status),
+            },
+      ),
+    });
+  }
+
+  async batchCheckUserCertificateStatus(req: BatchCheckUserCertificateStatusRequest, context: HandlerContext) {
+    const type = certificateTypeFrom(req.certificateType, "certificate_type", false);
+    const method = checkMethodFrom(req.checkMethod);
+    const items = await this.batches.checkUsers(callerAccount(context).id, req.userIds, type, method);
+    return create(BatchCheckUserCertificateStatusResponseSchema, {
+      results: items.map((item) =>
+        item.error
+          ? { userId: item.id, error: toBatchCheckError(item.error) }
+          : {
+              userId: item.id,
+              user: userMessage(item.result.user),
+              certificate: certificateMessage(item.result.certificate),
+              certificateStatus: statusMessage(item.result.status),
+            },
+      ),
     });
   }
 }

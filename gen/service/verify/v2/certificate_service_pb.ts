@@ -6,13 +6,15 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Certificate, Certificate_Type, CertificateStatus, CertificateStatus_CheckMethod, User } from "./certificate_pb.ts";
 import { file_service_verify_v2_certificate } from "./certificate_pb.ts";
+import type { ErrorReason } from "./errors_pb.ts";
+import { file_service_verify_v2_errors } from "./errors_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file service/verify/v2/certificate_service.proto.
  */
 export const file_service_verify_v2_certificate_service: GenFile = /*@__PURE__*/
-  fileDesc("CitzZXJ2aWNlL3ZlcmlmeS92Mi9jZXJ0aWZpY2F0ZV9zZXJ2aWNlLnByb3RvEhFzZXJ2aWNlLnZlcmlmeS52MiJ/Ch1DaGVja0NlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBIWCg5jZXJ0aWZpY2F0ZV9pZBgBIAEoCRJGCgxjaGVja19tZXRob2QYAiABKA4yMC5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1cy5DaGVja01ldGhvZCKXAQoeQ2hlY2tDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlEjMKC2NlcnRpZmljYXRlGAEgASgLMh4uc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGUSQAoSY2VydGlmaWNhdGVfc3RhdHVzGAIgASgLMiQuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMiuwEKIUNoZWNrVXNlckNlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEj0KEGNlcnRpZmljYXRlX3R5cGUYAiABKA4yIy5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZS5UeXBlEkYKDGNoZWNrX21ldGhvZBgDIAEoDjIwLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLkNoZWNrTWV0aG9kIsIBCiJDaGVja1VzZXJDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlEiUKBHVzZXIYASABKAsyFy5zZXJ2aWNlLnZlcmlmeS52Mi5Vc2VyEjMKC2NlcnRpZmljYXRlGAIgASgLMh4uc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGUSQAoSY2VydGlmaWNhdGVfc3RhdHVzGAMgASgLMiQuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMiLwoVR2V0Q2VydGlmaWNhdGVSZXF1ZXN0EhYKDmNlcnRpZmljYXRlX2lkGAEgASgJInQKFkdldENlcnRpZmljYXRlUmVzcG9uc2USMwoLY2VydGlmaWNhdGUYASABKAsyHi5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZRIlCgR1c2VyGAIgASgLMhcuc2VydmljZS52ZXJpZnkudjIuVXNlciJfCh5MaXN0Q2VydGlmaWNhdGVTdGF0dXNlc1JlcXVlc3QSFgoOY2VydGlmaWNhdGVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkifgofTGlzdENlcnRpZmljYXRlU3RhdHVzZXNSZXNwb25zZRJCChRjZXJ0aWZpY2F0ZV9zdGF0dXNlcxgBIAMoCzIkLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI8ChtHZXRDZXJ0aWZpY2F0ZVN0YXR1c1JlcXVlc3QSHQoVY2VydGlmaWNhdGVfc3RhdHVzX2lkGAEgASgJIpUBChxHZXRDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlEjMKC2NlcnRpZmljYXRlGAEgASgLMh4uc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGUSQAoSY2VydGlmaWNhdGVfc3RhdHVzGAIgASgLMiQuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMihQEKJkNoZWNrQ2VydGlmaWNhdGVTdGF0dXNCeUNvbnRlbnRSZXF1ZXN0EhMKC2NlcnRpZmljYXRlGAEgASgMEkYKDGNoZWNrX21ldGhvZBgCIAEoDjIwLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLkNoZWNrTWV0aG9kIqABCidDaGVja0NlcnRpZmljYXRlU3RhdHVzQnlDb250ZW50UmVzcG9uc2USMwoLY2VydGlmaWNhdGUYASABKAsyHi5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZRJAChJjZXJ0aWZpY2F0ZV9zdGF0dXMYAiABKAsyJC5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1czKsBgoSQ2VydGlmaWNhdGVTZXJ2aWNlEn0KFkNoZWNrQ2VydGlmaWNhdGVTdGF0dXMSMC5zZXJ2aWNlLnZlcmlmeS52Mi5DaGVja0NlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBoxLnNlcnZpY2UudmVyaWZ5LnYyLkNoZWNrQ2VydGlmaWNhdGVTdGF0dXNSZXNwb25zZRKJAQoaQ2hlY2tVc2VyQ2VydGlmaWNhdGVTdGF0dXMSNC5zZXJ2aWNlLnZlcmlmeS52Mi5DaGVja1VzZXJDZXJ0aWZpY2F0ZVN0YXR1c1JlcXVlc3QaNS5zZXJ2aWNlLnZlcmlmeS52Mi5DaGVja1VzZXJDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlEmoKDkdldENlcnRpZmljYXRlEiguc2VydmljZS52ZXJpZnkudjIuR2V0Q2VydGlmaWNhdGVSZXF1ZXN0Gikuc2VydmljZS52ZXJpZnkudjIuR2V0Q2VydGlmaWNhdGVSZXNwb25zZSIDkAIBEoUBChdMaXN0Q2VydGlmaWNhdGVTdGF0dXNlcxIxLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RDZXJ0aWZpY2F0ZVN0YXR1c2VzUmVxdWVzdBoyLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RDZXJ0aWZpY2F0ZVN0YXR1c2VzUmVzcG9uc2UiA5ACARJ8ChRHZXRDZXJ0aWZpY2F0ZVN0YXR1cxIuLnNlcnZpY2UudmVyaWZ5LnYyLkdldENlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBovLnNlcnZpY2UudmVyaWZ5LnYyLkdldENlcnRpZmljYXRlU3RhdHVzUmVzcG9uc2UiA5ACARKYAQofQ2hlY2tDZXJ0aWZpY2F0ZVN0YXR1c0J5Q29udGVudBI5LnNlcnZpY2UudmVyaWZ5LnYyLkNoZWNrQ2VydGlmaWNhdGVTdGF0dXNCeUNvbnRlbnRSZXF1ZXN0Gjouc2VydmljZS52ZXJpZnkudjIuQ2hlY2tDZXJ0aWZpY2F0ZVN0YXR1c0J5Q29udGVudFJlc3BvbnNlYgZwcm90bzM", [file_service_verify_v2_certificate]);
+  fileDesc("CitzZXJ2aWNlL3ZlcmlmeS92Mi9jZXJ0aWZpY2F0ZV9zZXJ2aWNlLnByb3RvEhFzZXJ2aWNlLnZlcmlmeS52MiJ/Ch1DaGVja0NlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBIWCg5jZXJ0aWZpY2F0ZV9pZBgBIAEoCRJGCgxjaGVja19tZXRob2QYAiABKA4yMC5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1cy5DaGVja01ldGhvZCKXAQoeQ2hlY2tDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlEjMKC2NlcnRpZmljYXRlGAEgASgLMh4uc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGUSQAoSY2VydGlmaWNhdGVfc3RhdHVzGAIgASgLMiQuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMiuwEKIUNoZWNrVXNlckNlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEj0KEGNlcnRpZmljYXRlX3R5cGUYAiABKA4yIy5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZS5UeXBlEkYKDGNoZWNrX21ldGhvZBgDIAEoDjIwLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLkNoZWNrTWV0aG9kIsIBCiJDaGVja1VzZXJDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlEiUKBHVzZXIYASABKAsyFy5zZXJ2aWNlLnZlcmlmeS52Mi5Vc2VyEjMKC2NlcnRpZmljYXRlGAIgASgLMh4uc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGUSQAoSY2VydGlmaWNhdGVfc3RhdHVzGAMgASgLMiQuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMiLwoVR2V0Q2VydGlmaWNhdGVSZXF1ZXN0EhYKDmNlcnRpZmljYXRlX2lkGAEgASgJInQKFkdldENlcnRpZmljYXRlUmVzcG9uc2USMwoLY2VydGlmaWNhdGUYASABKAsyHi5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZRIlCgR1c2VyGAIgASgLMhcuc2VydmljZS52ZXJpZnkudjIuVXNlciJfCh5MaXN0Q2VydGlmaWNhdGVTdGF0dXNlc1JlcXVlc3QSFgoOY2VydGlmaWNhdGVfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkifgofTGlzdENlcnRpZmljYXRlU3RhdHVzZXNSZXNwb25zZRJCChRjZXJ0aWZpY2F0ZV9zdGF0dXNlcxgBIAMoCzIkLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI8ChtHZXRDZXJ0aWZpY2F0ZVN0YXR1c1JlcXVlc3QSHQoVY2VydGlmaWNhdGVfc3RhdHVzX2lkGAEgASgJIpUBChxHZXRDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlEjMKC2NlcnRpZmljYXRlGAEgASgLMh4uc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGUSQAoSY2VydGlmaWNhdGVfc3RhdHVzGAIgASgLMiQuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMihQEKJkNoZWNrQ2VydGlmaWNhdGVTdGF0dXNCeUNvbnRlbnRSZXF1ZXN0EhMKC2NlcnRpZmljYXRlGAEgASgMEkYKDGNoZWNrX21ldGhvZBgCIAEoDjIwLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLkNoZWNrTWV0aG9kIqABCidDaGVja0NlcnRpZmljYXRlU3RhdHVzQnlDb250ZW50UmVzcG9uc2USMwoLY2VydGlmaWNhdGUYASABKAsyHi5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZRJAChJjZXJ0aWZpY2F0ZV9zdGF0dXMYAiABKAsyJC5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1cyKFAQoiQmF0Y2hDaGVja0NlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBIXCg9jZXJ0aWZpY2F0ZV9pZHMYASADKAkSRgoMY2hlY2tfbWV0aG9kGAIgASgOMjAuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMuQ2hlY2tNZXRob2QibAojQmF0Y2hDaGVja0NlcnRpZmljYXRlU3RhdHVzUmVzcG9uc2USRQoHcmVzdWx0cxgBIAMoCzI0LnNlcnZpY2UudmVyaWZ5LnYyLkJhdGNoQ2hlY2tDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3VsdCLlAQohQmF0Y2hDaGVja0NlcnRpZmljYXRlU3RhdHVzUmVzdWx0EhYKDmNlcnRpZmljYXRlX2lkGAEgASgJEjMKC2NlcnRpZmljYXRlGAIgASgLMh4uc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGUSQAoSY2VydGlmaWNhdGVfc3RhdHVzGAMgASgLMiQuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMSMQoFZXJyb3IYBCABKAsyIi5zZXJ2aWNlLnZlcmlmeS52Mi5CYXRjaENoZWNrRXJyb3IiwQEKJkJhdGNoQ2hlY2tVc2VyQ2VydGlmaWNhdGVTdGF0dXNSZXF1ZXN0EhAKCHVzZXJfaWRzGAEgAygJEj0KEGNlcnRpZmljYXRlX3R5cGUYAiABKA4yIy5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZS5UeXBlEkYKDGNoZWNrX21ldGhvZBgDIAEoDjIwLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLkNoZWNrTWV0aG9kInQKJ0JhdGNoQ2hlY2tVc2VyQ2VydGlmaWNhdGVTdGF0dXNSZXNwb25zZRJJCgdyZXN1bHRzGAEgAygLMjguc2VydmljZS52ZXJpZnkudjIuQmF0Y2hDaGVja1VzZXJDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3VsdCKJAgolQmF0Y2hDaGVja1VzZXJDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3VsdBIPCgd1c2VyX2lkGAEgASgJEiUKBHVzZXIYAiABKAsyFy5zZXJ2aWNlLnZlcmlmeS52Mi5Vc2VyEjMKC2NlcnRpZmljYXRlGAMgASgLMh4uc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGUSQAoSY2VydGlmaWNhdGVfc3RhdHVzGAQgASgLMiQuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMSMQoFZXJyb3IYBSABKAsyIi5zZXJ2aWNlLnZlcmlmeS52Mi5CYXRjaENoZWNrRXJyb3IiYAoPQmF0Y2hDaGVja0Vycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIuCgZyZWFzb24YAyABKA4yHi5zZXJ2aWNlLnZlcmlmeS52Mi5FcnJvclJlYXNvbjLWCAoSQ2VydGlmaWNhdGVTZXJ2aWNlEn0KFkNoZWNrQ2VydGlmaWNhdGVTdGF0dXMSMC5zZXJ2aWNlLnZlcmlmeS52Mi5DaGVja0NlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBoxLnNlcnZpY2UudmVyaWZ5LnYyLkNoZWNrQ2VydGlmaWNhdGVTdGF0dXNSZXNwb25zZRKJAQoaQ2hlY2tVc2VyQ2VydGlmaWNhdGVTdGF0dXMSNC5zZXJ2aWNlLnZlcmlmeS52Mi5DaGVja1VzZXJDZXJ0aWZpY2F0ZVN0YXR1c1JlcXVlc3QaNS5zZXJ2aWNlLnZlcmlmeS52Mi5DaGVja1VzZXJDZXJ0aWZpY2F0ZVN0YXR1c1Jlc3BvbnNlEmoKDkdldENlcnRpZmljYXRlEiguc2VydmljZS52ZXJpZnkudjIuR2V0Q2VydGlmaWNhdGVSZXF1ZXN0Gikuc2VydmljZS52ZXJpZnkudjIuR2V0Q2VydGlmaWNhdGVSZXNwb25zZSIDkAIBEoUBChdMaXN0Q2VydGlmaWNhdGVTdGF0dXNlcxIxLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RDZXJ0aWZpY2F0ZVN0YXR1c2VzUmVxdWVzdBoyLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RDZXJ0aWZpY2F0ZVN0YXR1c2VzUmVzcG9uc2UiA5ACARJ8ChRHZXRDZXJ0aWZpY2F0ZVN0YXR1cxIuLnNlcnZpY2UudmVyaWZ5LnYyLkdldENlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBovLnNlcnZpY2UudmVyaWZ5LnYyLkdldENlcnRpZmljYXRlU3RhdHVzUmVzcG9uc2UiA5ACARKYAQofQ2hlY2tDZXJ0aWZpY2F0ZVN0YXR1c0J5Q29udGVudBI5LnNlcnZpY2UudmVyaWZ5LnYyLkNoZWNrQ2VydGlmaWNhdGVTdGF0dXNCeUNvbnRlbnRSZXF1ZXN0Gjouc2VydmljZS52ZXJpZnkudjIuQ2hlY2tDZXJ0aWZpY2F0ZVN0YXR1c0J5Q29udGVudFJlc3BvbnNlEowBChtCYXRjaENoZWNrQ2VydGlmaWNhdGVTdGF0dXMSNS5zZXJ2aWNlLnZlcmlmeS52Mi5CYXRjaENoZWNrQ2VydGlmaWNhdGVTdGF0dXNSZXF1ZXN0GjYuc2VydmljZS52ZXJpZnkudjIuQmF0Y2hDaGVja0NlcnRpZmljYXRlU3RhdHVzUmVzcG9uc2USmAEKH0JhdGNoQ2hlY2tVc2VyQ2VydGlmaWNhdGVTdGF0dXMSOS5zZXJ2aWNlLnZlcmlmeS52Mi5CYXRjaENoZWNrVXNlckNlcnRpZmljYXRlU3RhdHVzUmVxdWVzdBo6LnNlcnZpY2UudmVyaWZ5LnYyLkJhdGNoQ2hlY2tVc2VyQ2VydGlmaWNhdGVTdGF0dXNSZXNwb25zZWIGcHJvdG8z", [file_service_verify_v2_certificate, file_service_verify_v2_errors]);
 
 /**
  * Request of CheckCertificateStatus.
@@ -358,6 +360,239 @@ export const CheckCertificateStatusByContentResponseSchema: GenMessage<CheckCert
   messageDesc(file_service_verify_v2_certificate_service, 11);
 
 /**
+ * Request of BatchCheckCertificateStatus.
+ *
+ * @generated from message service.verify.v2.BatchCheckCertificateStatusRequest
+ */
+export type BatchCheckCertificateStatusRequest = Message<"service.verify.v2.BatchCheckCertificateStatusRequest"> & {
+  /**
+   * Certificate identifiers (UUIDs), 1 to 1,000; repeats allowed.
+   *
+   * @generated from field: repeated string certificate_ids = 1;
+   */
+  certificateIds: string[];
+
+  /**
+   * Preferred check method for every item; unset lets the server choose.
+   *
+   * @generated from field: service.verify.v2.CertificateStatus.CheckMethod check_method = 2;
+   */
+  checkMethod: CertificateStatus_CheckMethod;
+};
+
+/**
+ * Describes the message service.verify.v2.BatchCheckCertificateStatusRequest.
+ * Use `create(BatchCheckCertificateStatusRequestSchema)` to create a new message.
+ */
+export const BatchCheckCertificateStatusRequestSchema: GenMessage<BatchCheckCertificateStatusRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_certificate_service, 12);
+
+/**
+ * Response of BatchCheckCertificateStatus.
+ *
+ * @generated from message service.verify.v2.BatchCheckCertificateStatusResponse
+ */
+export type BatchCheckCertificateStatusResponse = Message<"service.verify.v2.BatchCheckCertificateStatusResponse"> & {
+  /**
+   * One result per requested id, in request order.
+   *
+   * @generated from field: repeated service.verify.v2.BatchCheckCertificateStatusResult results = 1;
+   */
+  results: BatchCheckCertificateStatusResult[];
+};
+
+/**
+ * Describes the message service.verify.v2.BatchCheckCertificateStatusResponse.
+ * Use `create(BatchCheckCertificateStatusResponseSchema)` to create a new message.
+ */
+export const BatchCheckCertificateStatusResponseSchema: GenMessage<BatchCheckCertificateStatusResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_certificate_service, 13);
+
+/**
+ * The outcome of one item: either certificate and certificate_status, or error.
+ *
+ * @generated from message service.verify.v2.BatchCheckCertificateStatusResult
+ */
+export type BatchCheckCertificateStatusResult = Message<"service.verify.v2.BatchCheckCertificateStatusResult"> & {
+  /**
+   * The id exactly as it was sent.
+   *
+   * @generated from field: string certificate_id = 1;
+   */
+  certificateId: string;
+
+  /**
+   * The certificate checked; unset when error is set.
+   *
+   * @generated from field: service.verify.v2.Certificate certificate = 2;
+   */
+  certificate?: Certificate;
+
+  /**
+   * The status record written by this check; unset when error is set.
+   *
+   * @generated from field: service.verify.v2.CertificateStatus certificate_status = 3;
+   */
+  certificateStatus?: CertificateStatus;
+
+  /**
+   * Why this item could not be checked; unset on success.
+   *
+   * @generated from field: service.verify.v2.BatchCheckError error = 4;
+   */
+  error?: BatchCheckError;
+};
+
+/**
+ * Describes the message service.verify.v2.BatchCheckCertificateStatusResult.
+ * Use `create(BatchCheckCertificateStatusResultSchema)` to create a new message.
+ */
+export const BatchCheckCertificateStatusResultSchema: GenMessage<BatchCheckCertificateStatusResult> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_certificate_service, 14);
+
+/**
+ * Request of BatchCheckUserCertificateStatus.
+ *
+ * @generated from message service.verify.v2.BatchCheckUserCertificateStatusRequest
+ */
+export type BatchCheckUserCertificateStatusRequest = Message<"service.verify.v2.BatchCheckUserCertificateStatusRequest"> & {
+  /**
+   * User identifiers (UUIDs), 1 to 1,000; repeats allowed.
+   *
+   * @generated from field: repeated string user_ids = 1;
+   */
+  userIds: string[];
+
+  /**
+   * Only certificates of this type; unset means each user's latest of any type.
+   *
+   * @generated from field: service.verify.v2.Certificate.Type certificate_type = 2;
+   */
+  certificateType: Certificate_Type;
+
+  /**
+   * Preferred check method for every item; unset lets the server choose.
+   *
+   * @generated from field: service.verify.v2.CertificateStatus.CheckMethod check_method = 3;
+   */
+  checkMethod: CertificateStatus_CheckMethod;
+};
+
+/**
+ * Describes the message service.verify.v2.BatchCheckUserCertificateStatusRequest.
+ * Use `create(BatchCheckUserCertificateStatusRequestSchema)` to create a new message.
+ */
+export const BatchCheckUserCertificateStatusRequestSchema: GenMessage<BatchCheckUserCertificateStatusRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_certificate_service, 15);
+
+/**
+ * Response of BatchCheckUserCertificateStatus.
+ *
+ * @generated from message service.verify.v2.BatchCheckUserCertificateStatusResponse
+ */
+export type BatchCheckUserCertificateStatusResponse = Message<"service.verify.v2.BatchCheckUserCertificateStatusResponse"> & {
+  /**
+   * One result per requested id, in request order.
+   *
+   * @generated from field: repeated service.verify.v2.BatchCheckUserCertificateStatusResult results = 1;
+   */
+  results: BatchCheckUserCertificateStatusResult[];
+};
+
+/**
+ * Describes the message service.verify.v2.BatchCheckUserCertificateStatusResponse.
+ * Use `create(BatchCheckUserCertificateStatusResponseSchema)` to create a new message.
+ */
+export const BatchCheckUserCertificateStatusResponseSchema: GenMessage<BatchCheckUserCertificateStatusResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_certificate_service, 16);
+
+/**
+ * The outcome of one item: either user, certificate and certificate_status, or error.
+ *
+ * @generated from message service.verify.v2.BatchCheckUserCertificateStatusResult
+ */
+export type BatchCheckUserCertificateStatusResult = Message<"service.verify.v2.BatchCheckUserCertificateStatusResult"> & {
+  /**
+   * The id exactly as it was sent.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * The user; unset when error is set.
+   *
+   * @generated from field: service.verify.v2.User user = 2;
+   */
+  user?: User;
+
+  /**
+   * The user's latest certificate (of the requested type); unset when error is set.
+   *
+   * @generated from field: service.verify.v2.Certificate certificate = 3;
+   */
+  certificate?: Certificate;
+
+  /**
+   * The status record written by this check; unset when error is set.
+   *
+   * @generated from field: service.verify.v2.CertificateStatus certificate_status = 4;
+   */
+  certificateStatus?: CertificateStatus;
+
+  /**
+   * Why this item could not be checked; unset on success.
+   *
+   * @generated from field: service.verify.v2.BatchCheckError error = 5;
+   */
+  error?: BatchCheckError;
+};
+
+/**
+ * Describes the message service.verify.v2.BatchCheckUserCertificateStatusResult.
+ * Use `create(BatchCheckUserCertificateStatusResultSchema)` to create a new message.
+ */
+export const BatchCheckUserCertificateStatusResultSchema: GenMessage<BatchCheckUserCertificateStatusResult> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_certificate_service, 17);
+
+/**
+ * A per-item failure of a batch check: what the single call would have
+ * answered as an error, as data.
+ *
+ * @generated from message service.verify.v2.BatchCheckError
+ */
+export type BatchCheckError = Message<"service.verify.v2.BatchCheckError"> & {
+  /**
+   * The Connect code the single call would have answered, in its string form
+   * ("invalid_argument", "not_found", "failed_precondition", "unavailable").
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * Human-readable explanation; match on reason, never on this text.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * The stable reason; in JSON its full name, e.g. "ERROR_REASON_CERTIFICATE_NOT_FOUND".
+   *
+   * @generated from field: service.verify.v2.ErrorReason reason = 3;
+   */
+  reason: ErrorReason;
+};
+
+/**
+ * Describes the message service.verify.v2.BatchCheckError.
+ * Use `create(BatchCheckErrorSchema)` to create a new message.
+ */
+export const BatchCheckErrorSchema: GenMessage<BatchCheckError> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_certificate_service, 18);
+
+/**
  * CertificateService tells an API account whether its certificates have been
  * revoked, and keeps the history of those checks.
  *
@@ -436,6 +671,34 @@ export const CertificateService: GenService<{
     methodKind: "unary";
     input: typeof CheckCertificateStatusByContentRequestSchema;
     output: typeof CheckCertificateStatusByContentResponseSchema;
+  },
+  /**
+   * BatchCheckCertificateStatus checks up to 1,000 certificates in one call,
+   * like CheckCertificateStatus for each: one result per requested id, in
+   * request order, each either the certificate and the status record written
+   * for it or a per-item error (malformed, unknown or another account's id,
+   * method not offered, source unavailable). A bad item never fails the call.
+   * A repeated id is checked at each of its positions. invalid_argument for
+   * the whole call when certificate_ids is empty or holds more than 1,000 ids,
+   * or check_method is unknown.
+   *
+   * @generated from rpc service.verify.v2.CertificateService.BatchCheckCertificateStatus
+   */
+  batchCheckCertificateStatus: {
+    methodKind: "unary";
+    input: typeof BatchCheckCertificateStatusRequestSchema;
+    output: typeof BatchCheckCertificateStatusResponseSchema;
+  },
+  /**
+   * BatchCheckUserCertificateStatus is CheckUserCertificateStatus for up to
+   * 1,000 users in one call, with the same rules as BatchCheckCertificateStatus.
+   *
+   * @generated from rpc service.verify.v2.CertificateService.BatchCheckUserCertificateStatus
+   */
+  batchCheckUserCertificateStatus: {
+    methodKind: "unary";
+    input: typeof BatchCheckUserCertificateStatusRequestSchema;
+    output: typeof BatchCheckUserCertificateStatusResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_service_verify_v2_certificate_service, 0);

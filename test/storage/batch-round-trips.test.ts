@@ -1,0 +1,162 @@
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Accounts } from "../../src/domain/accounts/accounts.ts";
+import { BatchStatusChecks } from "../../src/domain/certificates/batch-checks.ts";
+import type { StatusRecord, StoredCertificate } from "../../src/domain/certificates/model.ts";
+import { UnconfiguredSource } from "../../src/domain/certificates/unconfigured-source.ts";
+import { newId } from "../../src/domain/ids.ts";
+import { MockEnvironment } from "../../src/domain/mock/mock-environment.ts";
+import { MockRevocationSource } from "../../src/domain/mock/mock-revocation-source.ts";
+import { AccountsRepository } from "../../src/storage/accounts-repository.ts";
+import { CertificatesRepository } from "../../src/storage/certificates-repository.ts";
+import { openDatabase, type Database } from "../../src/storage/database.ts";
+import { migrateToLatest } from "../../src/storage/migrate.ts";
+import { MockRepository } from "../../src/storage/mock-repository.ts";
+import { maxParameters } from "../../src/storage/parameter-limit.ts";
+import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+
+const targets = await databaseTargets();
+
+/**
+ * Counts the statements executed: each result passes through transformResult
+ * once (transformQuery also sees subqueries as they are built, so it would
+ * count a query with a subquery twice).
+ */
+class StatementCounter implements KyselyPlugin {
+  count = 0;
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.count++;
+    return args.result;
+  }
+}
+
+for (const target of targets) {
+  describe.skipIf(!!target.unavailable)(targetTitle(target), () => {
+    let scratch: ScratchDatabase;
+    let database: Database;
+    let accountId: string;
+    /** 200 certificates of 200 users: one issued by the mock CA, the rest copies of its row under new ids. */
+    let certificates: StoredCertificate[];
+    const clock = () => Date.now();
+
+    /** The batch checks, over a connection that counts what it sends; mock certificates answered by the mock source. */
+    function counted(): { checks: BatchStatusChecks; counter: StatementCounter } {
+      const counter = new StatementCounter();
+      const view: Database = { ...database, db: database.db.withPlugin(counter) };
+      const mockSource = new MockRevocationSource(new MockRepository(view));
+      const unconfigured = new UnconfiguredSource();
+      const checks = new BatchStatusChecks(
+        new CertificatesRepository(view),
+        (c) => (c.origin === "mock" ? mockSource : unconfigured),
+        clock,
+      );
+      return { checks, counter };
+    }
+
+    beforeAll(async () => {
+      scratch = await target.create();
+      database = await openDatabase(scratch.url);
+      await migrateToLatest(database);
+      accountId = (await new Accounts(new AccountsRepository(database), clock).create("batch-storage", "active")).id;
+      const repository = new CertificatesRepository(database);
+      const mock = new MockEnvironment(new MockRepository(database), repository, clock, "http://127.0.0.1/mock/ca.crl", "http://127.0.0.1/mock/ocsp");
+      const issued = await mock.createCertificate(accountId, { type: "jpki_card_digital_signature" });
+      certificates = [issued.certificate];
+      for (let i = 1; i < 200; i++) {
+        const userId = newId();
+        await repository.insertUser({ id: userId, accountId, createdAt: issued.user.createdAt });
+        const copy = { ...issued.certificate, id: newId(), userId, fingerprintSha256: `${i}`.padStart(64, "0") };
+        await repository.insertCertificate(copy);
+        certificates.push(copy);
+      }
+      // Every tenth one revoked, so the mock source's read returns states as well as misses.
+      for (const c of certificates.filter((_, i) => i % 10 === 5)) {
+        await mock.setStatus(accountId, c.id, { status: "revoked", revokedReason: 1 });
+      }
+    }, 60_000);
+
+    afterAll(async () => {
+      await database?.close();
+      await scratch?.drop();
+    });
+
+    it("BatchCheckCertificateStatus: three statements for 1 id and for 200 (certificates, mock states, one insert)", async () => {
+      const one = counted();
+      const single = await one.checks.checkCertificates(accountId, [certificates[0]!.id]);
+      expect(single.map((item) => item.result?.status.status)).toEqual(["good"]);
+
+      const many = counted();
+      const batch = await many.checks.checkCertificates(accountId, certificates.map((c) => c.id));
+      expect(batch).toHaveLength(200);
+      expect(batch.filter((item) => item.result?.status.status === "revoked")).toHaveLength(20);
+      expect(batch.filter((item) => item.result?.status.status === "good")).toHaveLength(180);
+
+      expect({ one: one.counter.count, many: many.counter.count }).toEqual({ one: 3, many: 3 });
+    });
+
+    it("BatchCheckUserCertificateStatus: four statements for 1 id and for 200 (users, latest certificates, mock states, one insert)", async () => {
+      const one = counted();
+      const single = await one.checks.checkUsers(accountId, [certificates[0]!.userId], undefined);
+      expect(single.map((item) => item.result?.certificate.id)).toEqual([certificates[0]!.id]);
+
+      const many = counted();
+      const batch = await many.checks.checkUsers(accountId, certificates.map((c) => c.userId), "jpki_card_digital_signature");
+      expect(batch.map((item) => item.result?.certificate.id)).toEqual(certificates.map((c) => c.id));
+
+      expect({ one: one.counter.count, many: many.counter.count }).toEqual({ one: 4, many: 4 });
+    });
+
+    it("a batch with only bad ids reads the certificates once and writes nothing", async () => {
+      const { checks, counter } = counted();
+      const repository = new CertificatesRepository(database);
+      const before = await repository.countStatuses(accountId);
+      const items = await checks.checkCertificates(accountId, ["not-a-uuid", newId()]);
+      expect(items.map((item) => item.error?.code)).toEqual(["invalid_field", "certificate_not_found"]);
+      expect(counter.count).toBe(1);
+      expect(await repository.countStatuses(accountId)).toBe(before);
+    });
+
+    it("certificates without a source answer unavailable per item, with no read of any source", async () => {
+      const { checks, counter } = counted();
+      const unsourced = { ...certificates[1]!, id: newId(), origin: "verified" as const, fingerprintSha256: "e".repeat(64), trustAnchor: null };
+      await new CertificatesRepository(database).insertCertificate(unsourced);
+      const items = await checks.checkCertificates(accountId, [unsourced.id, certificates[1]!.id]);
+      expect(items.map((item) => item.error?.code ?? item.result?.status.status)).toEqual(["source_unavailable", "good"]);
+      expect(counter.count).toBe(3);
+    });
+
+    it("reads and writes past the parameter limit split into statements that each stay within it", async () => {
+      const repository = new CertificatesRepository(database);
+      const { counter } = counted();
+      const view = new CertificatesRepository({ ...database, db: database.db.withPlugin(counter) });
+
+      // More ids than one statement may bind: the known ones are among them.
+      const ids = [...Array.from({ length: maxParameters + 100 }, () => newId()), certificates[3]!.id, certificates[4]!.id];
+      const found = await view.findCertificates(accountId, ids);
+      expect([...found.keys()].sort()).toEqual([certificates[3]!.id, certificates[4]!.id].sort());
+      expect(counter.count).toBe(2);
+
+      // 10 columns a row: 3,276 rows fit in one insert.
+      const records: StatusRecord[] = Array.from({ length: 3300 }, (_, i) => ({
+        id: newId(),
+        accountId,
+        certificateId: certificates[i % 200]!.id,
+        status: "good",
+        checkMethod: "crl",
+        checkPurpose: "liveness_check",
+        sourceUpdatedAt: 1,
+        revokedAt: null,
+        revokedReason: null,
+        createdAt: 2,
+      }));
+      const before = await repository.countStatuses(accountId);
+      counter.count = 0;
+      await view.insertStatuses(records);
+      expect(counter.count).toBe(2);
+      expect(await repository.countStatuses(accountId)).toBe(before + 3300);
+    }, 30_000);
+  });
+}
