@@ -17,6 +17,7 @@ import http from "node:http";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { verifyRequestBody } from "./verify-request.ts";
 import { seedBatchCertificates } from "./seed-batch.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -111,6 +112,7 @@ try {
   const certificateId = /certificate ([0-9a-f-]{36})\s+jpki_card_digital_signature/.exec(server.output)![1]!;
   const json = { "content-type": "application/json" };
   const batchIds = await seedBatchCertificates(databaseUrl, certificateId, batchSize, history);
+  const verifyBody = await verifyRequestBody("http://127.0.0.1:18191", token);
   let turn = 0;
   const scenarios: Scenario[] = [
     { name: "baseline: bare node:http JSON", port: 18190, method: "POST", path: "/", headers: json, body: "{}" },
@@ -133,6 +135,14 @@ try {
       path: "/service.verify.v2.CertificateService/BatchCheckCertificateStatus",
       headers: { ...json, authorization: `Bearer ${token}` },
       body: JSON.stringify({ certificateIds: batchIds }),
+    },
+    {
+      name: "Verify (RSA PKCS#1 v1.5, identifyUser)",
+      port: 18191,
+      method: "POST",
+      path: "/service.verify.v2.VerificationService/Verify",
+      headers: { ...json, authorization: `Bearer ${token}` },
+      body: verifyBody,
     },
     { name: "GET /.well-known/openid-configuration", port: 18191, method: "GET", path: "/.well-known/openid-configuration" },
     { name: "GET /api/oidc/v1/jwks", port: 18191, method: "GET", path: "/api/oidc/v1/jwks" },
