@@ -128,11 +128,15 @@ export class CrlLists {
     return { problem: state.lastError ?? `${url}: no list has been loaded yet` };
   }
 
-  /** Asks the source now (no back-off, no "recently confirmed" shortcut); resolves when done. */
-  refresh(issuer: CrlIssuer, url: string): Promise<RefreshReport> {
+  /**
+   * Refreshes a list now, whatever its schedule. force (the default) asks the
+   * source even when another instance confirmed the list moments ago; without
+   * it, this is the scheduled refresh. Resolves when done, never rejects.
+   */
+  refresh(issuer: CrlIssuer, url: string, force = true): Promise<RefreshReport> {
     const state = this.state(issuer, url);
     let report: RefreshReport | undefined;
-    return this.refreshState(state, true, (r) => (report = r)).then(() => report ?? this.lastReport(state));
+    return this.refreshState(state, force, (r) => (report = r)).then(() => report ?? this.lastReport(state));
   }
 
   /** Every list this instance knows of, for metrics. */
