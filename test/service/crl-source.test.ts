@@ -2,7 +2,8 @@ import { X509Certificate } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -305,6 +306,33 @@ for (const target of targets) {
       } finally {
         await second.close();
       }
+    });
+
+    it("shomei crl list shows each list, its state and its last error", async () => {
+      const run = spawnSync(process.execPath, ["bin/shomei.js", "crl", "list"], {
+        cwd: fileURLToPath(new URL("../..", import.meta.url)),
+        encoding: "utf8",
+        env: {
+          PATH: process.env.PATH ?? "",
+          DATABASE_URL: scratch.url,
+          SHOMEI_MODE: "production",
+          SHOMEI_TRUST_ANCHORS_FILE: settings().trustAnchorsFile,
+          SHOMEI_SECRET_KEY_FILE: settings().secretKeyFile,
+        },
+      });
+      expect(run.stderr).toBe("");
+      expect(run.status).toBe(0);
+      const lines = run.stdout.trimEnd().split("\n").map((l) => l.split("\t"));
+      const main = lines.find((l) => l[1] === http.url("/main.crl"))!;
+      expect(main.slice(0, 3)).toEqual(["test CRL CA", http.url("/main.crl"), "current"]);
+      expect(main[6]).toBe("entries 4");
+      expect(main[8]).toMatch(/^last error .*signature_invalid/);
+      const lapsed = lines.find((l) => l[1] === http.url("/bad-2.crl"))!;
+      expect(lapsed[2]).toBe("stale");
+      const missing = lines.find((l) => l[1] === http.url("/missing.crl"))!;
+      expect(missing[2]).toBe("none");
+      expect(missing[8]).toMatch(/HTTP 404$/);
+      expect(lines.find((l) => l[1] === pathToFileURL(fileListPath).href)?.slice(0, 3)).toEqual(["test file CRL CA", pathToFileURL(fileListPath).href, "current"]);
     });
 
     it("the metrics describe each list", async () => {
