@@ -51,6 +51,9 @@ describe("loadConfig defaults", () => {
       sessionLifetimeSeconds: 8 * 3600,
       sweepIntervalSeconds: 600,
       storeCertificateContent: true,
+      crlFetchTimeoutMs: 10_000,
+      crlMaxBytes: 128 * 1024 * 1024,
+      crlRefreshIntervalSeconds: 3600,
       loginMaxFailuresPerAccount: 5,
       loginMaxFailuresPerAddress: 20,
       loginThrottleWindowSeconds: 900,
@@ -104,6 +107,9 @@ describe("loadConfig sources", () => {
         SHOMEI_SWEEP_INTERVAL_SECONDS: "0",
         SHOMEI_TRUST_ANCHORS_FILE: "/etc/shomei/trust-anchors.json",
         SHOMEI_STORE_CERTIFICATE_CONTENT: "false",
+        SHOMEI_CRL_FETCH_TIMEOUT_MS: "5000",
+        SHOMEI_CRL_MAX_BYTES: "67108864",
+        SHOMEI_CRL_REFRESH_INTERVAL_SECONDS: "900",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT: "3",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS: "30",
         SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS: "600",
@@ -133,6 +139,9 @@ describe("loadConfig sources", () => {
       sweepIntervalSeconds: 0,
       trustAnchorsFile: "/etc/shomei/trust-anchors.json",
       storeCertificateContent: false,
+      crlFetchTimeoutMs: 5000,
+      crlMaxBytes: 64 * 1024 * 1024,
+      crlRefreshIntervalSeconds: 900,
       loginMaxFailuresPerAccount: 3,
       loginMaxFailuresPerAddress: 30,
       loginThrottleWindowSeconds: 600,
@@ -237,6 +246,14 @@ describe("loadConfig errors", () => {
 
   it("rejects SHOMEI_MAX_BODY_BYTES outside its range", () => {
     expect(configError({ env: { SHOMEI_MAX_BODY_BYTES: "1023" } })).toBe(invalid(`SHOMEI_MAX_BODY_BYTES must be at least 1024 (got "1023")`));
+  });
+
+  it("rejects CRL settings outside their ranges", () => {
+    expect(configError({ env: { SHOMEI_CRL_FETCH_TIMEOUT_MS: "999" } })).toBe(invalid(`SHOMEI_CRL_FETCH_TIMEOUT_MS must be at least 1000 (got "999")`));
+    expect(configError({ env: { SHOMEI_CRL_MAX_BYTES: "1023" } })).toBe(invalid(`SHOMEI_CRL_MAX_BYTES must be at least 1024 (got "1023")`));
+    expect(configError({ env: { SHOMEI_CRL_REFRESH_INTERVAL_SECONDS: "59" } })).toBe(
+      invalid(`SHOMEI_CRL_REFRESH_INTERVAL_SECONDS must be at least 60 (got "59")`),
+    );
   });
 
   it("rejects an unknown key in the file, naming it and the file", () => {

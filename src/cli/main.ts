@@ -5,6 +5,7 @@ import { DomainError } from "../domain/errors.ts";
 import { DatabaseUnavailableError } from "../storage/database.ts";
 import { version } from "../version.ts";
 import { accountCommand, certificateCommand, tokenCommand } from "./admin.ts";
+import { crlCommand } from "./crl.ts";
 import { migrateCommand } from "./migrate.ts";
 import { clientCommand, keysCommand, userCommand } from "./oidc-admin.ts";
 import { serveCommand } from "./serve.ts";
@@ -61,6 +62,13 @@ const commands: Record<string, Command> = {
     options: { ...commonOptions },
     positionals: true,
     run: (config, positionals) => certificateCommand(config, positionals),
+  },
+  crl: {
+    summary: "show the CRLs the instances on this database hold, and their state",
+    usage: "shomei crl list",
+    options: { ...commonOptions },
+    positionals: true,
+    run: (config, positionals) => crlCommand(config, positionals),
   },
   client: {
     summary: "manage OpenID Connect clients: add, list, remove",

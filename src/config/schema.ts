@@ -33,6 +33,9 @@ export const settings = {
   maxConnectionsPerAddress: { env: "SHOMEI_MAX_CONNECTIONS_PER_ADDRESS" },
   trustAnchorsFile: { env: "SHOMEI_TRUST_ANCHORS_FILE" },
   storeCertificateContent: { env: "SHOMEI_STORE_CERTIFICATE_CONTENT" },
+  crlFetchTimeoutMs: { env: "SHOMEI_CRL_FETCH_TIMEOUT_MS" },
+  crlMaxBytes: { env: "SHOMEI_CRL_MAX_BYTES" },
+  crlRefreshIntervalSeconds: { env: "SHOMEI_CRL_REFRESH_INTERVAL_SECONDS" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -109,6 +112,12 @@ export const configSchema = z
     trustAnchorsFile: z.string().min(1, { error: "must not be empty" }).optional(),
     /** Keep the personal facts read from certificates (sealed) with verifications; false keeps none. */
     storeCertificateContent: flag.default(true),
+    /** How long fetching one CRL may take, body included. */
+    crlFetchTimeoutMs: integer(1000, 600_000).default(10_000),
+    /** The largest CRL fetched (a 1,000,000-entry list is about 38 MB). */
+    crlMaxBytes: integer(1024, 2 * 1024 * 1024 * 1024).default(128 * 1024 * 1024),
+    /** How often a CRL is asked for again (conditional request) at most; sooner as its nextUpdate nears. */
+    crlRefreshIntervalSeconds: integer(60, 7 * 24 * 3600).default(3600),
   })
   .strict()
   .superRefine((c, ctx) => {

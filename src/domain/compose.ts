@@ -27,6 +27,12 @@ import { VerificationsRepository } from "../storage/verifications-repository.ts"
 import { ExpiredRowsSweeper } from "./maintenance/expired-rows-sweeper.ts";
 import { ExpiredRowsRepository } from "../storage/expired-rows-repository.ts";
 import { OneTimeRecords } from "../storage/one-time-records.ts";
+import { CrlListsRepository } from "../storage/crl-lists-repository.ts";
+import { CrlLists, type CrlIssuer, type RefreshReport } from "./certificates/crl/crl-lists.ts";
+import { CrlRevocationSource } from "./certificates/crl/crl-revocation-source.ts";
+import { fetchCrl } from "./certificates/crl/fetch-crl.ts";
+import { loadCrl } from "./certificates/crl/load-crl.ts";
+import type { CrlLoader } from "./certificates/crl/verified-crl.ts";
 
 /** Every domain service, wired to its repositories. Transports and the CLI take what they need from here. */
 export interface Domain {
@@ -39,6 +45,15 @@ export interface Domain {
   mock: MockEnvironment | undefined;
   oidc: Oidc;
   sweeper: ExpiredRowsSweeper;
+  /** The CRLs of the configured trust anchors; the server starts and stops their refreshing. */
+  crlLists: CrlLists;
+}
+
+export interface DomainOptions {
+  /** Parses and verifies CRLs; the streaming loader unless a caller brings its own. */
+  crlLoader?: CrlLoader;
+  /** Told of every CRL refresh (the server logs them). */
+  onCrlRefresh?: (report: RefreshReport) => void;
 }
 
 /** The server key, from SHOMEI_SECRET_KEY_FILE or created once under the data directory. */
@@ -69,15 +84,29 @@ export function createDomain(
   secretKey: Buffer,
   clock: Clock = systemClock,
   anchors: readonly TrustAnchor[] = configuredTrustAnchors(config),
+  options: DomainOptions = {},
 ): Domain {
   const certificates = new CertificatesRepository(database);
   const mockRepository = new MockRepository(database);
   const mockMode = config.mode === "mock";
   const mockSource = new MockRevocationSource(mockRepository);
   const unconfigured = new UnconfiguredSource();
+  const crlLists = new CrlLists(
+    crlIssuers(anchors),
+    new CrlListsRepository(database),
+    fetchCrl,
+    options.crlLoader ?? loadCrl,
+    { fetchTimeoutMs: config.crlFetchTimeoutMs, maxBytes: config.crlMaxBytes, refreshIntervalMs: config.crlRefreshIntervalSeconds * 1000 },
+    clock,
+    options.onCrlRefresh,
+  );
+  const crlSource = new CrlRevocationSource(crlLists);
   // Production mode never consults the mock: its certificates get no source, so no status at all.
-  const sourceFor = (certificate: StoredCertificate): RevocationSource =>
-    mockMode && (certificate.origin === "mock" || certificate.trustAnchor === "mock") ? mockSource : unconfigured;
+  // Certificates of a configured anchor get theirs from the anchor's CRLs, in either mode.
+  const sourceFor = (certificate: StoredCertificate): RevocationSource => {
+    if (mockMode && (certificate.origin === "mock" || certificate.trustAnchor === "mock")) return mockSource;
+    return crlLists.issuer(certificate.trustAnchor) ? crlSource : unconfigured;
+  };
   const mock = mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config), mockOcspUrl(config)) : undefined;
   const trustAnchors = new TrustAnchorSet(anchors, mock && (() => mock.trustAnchor()));
   const registry = new CertificateRegistry(certificates, trustAnchors, mock ? new MockLinkSource(mockRepository) : noLinkSource, clock);
@@ -101,5 +130,13 @@ export function createDomain(
     sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock, {
       loginAttemptWindowMs: config.loginThrottleWindowSeconds * 1000,
     }),
+    crlLists,
   };
+}
+
+/** The configured anchors (never the mock CA) as CRL issuers, by anchor id. */
+function crlIssuers(anchors: readonly TrustAnchor[]): Map<string, CrlIssuer> {
+  return new Map(
+    anchors.map((a) => [a.id, { id: a.id, name: a.name, certificateDer: new Uint8Array(a.certificate.raw), crlUrls: a.crlUrls }]),
+  );
 }

@@ -1,4 +1,7 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { CrlListState } from "../domain/certificates/crl/crl-lists.ts";
+
+type CrlLabel = "anchor" | "url";
 
 /** Prometheus metrics of one server instance, on a registry of its own (tests run several servers per process). */
 export class Metrics {
@@ -26,6 +29,51 @@ export class Metrics {
   observe(method: string, route: string, status: number, seconds: number): void {
     this.requests.inc({ method, route, status: String(status) });
     this.duration.observe({ method, route }, seconds);
+  }
+
+  /**
+   * Per-list CRL metrics, read from the lists' state when scraped. Labels:
+   * the issuing anchor's id and the list's URL (both bounded by configuration).
+   */
+  watchCrlLists(snapshot: () => CrlListState[], now: () => number = Date.now): void {
+    const registers = [this.registry];
+    const labels = (s: CrlListState) => ({ anchor: s.issuerAnchor, url: s.url });
+    const gauge = (name: string, help: string, value: (s: CrlListState) => number | undefined) =>
+      new Gauge<CrlLabel>({
+        name, help, labelNames: ["anchor", "url"], registers,
+        collect() {
+          this.reset();
+          for (const s of snapshot()) {
+            const v = value(s);
+            if (v !== undefined) this.set(labels(s), v);
+          }
+        },
+      });
+    gauge("shomei_crl_age_seconds", "Seconds since the thisUpdate of the list held", (s) => s.list && (now() - s.list.thisUpdate) / 1000);
+    gauge("shomei_crl_next_update_seconds", "Seconds to the nextUpdate of the list held (negative: past it, the list no longer answers)", (s) =>
+      s.list?.nextUpdate === undefined ? undefined : (s.list.nextUpdate - now()) / 1000);
+    gauge("shomei_crl_entries", "Revoked certificates listed in the list held", (s) => s.list?.entries);
+    new Gauge<CrlLabel | "outcome">({
+      name: "shomei_crl_last_refresh",
+      help: "1 for the outcome of the last refresh: fetched, not_modified, from_database, recent, fetch_failed, rejected",
+      labelNames: ["anchor", "url", "outcome"],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of snapshot()) if (s.lastOutcome) this.set({ ...labels(s), outcome: s.lastOutcome }, 1);
+      },
+    });
+    const counter = (name: string, help: string, value: (s: CrlListState) => number) =>
+      new Counter<CrlLabel>({
+        name, help, labelNames: ["anchor", "url"], registers,
+        // The lists count for themselves; a scrape copies their counts.
+        collect() {
+          this.reset();
+          for (const s of snapshot()) this.inc(labels(s), value(s));
+        },
+      });
+    counter("shomei_crl_fetch_failures_total", "Refreshes that could not fetch the list (network, timeout, HTTP status, size)", (s) => s.fetchFailures);
+    counter("shomei_crl_verification_failures_total", "Lists fetched and refused (signature, structure, crlNumber order, freshness)", (s) => s.verificationFailures);
   }
 
   render(): Promise<string> {

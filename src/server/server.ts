@@ -14,6 +14,8 @@ import { adaptToHttp2 } from "./express-on-http2.ts";
 import { listen, type Listener } from "./one-port.ts";
 import { createRequestHandler, type RequestHandler } from "./request-handler.ts";
 import { createRpcHandler } from "./rpc-handler.ts";
+import type { CrlLoader } from "../domain/certificates/crl/verified-crl.ts";
+import { logCrlRefresh } from "./crl-refresh-log.ts";
 
 export interface RunningServer {
   /** Where the port answers, e.g. http://127.0.0.1:8080 (the configured base URL may differ behind a proxy). */
@@ -36,6 +38,7 @@ export function createApplication(
   isDraining: () => boolean,
 ): RequestHandler {
   const metrics = new Metrics();
+  metrics.watchCrlLists(() => domain.crlLists.snapshot());
   const httpDeps = { config, database, domain, logger, metrics, isDraining };
   const rpc = createRpcHandler({
     routes: (router) => routes(router, { config, domain }),
@@ -56,7 +59,12 @@ export function createApplication(
   });
 }
 
-export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+export interface ServerOptions {
+  /** Parses and verifies CRLs; the built-in loader unless given. */
+  crlLoader?: CrlLoader;
+}
+
+export async function startServer(config: Config, logger: Logger, options: ServerOptions = {}): Promise<RunningServer> {
   // Before anything opens: a bad trust anchors file stops start-up with its own message.
   const anchors = configuredTrustAnchors(config);
   const database = await openDatabase(config.databaseUrl);
@@ -95,9 +103,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const effective: Config = config.baseUrlDerived
       ? { ...config, baseUrl: config.baseUrl.replace(/:\d+$/, `:${listener.address.port}`) }
       : config;
-    const domain = createDomain(effective, database, secretKey, undefined, anchors);
+    const domain = createDomain(effective, database, secretKey, undefined, anchors, {
+      ...(options.crlLoader ? { crlLoader: options.crlLoader } : {}),
+      onCrlRefresh: (report) => logCrlRefresh(logger, report),
+    });
     const ready = createApplication(effective, database, domain, logger, () => draining);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
+    await domain.crlLists.start();
     app.handler = ready;
     const bound = listener;
     const host = bound.address.family === "IPv6" ? `[${bound.address.address}]` : bound.address.address;
@@ -113,6 +125,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         (closing ??= (async () => {
           draining = true;
           await stopSweeping();
+          await domain.crlLists.stop();
           await bound.close(ready.inFlight, config.shutdownTimeoutMs);
           await database.close();
         })()),

@@ -23,6 +23,7 @@ export interface Tables {
   oidc_tokens: OidcTokenTable;
   login_attempts: LoginAttemptTable;
   server_key_check: ServerKeyCheckTable;
+  crl_lists: CrlListTable;
 }
 
 /** See migration 0010: keys are HMACs, account_key is cleared by a successful sign-in. */
@@ -254,4 +255,24 @@ export interface ServerKeyCheckTable {
   id: string;
   key_check: string;
   created_at: number;
+}
+
+/** See migration 0013: the CRLs fetched, shared by the instances on one database. */
+export interface CrlListTable {
+  issuer_anchor: string;
+  url: string;
+  der: Uint8Array | null;
+  sha256: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  this_update: number | null;
+  next_update: number | null;
+  /** 49 decimal digits, zero-padded, so text order is numeric order. */
+  crl_number: string | null;
+  entries: number | null;
+  bytes: number | null;
+  fetched_at: number | null;
+  checked_at: number | null;
+  last_error: string | null;
+  last_error_at: number | null;
 }

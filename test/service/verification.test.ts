@@ -526,6 +526,11 @@ describe("a bad trust anchors file stops start-up with a clear message", () => {
     ["a missing file", () => path.join(dir, "missing.json"), /trust anchors file .*missing\.json: cannot read it \(ENOENT\)/],
     ["invalid JSON", () => writeTemp("bad.json", "{"), /not valid JSON/],
     ["an unknown type", () => writeTemp("type.json", JSON.stringify({ anchors: [{ name: "x", certificates: "ca.pem", issues: [{ type: "passport", policyOid: "1.2.3" }] }] })), /anchors\.0\.issues\.0\.type/],
+    [
+      "a CRL URL that is not http, https or file",
+      () => writeTemp("crl-url.json", JSON.stringify({ anchors: [{ name: "x", certificates: "ca.pem", issues: [{ type: "jpki_card_digital_signature", policyOid: "1.2.3" }], crlUrls: ["ldap://dir.example/cn=CRL"] }] })),
+      /anchors\.0\.crlUrls\.0 must be absolute http:, https: or file: URLs/,
+    ],
     ["a bundle without certificates", () => (writeTemp("empty.pem", "nothing"), writeTemp("empty.json", JSON.stringify({ anchors: [{ name: "x", certificates: "empty.pem", issues: [{ type: "jpki_card_digital_signature", policyOid: "1.2.3" }] }] }))), /holds no PEM certificate/],
   ])("%s", async (_label, file, message) => {
     await expectStartUpFailure(file(), message);

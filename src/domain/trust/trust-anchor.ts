@@ -20,6 +20,11 @@ export interface TrustAnchor {
   name: string;
   certificate: X509Certificate;
   rules: readonly IssuanceRule[];
+  /**
+   * CRLs to fetch for this anchor's certificates instead of the distribution
+   * points they name (trust anchors file, crlUrls); undefined: theirs.
+   */
+  crlUrls?: readonly string[] | undefined;
 }
 
 /** Where the anchors come from; the mock CA's exists only once it has been created, hence async. */

@@ -7,6 +7,9 @@ import { DomainError } from "../errors.ts";
 import type { TrustAnchor } from "./trust-anchor.ts";
 
 const keyUsage = z.enum(["digitalSignature", "nonRepudiation", "keyEncipherment", "dataEncipherment", "keyAgreement", "keyCertSign", "cRLSign", "encipherOnly", "decipherOnly"], { error: "must be key usage names such as digitalSignature, nonRepudiation" });
+const crlUrl = z.string().refine((v) => URL.canParse(v) && ["http:", "https:", "file:"].includes(new URL(v).protocol), {
+  error: "must be absolute http:, https: or file: URLs",
+});
 const oid = z.string().regex(/^[0-2](\.(0|[1-9]\d*))+$/, { error: "must be a dotted OID such as 1.2.392.200149.8.5.1.1.20" });
 
 const fileSchema = z
@@ -29,6 +32,7 @@ const fileSchema = z
                 { error: "must be a list of the certificate types the anchor issues" },
               )
               .min(1, { error: "must list at least one certificate type" }),
+            crlUrls: z.array(crlUrl, { error: "must be a list of CRL URLs" }).min(1, { error: "must list at least one URL, or be left out" }).optional(),
           })
           .strict(),
         { error: "must be a list of anchors" },
@@ -50,11 +54,13 @@ const pemBlock = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
  *                    "certificates": "jpki-sign-ca.pem",
  *                    "issues": [ { "type": "jpki_card_digital_signature",
  *                                  "policyOid": "1.2.392.200149.8.5.1.1.20",
- *                                  "keyUsage": ["digitalSignature", "nonRepudiation"] } ] } ] }
+ *                                  "keyUsage": ["digitalSignature", "nonRepudiation"] } ],
+ *                    "crlUrls": ["http://crl.example/sign.crl"] } ] }
  *
  * Each entry names a PEM bundle (relative to the JSON file): every CA
  * certificate in it is an anchor with the entry's rules, so a CA's renewed
- * certificates can share one entry. Anything wrong is one clear error: the
+ * certificates can share one entry. crlUrls, optional, replaces the CRL
+ * distribution points the anchor's certificates name. Anything wrong is one clear error: the
  * server does not start half-trusting.
  */
 export function loadTrustAnchorsFile(file: string): TrustAnchor[] {
@@ -99,6 +105,7 @@ export function loadTrustAnchorsFile(file: string): TrustAnchor[] {
         name: entry.name,
         certificate,
         rules: entry.issues.map((rule) => ({ type: rule.type, policyOid: rule.policyOid, keyUsages: rule.keyUsage })),
+        crlUrls: entry.crlUrls,
       });
     }
   }

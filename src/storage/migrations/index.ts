@@ -11,6 +11,7 @@ import * as m0009 from "./0009_client_post_logout_redirect_uris.ts";
 import * as m0010 from "./0010_login_attempts.ts";
 import * as m0011 from "./0011_verifications.ts";
 import * as m0012 from "./0012_server_key_check.ts";
+import * as m0013 from "./0013_crl_lists.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   "0010_login_attempts": m0010,
   "0011_verifications": m0011,
   "0012_server_key_check": m0012,
+  "0013_crl_lists": m0013,
 };

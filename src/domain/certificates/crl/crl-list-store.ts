@@ -1,0 +1,55 @@
+/** A list is one distribution point URL for one issuing trust anchor. */
+export interface CrlListKey {
+  issuerAnchor: string;
+  url: string;
+}
+
+/** What the database keeps about a list (the DER itself is read only when needed). */
+export interface CrlListRecord extends CrlListKey {
+  /** Absent until a list has been fetched and verified. */
+  sha256: string | undefined;
+  etag: string | undefined;
+  lastModified: string | undefined;
+  thisUpdate: number | undefined;
+  nextUpdate: number | undefined;
+  crlNumber: bigint | undefined;
+  entries: number | undefined;
+  bytes: number | undefined;
+  fetchedAt: number | undefined;
+  /** When the list was last confirmed at its source (a download or a 304). */
+  checkedAt: number | undefined;
+  lastError: string | undefined;
+  lastErrorAt: number | undefined;
+}
+
+export interface VerifiedListToStore extends CrlListKey {
+  der: Uint8Array;
+  sha256: string;
+  etag: string | undefined;
+  lastModified: string | undefined;
+  thisUpdate: number;
+  nextUpdate: number | undefined;
+  crlNumber: bigint | undefined;
+  entries: number;
+  at: number;
+}
+
+/**
+ * Where instances sharing a database keep the lists they fetched, so that
+ * they answer from the same list and one instance's download serves all.
+ */
+export interface CrlListStore {
+  find(key: CrlListKey): Promise<CrlListRecord | undefined>;
+  /** The stored DER, when the stored list is still the one with this SHA-256. */
+  der(key: CrlListKey, sha256: string): Promise<Uint8Array | undefined>;
+  /**
+   * Stores a verified list, unless the stored one is newer (a higher
+   * crlNumber, or a later thisUpdate): crlNumber order holds across
+   * instances. Returns false when the stored one was kept.
+   */
+  saveList(list: VerifiedListToStore): Promise<boolean>;
+  /** The stored list (this SHA-256) was confirmed at its source: a 304, or the same bytes again. */
+  markChecked(key: CrlListKey, sha256: string, at: number, etag: string | undefined, lastModified: string | undefined): Promise<void>;
+  recordError(key: CrlListKey, message: string, at: number): Promise<void>;
+  list(): Promise<CrlListRecord[]>;
+}

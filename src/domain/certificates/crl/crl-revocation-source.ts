@@ -1,0 +1,59 @@
+import { DomainError } from "../../errors.ts";
+import type { CheckMethod, StoredCertificate } from "../model.ts";
+import type { RevocationAnswer, RevocationSource } from "../revocation-source.ts";
+import { coverage } from "./crl-freshness.ts";
+import type { CrlLists } from "./crl-lists.ts";
+import { isFetchableCrlUrl } from "./fetch-crl.ts";
+
+/**
+ * Statuses from the CRLs of the certificate's issuer: the lists its CRL
+ * distribution points name (http:, https:, file:), or the lists configured
+ * for the issuer instead, and only for issuers that are configured trust
+ * anchors. It answers from a verified list that is current and covers the
+ * certificate, and otherwise not at all: never "good" without one.
+ */
+export class CrlRevocationSource implements RevocationSource {
+  constructor(private readonly lists: CrlLists) {}
+
+  async check(certificate: StoredCertificate, preferred: CheckMethod | undefined, now: number): Promise<RevocationAnswer> {
+    if (preferred !== undefined && preferred !== "crl") {
+      throw new DomainError(
+        "check_method_not_offered",
+        `the revocation source of this certificate does not offer ${preferred.toUpperCase()}; it offers CRL`,
+        "check_method",
+      );
+    }
+    const issuer = this.lists.issuer(certificate.trustAnchor);
+    if (!issuer) throw unavailable("the certificate's issuer is not a configured trust anchor");
+    const urls = (issuer.crlUrls ?? certificate.crlDistributionPoints).filter(isFetchableCrlUrl);
+    if (urls.length === 0) throw unavailable("the certificate names no CRL distribution point with an http:, https: or file: URL");
+    const problems: string[] = [];
+    for (const url of urls) {
+      const found = await this.lists.current(issuer, url, now);
+      if ("problem" in found) {
+        problems.push(found.problem);
+        continue;
+      }
+      const { crl } = found;
+      const covered = coverage(crl, url, certificate);
+      if (covered.kind === "refused") {
+        problems.push(`${url}: ${covered.why}`);
+        continue;
+      }
+      const entry = crl.lookup(certificate.serialNumber);
+      if (entry) {
+        return { status: "revoked", method: "crl", sourceUpdatedAt: crl.thisUpdate, revokedAt: entry.revokedAt, revokedReason: entry.reason };
+      }
+      if (covered.kind === "partial") {
+        problems.push(`${url}: the list covers some revocation reasons only`);
+        continue;
+      }
+      return { status: "good", method: "crl", sourceUpdatedAt: crl.thisUpdate, revokedAt: null, revokedReason: null };
+    }
+    throw unavailable(`no current, verified CRL covers this certificate (${problems.join("; ")})`);
+  }
+}
+
+function unavailable(message: string): DomainError {
+  return new DomainError("source_unavailable", message);
+}

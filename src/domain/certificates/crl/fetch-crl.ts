@@ -1,0 +1,118 @@
+import { readFile, stat } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+
+/** What the copy held already carries, for a conditional request. */
+export interface CrlValidators {
+  etag?: string | undefined;
+  lastModified?: string | undefined;
+}
+
+export interface CrlFetchLimits {
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+export type CrlFetchResult =
+  | { kind: "not_modified" }
+  | { kind: "fetched"; der: Uint8Array; etag: string | undefined; lastModified: string | undefined };
+
+/** Fetches a list from its URL; throws CrlFetchError. A 304 is only possible when validators were sent. */
+export type CrlFetcher = (url: string, validators: CrlValidators, limits: CrlFetchLimits) => Promise<CrlFetchResult>;
+
+export class CrlFetchError extends Error {
+  override name = "CrlFetchError";
+}
+
+/** The URL schemes lists are fetched from. */
+export function isFetchableCrlUrl(url: string): boolean {
+  return URL.canParse(url) && ["http:", "https:", "file:"].includes(new URL(url).protocol);
+}
+
+const pemCrl = /^\s*-----BEGIN X509 CRL-----([\s\S]+?)-----END X509 CRL-----/;
+
+/** RFC 5280 says DER; a PEM list (some servers publish one) is accepted too. */
+function derOf(bytes: Uint8Array): Uint8Array {
+  if (bytes[0] !== 0x2d && bytes[0] !== 0x20 && bytes[0] !== 0x0a) return bytes;
+  const body = pemCrl.exec(Buffer.from(bytes).toString("latin1"))?.[1];
+  return body ? Buffer.from(body.replace(/\s/g, ""), "base64") : bytes;
+}
+
+function tooLarge(url: string, maxBytes: number): CrlFetchError {
+  return new CrlFetchError(`${url}: the list is larger than the limit of ${maxBytes} bytes`);
+}
+
+async function fetchHttp(url: string, validators: CrlValidators, limits: CrlFetchLimits): Promise<CrlFetchResult> {
+  const headers: Record<string, string> = { accept: "application/pkix-crl, application/octet-stream;q=0.9, */*;q=0.1" };
+  if (validators.etag) headers["if-none-match"] = validators.etag;
+  if (validators.lastModified) headers["if-modified-since"] = validators.lastModified;
+  // One deadline for the whole exchange, body included: a server that trickles bytes is as stuck as a silent one.
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  let response: Response;
+  try {
+    response = await fetch(url, { headers, signal });
+  } catch (error) {
+    throw new CrlFetchError(`${url}: ${signal.aborted ? `no answer within ${limits.timeoutMs} ms` : describe(error)}`);
+  }
+  if (response.status === 304 && (validators.etag || validators.lastModified)) {
+    await response.body?.cancel().catch(() => undefined);
+    return { kind: "not_modified" };
+  }
+  if (response.status !== 200) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new CrlFetchError(`${url}: HTTP ${response.status}`);
+  }
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared > limits.maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge(url, limits.maxBytes);
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of response.body ?? []) {
+      total += chunk.length;
+      if (total > limits.maxBytes) {
+        await response.body?.cancel().catch(() => undefined);
+        throw tooLarge(url, limits.maxBytes);
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof CrlFetchError) throw error;
+    throw new CrlFetchError(`${url}: ${signal.aborted ? `the body did not arrive within ${limits.timeoutMs} ms` : describe(error)}`);
+  }
+  return {
+    kind: "fetched",
+    der: derOf(Buffer.concat(chunks, total)),
+    etag: response.headers.get("etag") ?? undefined,
+    lastModified: response.headers.get("last-modified") ?? undefined,
+  };
+}
+
+/** A file's validator is its modification time and size, kept where an ETag would be. */
+async function fetchFile(url: string, validators: CrlValidators, limits: CrlFetchLimits): Promise<CrlFetchResult> {
+  const file = fileURLToPath(url);
+  try {
+    const info = await stat(file);
+    const tag = `"${info.mtimeMs}-${info.size}"`;
+    if (validators.etag === tag) return { kind: "not_modified" };
+    if (info.size > limits.maxBytes) throw tooLarge(url, limits.maxBytes);
+    const bytes = await readFile(file);
+    if (bytes.length > limits.maxBytes) throw tooLarge(url, limits.maxBytes);
+    return { kind: "fetched", der: derOf(bytes), etag: tag, lastModified: info.mtime.toUTCString() };
+  } catch (error) {
+    if (error instanceof CrlFetchError) throw error;
+    throw new CrlFetchError(`${url}: ${describe(error)}`);
+  }
+}
+
+function describe(error: unknown): string {
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  return e?.cause?.code ?? e?.code ?? e?.cause?.message ?? e?.message ?? String(error);
+}
+
+/** http:, https: and file: lists, with a timeout, a size limit and conditional requests. */
+export const fetchCrl: CrlFetcher = (url, validators, limits) => {
+  if (!isFetchableCrlUrl(url)) return Promise.reject(new CrlFetchError(`${url}: only http:, https: and file: URLs are fetched`));
+  return new URL(url).protocol === "file:" ? fetchFile(url, validators, limits) : fetchHttp(url, validators, limits);
+};
