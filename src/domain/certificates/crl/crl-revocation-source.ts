@@ -52,6 +52,26 @@ export class CrlRevocationSource implements RevocationSource {
     }
     throw unavailable(`no current, verified CRL covers this certificate (${problems.join("; ")})`);
   }
+
+  /**
+   * Lists are held in memory, so answering many certificates reads no
+   * database per certificate: a list that needs refreshing is refreshed once,
+   * for every certificate waiting on it.
+   */
+  checkMany(
+    certificates: readonly StoredCertificate[],
+    preferred: CheckMethod | undefined,
+    now: number,
+  ): Promise<(RevocationAnswer | DomainError)[]> {
+    return Promise.all(
+      certificates.map((certificate) =>
+        this.check(certificate, preferred, now).catch((error: unknown) => {
+          if (error instanceof DomainError) return error;
+          throw error;
+        }),
+      ),
+    );
+  }
 }
 
 function unavailable(message: string): DomainError {
