@@ -65,6 +65,7 @@ function openSqlite(file: string): Kysely<Tables> {
   connection.pragma("journal_mode = WAL");
   connection.pragma("synchronous = NORMAL");
   connection.pragma("foreign_keys = ON");
+  connection.pragma("cache_size = -65536");
   return new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) });
 }
 
