@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { openssl, pemToDer } from "./openssl.ts";
@@ -166,4 +167,13 @@ export function opensslCrlText(der: Uint8Array, dir: string): { thisUpdate: numb
     crlNumber: number === undefined ? undefined : BigInt(number),
     entries,
   };
+}
+
+/** `openssl crl -CAfile` over a DER list: true when it prints "verify OK" (it exits 0 on "verify failure" too). */
+export function opensslVerifiesCrl(der: Uint8Array, caCertificatePath: string, dir: string): boolean {
+  const file = path.join(dir, "verify.der");
+  writeFileSync(file, der);
+  const result = spawnSync("openssl", ["crl", "-inform", "DER", "-in", file, "-noout", "-CAfile", caCertificatePath], { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`openssl crl failed: ${result.stderr}`);
+  return result.stderr.trim() === "verify OK";
 }
