@@ -1,5 +1,5 @@
 import { malformed } from "./der-cursor.ts";
-import { timeBaseSeconds, type SerialTable } from "./crl-index.ts";
+import { bucketCount, bucketOf, timeBaseSeconds, type SerialTable } from "./crl-index.ts";
 
 const maxStoredTime = 0xffff_ffff;
 
@@ -105,8 +105,12 @@ class GrowingTable {
       }
     }
     const kept = removeDuplicates(keys, times, reasons, words, count);
-    if (kept === count) return { words, keys, times, reasons };
-    return { words, keys: keys.slice(0, kept * words), times: times.slice(0, kept), reasons: reasons.slice(0, kept) };
+    if (kept !== count) {
+      keys = keys.slice(0, kept * words);
+      times = times.slice(0, kept);
+      reasons = reasons.slice(0, kept);
+    }
+    return { words, keys, times, reasons, ...directoryOf(keys, words, kept) };
   }
 }
 
@@ -133,6 +137,20 @@ function removeDuplicates(keys: Uint32Array, times: Uint32Array, reasons: Uint8A
     }
   }
   return count === 0 ? 0 : out + 1;
+}
+
+function directoryOf(keys: Uint32Array, words: number, rows: number): Pick<SerialTable, "directory" | "lowest" | "highest"> {
+  const lowest = rows > 0 ? keys[0]! : 0;
+  const highest = rows > 0 ? keys[(rows - 1) * words]! : 0;
+  const buckets = bucketCount(rows);
+  const directory = new Uint32Array(buckets + 1);
+  let bucket = 0;
+  for (let row = 0; row < rows; row++) {
+    const of = bucketOf(keys[row * words]!, lowest, highest, buckets);
+    while (bucket < of) directory[++bucket] = row;
+  }
+  while (bucket < buckets) directory[++bucket] = rows;
+  return { directory, lowest, highest };
 }
 
 function compareRows(a: Uint32Array, aBase: number, b: Uint32Array, bBase: number, words: number): number {

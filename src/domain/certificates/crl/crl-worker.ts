@@ -17,7 +17,7 @@ port.on("message", async (request: CrlWorkerRequest) => {
   try {
     const crl = await indexCrl(new Uint8Array(request.der), request.issuer);
     reply = { id: request.id, ok: true, crl };
-    transfer = crl.tables.flatMap((table) => [table.keys.buffer, table.times.buffer, table.reasons.buffer] as ArrayBuffer[]);
+    transfer = crl.tables.flatMap((table) => [table.keys.buffer, table.times.buffer, table.reasons.buffer, table.directory.buffer] as ArrayBuffer[]);
   } catch (error) {
     if (error instanceof CrlRejectedError) reply = { id: request.id, ok: false, kind: "rejected", rejection: error.rejection, message: error.message };
     else if (error instanceof TypeError) reply = { id: request.id, ok: false, kind: "type", message: error.message };
