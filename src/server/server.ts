@@ -14,7 +14,6 @@ import { adaptToHttp2 } from "./express-on-http2.ts";
 import { listen, type Listener } from "./one-port.ts";
 import { createRequestHandler, type RequestHandler } from "./request-handler.ts";
 import { createRpcHandler } from "./rpc-handler.ts";
-import type { CrlLoader } from "../domain/certificates/crl/verified-crl.ts";
 import { logCrlRefresh } from "./crl-refresh-log.ts";
 
 export interface RunningServer {
@@ -59,12 +58,7 @@ export function createApplication(
   });
 }
 
-export interface ServerOptions {
-  /** Parses and verifies CRLs; the built-in loader unless given. */
-  crlLoader?: CrlLoader;
-}
-
-export async function startServer(config: Config, logger: Logger, options: ServerOptions = {}): Promise<RunningServer> {
+export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   // Before anything opens: a bad trust anchors file stops start-up with its own message.
   const anchors = configuredTrustAnchors(config);
   const database = await openDatabase(config.databaseUrl);
@@ -104,7 +98,6 @@ export async function startServer(config: Config, logger: Logger, options: Serve
       ? { ...config, baseUrl: config.baseUrl.replace(/:\d+$/, `:${listener.address.port}`) }
       : config;
     const domain = createDomain(effective, database, secretKey, undefined, anchors, {
-      ...(options.crlLoader ? { crlLoader: options.crlLoader } : {}),
       onCrlRefresh: (report) => logCrlRefresh(logger, report),
     });
     const ready = createApplication(effective, database, domain, logger, () => draining);

@@ -14,7 +14,6 @@ import { CrlHttpServer } from "../support/crl-http-server.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { OpensslCrlCa, type IssuedLeaf } from "../support/openssl-crl-ca.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { smallCrlLoader } from "../support/small-crl-loader.ts";
 
 /**
  * The CRL source through the real server in production mode: a CA run with
@@ -76,7 +75,7 @@ for (const target of targets) {
         }),
       );
       scratch = await target.create();
-      server = await startTestServer(scratch.url, settings(), { crlLoader: smallCrlLoader });
+      server = await startTestServer(scratch.url, settings());
       tenant = await createTenant(server, "crl");
       api = setupClients(server, tenant.token);
     });
@@ -272,7 +271,7 @@ for (const target of targets) {
       expect((await check(leaf)).certificateStatus?.status).toBe(Status.GOOD);
       expect(http.count(pathName).requests).toBe(1);
 
-      const second = await startTestServer(scratch.url, { ...settings(), dataDir: path.join(dir, "second") }, { crlLoader: smallCrlLoader });
+      const second = await startTestServer(scratch.url, { ...settings(), dataDir: path.join(dir, "second") });
       try {
         const secondApi = setupClients(second, tenant.token);
         const secondIssuer = second.domain.crlLists.issuer(anchorId(ca))!;

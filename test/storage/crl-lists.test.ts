@@ -10,7 +10,7 @@ import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { OpensslCrlCa } from "../support/openssl-crl-ca.ts";
-import { smallCrlLoader } from "../support/small-crl-loader.ts";
+import { loadCrl } from "../../src/domain/certificates/crl/load-crl.ts";
 
 /**
  * CrlLists on a clock the test moves, over the real repository: how long a
@@ -71,7 +71,7 @@ for (const target of targets) {
         new Map([[key.id, key]]),
         new CrlListsRepository(database),
         source.fetcher,
-        smallCrlLoader,
+        loadCrl,
         { fetchTimeoutMs: 1000, maxBytes: 1 << 20, refreshIntervalMs: hour },
         () => clock.now,
         undefined,

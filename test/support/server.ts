@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { loadConfig } from "../../src/config/load.ts";
 import type { SettingName } from "../../src/config/schema.ts";
 import { createLogger } from "../../src/observability/logger.ts";
-import { startServer, type RunningServer, type ServerOptions } from "../../src/server/server.ts";
+import { startServer, type RunningServer } from "../../src/server/server.ts";
 
 export interface TestServer extends RunningServer {
   /** Every log line the server wrote, parsed. */
@@ -15,7 +15,6 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(
   databaseUrl: string,
   settings: Partial<Record<SettingName, unknown>> = {},
-  options: ServerOptions = {},
 ): Promise<TestServer> {
   const config = loadConfig({
     env: {},
@@ -28,7 +27,7 @@ export async function startTestServer(
       callback();
     },
   });
-  const server = await startServer(config, createLogger(config.logLevel, sink), options);
+  const server = await startServer(config, createLogger(config.logLevel, sink));
   const testServer: TestServer = Object.assign(server, {
     logs: [] as Record<string, unknown>[],
     rawLogs: () => lines.join("\n"),

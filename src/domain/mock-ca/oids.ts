@@ -21,7 +21,3 @@ export const jpkiCardUserAuthenticationPolicyOid = "1.2.392.200149.8.5.1.3.30";
 export const mockProfileArc = "2.25.306130024785527599992126293160258011149";
 export const mockJpkiMobileDigitalSignaturePolicyOid = `${mockProfileArc}.1.1`;
 export const mockJpkiMobileUserAuthenticationPolicyOid = `${mockProfileArc}.1.3`;
-
-/** RFC 5280 extensions this module encodes by hand. */
-export const crlNumberOid = "2.5.29.20";
-export const crlReasonOid = "2.5.29.21";
