@@ -4,6 +4,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import type { Tables } from "./schema.ts";
+import { withStatementCache } from "./sqlite-statement-cache.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -66,7 +67,7 @@ function openSqlite(file: string): Kysely<Tables> {
   connection.pragma("synchronous = NORMAL");
   connection.pragma("foreign_keys = ON");
   connection.pragma("cache_size = -65536");
-  return new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) });
+  return new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
 }
 
 function openPostgres(url: string): Kysely<Tables> {
