@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Fails when gen/ is not exactly what `buf generate` produces from proto/.
+# Fails when gen/ (TypeScript) or clients/go/gen (Go) is not exactly what
+# `npm run generate` and `npm run generate:go` produce from proto/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npx buf generate
-if ! git diff --quiet -- gen || [ -n "$(git ls-files --others --exclude-standard gen)" ]; then
-  echo "gen/ is out of date with proto/: run 'npm run generate' and commit the result" >&2
-  git status --short -- gen >&2
+scripts/generate-go.sh
+generated=(gen clients/go/gen)
+if ! git diff --quiet -- "${generated[@]}" || [ -n "$(git ls-files --others --exclude-standard "${generated[@]}")" ]; then
+  echo "generated code is out of date with proto/: run 'npm run generate' and 'npm run generate:go' and commit the result" >&2
+  git status --short -- "${generated[@]}" >&2
   exit 1
 fi
-echo "gen/ matches proto/"
+echo "gen/ and clients/go/gen match proto/"
