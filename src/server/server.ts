@@ -16,6 +16,7 @@ import { createRequestHandler, type RequestHandler } from "./request-handler.ts"
 import { createRpcHandler } from "./rpc-handler.ts";
 import type { CrlLoader } from "../domain/certificates/crl/verified-crl.ts";
 import { logCrlRefresh } from "./crl-refresh-log.ts";
+import { logOcspFetch } from "./ocsp-fetch-log.ts";
 
 export interface RunningServer {
   /** Where the port answers, e.g. http://127.0.0.1:8080 (the configured base URL may differ behind a proxy). */
@@ -39,6 +40,7 @@ export function createApplication(
 ): RequestHandler {
   const metrics = new Metrics();
   metrics.watchCrlLists(() => domain.crlLists.snapshot());
+  metrics.watchOcsp(() => domain.ocspResponses.snapshot());
   const httpDeps = { config, database, domain, logger, metrics, isDraining };
   const rpc = createRpcHandler({
     routes: (router) => routes(router, { config, domain }),
@@ -106,6 +108,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const domain = createDomain(effective, database, secretKey, undefined, anchors, {
       ...(options.crlLoader ? { crlLoader: options.crlLoader } : {}),
       onCrlRefresh: (report) => logCrlRefresh(logger, report),
+      onOcspFetch: (report) => logOcspFetch(logger, report),
     });
     const ready = createApplication(effective, database, domain, logger, () => draining);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
