@@ -3,10 +3,12 @@
  *
  *   npm run bench              # HTTP throughput of the main paths (bench/http.ts)
  *   npm run bench -- crl       # loading a 1,000,000-entry CRL against openssl (bench/crl.ts)
+ *   npm run bench -- ocsp      # a cached OCSP answer and a CRL lookup in production mode (bench/ocsp.ts)
  */
 const benchmarks: Record<string, () => Promise<unknown>> = {
   http: () => import("./http.ts"),
   crl: () => import("./crl.ts"),
+  ocsp: () => import("./ocsp.ts"),
 };
 
 const names = process.argv.slice(2);

@@ -54,6 +54,10 @@ describe("loadConfig defaults", () => {
       crlFetchTimeoutMs: 10_000,
       crlMaxBytes: 128 * 1024 * 1024,
       crlRefreshIntervalSeconds: 3600,
+      ocspTimeoutMs: 5000,
+      ocspNonceBytes: 0,
+      ocspNoNextUpdateSeconds: 300,
+      checkMethodOrder: "crl,ocsp",
       loginMaxFailuresPerAccount: 5,
       loginMaxFailuresPerAddress: 20,
       loginThrottleWindowSeconds: 900,
@@ -110,6 +114,10 @@ describe("loadConfig sources", () => {
         SHOMEI_CRL_FETCH_TIMEOUT_MS: "5000",
         SHOMEI_CRL_MAX_BYTES: "67108864",
         SHOMEI_CRL_REFRESH_INTERVAL_SECONDS: "900",
+        SHOMEI_OCSP_TIMEOUT_MS: "2500",
+        SHOMEI_OCSP_NONCE_BYTES: "16",
+        SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS: "60",
+        SHOMEI_CHECK_METHOD_ORDER: "ocsp,crl",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT: "3",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS: "30",
         SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS: "600",
@@ -142,6 +150,10 @@ describe("loadConfig sources", () => {
       crlFetchTimeoutMs: 5000,
       crlMaxBytes: 64 * 1024 * 1024,
       crlRefreshIntervalSeconds: 900,
+      ocspTimeoutMs: 2500,
+      ocspNonceBytes: 16,
+      ocspNoNextUpdateSeconds: 60,
+      checkMethodOrder: "ocsp,crl",
       loginMaxFailuresPerAccount: 3,
       loginMaxFailuresPerAddress: 30,
       loginThrottleWindowSeconds: 600,
@@ -250,6 +262,8 @@ describe("loadConfig errors", () => {
 
   it("rejects CRL settings outside their ranges", () => {
     expect(configError({ env: { SHOMEI_CRL_FETCH_TIMEOUT_MS: "999" } })).toBe(invalid(`SHOMEI_CRL_FETCH_TIMEOUT_MS must be at least 1000 (got "999")`));
+    expect(configError({ env: { SHOMEI_OCSP_NONCE_BYTES: "33" } })).toBe(invalid(`SHOMEI_OCSP_NONCE_BYTES must be at most 32 (got "33")`));
+    expect(configError({ env: { SHOMEI_CHECK_METHOD_ORDER: "ocsp" } })).toBe(invalid(`SHOMEI_CHECK_METHOD_ORDER must be crl,ocsp or ocsp,crl (got "ocsp")`));
     expect(configError({ env: { SHOMEI_CRL_MAX_BYTES: "1023" } })).toBe(invalid(`SHOMEI_CRL_MAX_BYTES must be at least 1024 (got "1023")`));
     expect(configError({ env: { SHOMEI_CRL_REFRESH_INTERVAL_SECONDS: "59" } })).toBe(
       invalid(`SHOMEI_CRL_REFRESH_INTERVAL_SECONDS must be at least 60 (got "59")`),

@@ -36,6 +36,10 @@ export const settings = {
   crlFetchTimeoutMs: { env: "SHOMEI_CRL_FETCH_TIMEOUT_MS" },
   crlMaxBytes: { env: "SHOMEI_CRL_MAX_BYTES" },
   crlRefreshIntervalSeconds: { env: "SHOMEI_CRL_REFRESH_INTERVAL_SECONDS" },
+  ocspTimeoutMs: { env: "SHOMEI_OCSP_TIMEOUT_MS" },
+  ocspNonceBytes: { env: "SHOMEI_OCSP_NONCE_BYTES" },
+  ocspNoNextUpdateSeconds: { env: "SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS" },
+  checkMethodOrder: { env: "SHOMEI_CHECK_METHOD_ORDER" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -118,6 +122,14 @@ export const configSchema = z
     crlMaxBytes: integer(1024, 2 * 1024 * 1024 * 1024).default(128 * 1024 * 1024),
     /** How often a CRL is asked for again (conditional request) at most; sooner as its nextUpdate nears. */
     crlRefreshIntervalSeconds: integer(60, 7 * 24 * 3600).default(3600),
+    /** How long one OCSP exchange may take, body included; past it the check answers unavailable. */
+    ocspTimeoutMs: integer(100, 60_000).default(5000),
+    /** Length of the nonce sent with OCSP requests (RFC 8954, 1 to 32); 0 sends none (RFC 5019 responders often ignore it). */
+    ocspNonceBytes: integer(0, 32).default(0),
+    /** How long an OCSP response without nextUpdate is used (and cached) after its thisUpdate. */
+    ocspNoNextUpdateSeconds: integer(1, 3600).default(300),
+    /** Which method answers a check that names none, and which it falls back to when the first cannot answer. */
+    checkMethodOrder: z.enum(["crl,ocsp", "ocsp,crl"], { error: "must be crl,ocsp or ocsp,crl" }).default("crl,ocsp"),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -33,6 +33,11 @@ import { CrlRevocationSource } from "./certificates/crl/crl-revocation-source.ts
 import { fetchCrl } from "./certificates/crl/fetch-crl.ts";
 import { loadCrl } from "./certificates/crl/load-crl.ts";
 import type { CrlLoader } from "./certificates/crl/verified-crl.ts";
+import { OcspResponsesRepository } from "../storage/ocsp-responses-repository.ts";
+import { fetchOcsp, type OcspFetcher } from "./certificates/ocsp/fetch-ocsp.ts";
+import { OcspResponses, type OcspFetchReport, type OcspIssuer } from "./certificates/ocsp/ocsp-responses.ts";
+import { OcspRevocationSource } from "./certificates/ocsp/ocsp-revocation-source.ts";
+import { MethodSelectingSource } from "./certificates/method-selecting-source.ts";
 
 /** Every domain service, wired to its repositories. Transports and the CLI take what they need from here. */
 export interface Domain {
@@ -47,6 +52,8 @@ export interface Domain {
   sweeper: ExpiredRowsSweeper;
   /** The CRLs of the configured trust anchors; the server starts and stops their refreshing. */
   crlLists: CrlLists;
+  /** The OCSP responses of the configured trust anchors' certificates, for metrics. */
+  ocspResponses: OcspResponses;
 }
 
 export interface DomainOptions {
@@ -54,6 +61,10 @@ export interface DomainOptions {
   crlLoader?: CrlLoader;
   /** Told of every CRL refresh (the server logs them). */
   onCrlRefresh?: (report: RefreshReport) => void;
+  /** Asks OCSP responders; over HTTP unless a caller brings its own. */
+  ocspFetcher?: OcspFetcher;
+  /** Told of every exchange with an OCSP responder (the server logs them). */
+  onOcspFetch?: (report: OcspFetchReport) => void;
 }
 
 /** The server key, from SHOMEI_SECRET_KEY_FILE or created once under the data directory. */
@@ -101,11 +112,21 @@ export function createDomain(
     options.onCrlRefresh,
   );
   const crlSource = new CrlRevocationSource(crlLists);
+  const ocspResponses = new OcspResponses(
+    ocspIssuers(anchors),
+    new OcspResponsesRepository(database),
+    options.ocspFetcher ?? fetchOcsp,
+    { timeoutMs: config.ocspTimeoutMs, nonceBytes: config.ocspNonceBytes, withoutNextUpdateMs: config.ocspNoNextUpdateSeconds * 1000 },
+    clock,
+    options.onOcspFetch,
+  );
+  const ocspSource = new OcspRevocationSource(ocspResponses);
+  const anchorSource = new MethodSelectingSource(config.checkMethodOrder === "ocsp,crl" ? [ocspSource, crlSource] : [crlSource, ocspSource]);
   // Production mode never consults the mock: its certificates get no source, so no status at all.
-  // Certificates of a configured anchor get theirs from the anchor's CRLs, in either mode.
+  // Certificates of a configured anchor get theirs from the anchor's CRLs and OCSP responders, in either mode.
   const sourceFor = (certificate: StoredCertificate): RevocationSource => {
     if (mockMode && (certificate.origin === "mock" || certificate.trustAnchor === "mock")) return mockSource;
-    return crlLists.issuer(certificate.trustAnchor) ? crlSource : unconfigured;
+    return crlLists.issuer(certificate.trustAnchor) ? anchorSource : unconfigured;
   };
   const mock = mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config), mockOcspUrl(config)) : undefined;
   const trustAnchors = new TrustAnchorSet(anchors, mock && (() => mock.trustAnchor()));
@@ -131,6 +152,7 @@ export function createDomain(
       loginAttemptWindowMs: config.loginThrottleWindowSeconds * 1000,
     }),
     crlLists,
+    ocspResponses,
   };
 }
 
@@ -138,5 +160,12 @@ export function createDomain(
 function crlIssuers(anchors: readonly TrustAnchor[]): Map<string, CrlIssuer> {
   return new Map(
     anchors.map((a) => [a.id, { id: a.id, name: a.name, certificateDer: new Uint8Array(a.certificate.raw), crlUrls: a.crlUrls }]),
+  );
+}
+
+/** The configured anchors (never the mock CA) as OCSP issuers, by anchor id. */
+function ocspIssuers(anchors: readonly TrustAnchor[]): Map<string, OcspIssuer> {
+  return new Map(
+    anchors.map((a) => [a.id, { id: a.id, name: a.name, certificateDer: new Uint8Array(a.certificate.raw), ocspUrls: a.ocspUrls }]),
   );
 }

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { CrlListState } from "../domain/certificates/crl/crl-lists.ts";
+import type { OcspResponderState } from "../domain/certificates/ocsp/ocsp-responses.ts";
 
 type CrlLabel = "anchor" | "url";
 
@@ -74,6 +75,36 @@ export class Metrics {
       });
     counter("shomei_crl_fetch_failures_total", "Refreshes that could not fetch the list (network, timeout, HTTP status, size)", (s) => s.fetchFailures);
     counter("shomei_crl_verification_failures_total", "Lists fetched and refused (signature, structure, crlNumber order, freshness)", (s) => s.verificationFailures);
+  }
+
+  /**
+   * OCSP metrics, read from the source's counts when scraped: exchanges per
+   * responder by outcome (labels: anchor id, responder URL, outcome), and
+   * answers given from a stored response without asking.
+   */
+  watchOcsp(snapshot: () => { cachedAnswers: number; responders: OcspResponderState[] }): void {
+    const registers = [this.registry];
+    new Counter<"anchor" | "url" | "outcome">({
+      name: "shomei_ocsp_requests_total",
+      help: "Requests to OCSP responders by outcome: fetched (a response verified and used), fetch_failed (network, timeout, HTTP status, size), rejected (tryLater, error status, signature, signer, nonce, staleness)",
+      labelNames: ["anchor", "url", "outcome"],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of snapshot().responders) {
+          for (const [outcome, n] of Object.entries(r.outcomes)) this.inc({ anchor: r.issuerAnchor, url: r.url, outcome }, n);
+        }
+      },
+    });
+    new Counter({
+      name: "shomei_ocsp_cached_answers_total",
+      help: "Checks answered from a stored OCSP response, without asking a responder",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(snapshot().cachedAnswers);
+      },
+    });
   }
 
   render(): Promise<string> {

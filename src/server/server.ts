@@ -15,6 +15,7 @@ import { listen, type Listener } from "./one-port.ts";
 import { createRequestHandler, type RequestHandler } from "./request-handler.ts";
 import { createRpcHandler } from "./rpc-handler.ts";
 import { logCrlRefresh } from "./crl-refresh-log.ts";
+import { logOcspFetch } from "./ocsp-fetch-log.ts";
 
 export interface RunningServer {
   /** Where the port answers, e.g. http://127.0.0.1:8080 (the configured base URL may differ behind a proxy). */
@@ -38,6 +39,7 @@ export function createApplication(
 ): RequestHandler {
   const metrics = new Metrics();
   metrics.watchCrlLists(() => domain.crlLists.snapshot());
+  metrics.watchOcsp(() => domain.ocspResponses.snapshot());
   const httpDeps = { config, database, domain, logger, metrics, isDraining };
   const rpc = createRpcHandler({
     routes: (router) => routes(router, { config, domain }),
@@ -99,6 +101,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       : config;
     const domain = createDomain(effective, database, secretKey, undefined, anchors, {
       onCrlRefresh: (report) => logCrlRefresh(logger, report),
+      onOcspFetch: (report) => logOcspFetch(logger, report),
     });
     const ready = createApplication(effective, database, domain, logger, () => draining);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);

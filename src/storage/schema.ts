@@ -24,6 +24,7 @@ export interface Tables {
   login_attempts: LoginAttemptTable;
   server_key_check: ServerKeyCheckTable;
   crl_lists: CrlListTable;
+  ocsp_responses: OcspResponseTable;
 }
 
 /** See migration 0010: keys are HMACs, account_key is cleared by a successful sign-in. */
@@ -275,4 +276,18 @@ export interface CrlListTable {
   checked_at: number | null;
   last_error: string | null;
   last_error_at: number | null;
+}
+
+/** See migration 0014. */
+export interface OcspResponseTable {
+  issuer_anchor: string;
+  serial_number: string;
+  url: string;
+  der: Uint8Array;
+  sha256: string;
+  produced_at: number;
+  this_update: number;
+  next_update: number | null;
+  usable_until: number;
+  fetched_at: number;
 }

@@ -531,6 +531,11 @@ describe("a bad trust anchors file stops start-up with a clear message", () => {
       () => writeTemp("crl-url.json", JSON.stringify({ anchors: [{ name: "x", certificates: "ca.pem", issues: [{ type: "jpki_card_digital_signature", policyOid: "1.2.3" }], crlUrls: ["ldap://dir.example/cn=CRL"] }] })),
       /anchors\.0\.crlUrls\.0 must be absolute http:, https: or file: URLs/,
     ],
+    [
+      "an OCSP URL that is not http or https",
+      () => writeTemp("ocsp-url.json", JSON.stringify({ anchors: [{ name: "x", certificates: "ca.pem", issues: [{ type: "jpki_card_digital_signature", policyOid: "1.2.3" }], ocspUrls: ["file:///srv/ocsp"] }] })),
+      /anchors\.0\.ocspUrls\.0 must be absolute http: or https: URLs/,
+    ],
     ["a bundle without certificates", () => (writeTemp("empty.pem", "nothing"), writeTemp("empty.json", JSON.stringify({ anchors: [{ name: "x", certificates: "empty.pem", issues: [{ type: "jpki_card_digital_signature", policyOid: "1.2.3" }] }] }))), /holds no PEM certificate/],
   ])("%s", async (_label, file, message) => {
     await expectStartUpFailure(file(), message);

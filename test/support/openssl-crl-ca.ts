@@ -30,6 +30,9 @@ export interface CrlOptions {
  */
 export class OpensslCrlCa {
   readonly certificatePath: string;
+  readonly keyPath: string;
+  /** openssl ca's database, which `openssl ocsp -index` answers from. */
+  readonly indexPath: string;
   private readonly config: string;
   private counter = 0;
 
@@ -40,6 +43,8 @@ export class OpensslCrlCa {
     writeFileSync(path.join(dir, "serial"), "1000\n");
     writeFileSync(path.join(dir, "crlnumber"), "01\n");
     this.certificatePath = path.join(dir, "ca.pem");
+    this.keyPath = path.join(dir, "ca.key");
+    this.indexPath = path.join(dir, "index.txt");
     this.config = path.join(dir, "ca.cnf");
     writeFileSync(
       this.config,
@@ -70,14 +75,19 @@ export class OpensslCrlCa {
     return file;
   }
 
-  /** A signature certificate naming `crlUrl` as its CRL distribution point. */
-  issue(name: string, crlUrl: string, policyOid = "1.2.392.200149.8.5.1.1.20"): IssuedLeaf {
+  /**
+   * A signature certificate naming `crlUrl` as its CRL distribution point
+   * (none when empty) and `ocspUrl`, when given, as its OCSP responder.
+   */
+  issue(name: string, crlUrl: string, policyOid = "1.2.392.200149.8.5.1.1.20", ocspUrl?: string): IssuedLeaf {
     const key = path.join(this.dir, `${name}.key`);
     const csr = path.join(this.dir, `${name}.csr`);
     const pemPath = path.join(this.dir, `${name}.pem`);
     const ext = this.file(`${name}.ext`, [
       "[ leaf ]", "basicConstraints = critical,CA:FALSE", "keyUsage = critical,digitalSignature,nonRepudiation",
-      `certificatePolicies = critical,${policyOid}`, `crlDistributionPoints = URI:${crlUrl}`,
+      `certificatePolicies = critical,${policyOid}`,
+      ...(crlUrl ? [`crlDistributionPoints = URI:${crlUrl}`] : []),
+      ...(ocspUrl ? [`authorityInfoAccess = OCSP;URI:${ocspUrl}`] : []),
     ].join("\n") + "\n");
     openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", csr, "-subj", `/C=JP/CN=${name}`);
     openssl("ca", "-batch", "-config", this.config, "-in", csr, "-out", pemPath, "-notext", "-extfile", ext, "-extensions", "leaf");

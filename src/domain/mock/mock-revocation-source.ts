@@ -1,7 +1,7 @@
 import type { MockCertificateState, MockRepository } from "../../storage/mock-repository.ts";
 import type { CheckMethod, StoredCertificate } from "../certificates/model.ts";
 import { DomainError } from "../errors.ts";
-import type { RevocationAnswer, RevocationSource } from "../certificates/revocation-source.ts";
+import { methodNotOffered, type RevocationAnswer, type RevocationSource } from "../certificates/revocation-source.ts";
 
 const bothMethods: readonly CheckMethod[] = ["crl", "ocsp"];
 const dayMs = 24 * 60 * 60 * 1000;
@@ -48,11 +48,7 @@ export class MockRevocationSource implements RevocationSource {
 function answerFrom(state: MockCertificateState | undefined, preferred: CheckMethod | undefined, now: number): RevocationAnswer | DomainError {
   const offered = state?.offeredMethods ?? bothMethods;
   if (preferred !== undefined && !offered.includes(preferred)) {
-    return new DomainError(
-      "check_method_not_offered",
-      `the revocation source of this certificate does not offer ${preferred.toUpperCase()}; it offers ${offered.map((m) => m.toUpperCase()).join(", ")}`,
-      "check_method",
-    );
+    return methodNotOffered(preferred, offered);
   }
   const method = preferred ?? offered[0]!;
   const sourceUpdatedAt = state?.sourceUpdatedAt ?? startOfUtcDay(now);

@@ -25,6 +25,11 @@ export interface TrustAnchor {
    * points they name (trust anchors file, crlUrls); undefined: theirs.
    */
   crlUrls?: readonly string[] | undefined;
+  /**
+   * OCSP responders to ask about this anchor's certificates instead of the
+   * ones their authorityInfoAccess names (trust anchors file, ocspUrls).
+   */
+  ocspUrls?: readonly string[] | undefined;
 }
 
 /** Where the anchors come from; the mock CA's exists only once it has been created, hence async. */

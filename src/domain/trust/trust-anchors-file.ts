@@ -10,6 +10,9 @@ const keyUsage = z.enum(["digitalSignature", "nonRepudiation", "keyEncipherment"
 const crlUrl = z.string().refine((v) => URL.canParse(v) && ["http:", "https:", "file:"].includes(new URL(v).protocol), {
   error: "must be absolute http:, https: or file: URLs",
 });
+const ocspUrl = z.string().refine((v) => URL.canParse(v) && ["http:", "https:"].includes(new URL(v).protocol), {
+  error: "must be absolute http: or https: URLs",
+});
 const oid = z.string().regex(/^[0-2](\.(0|[1-9]\d*))+$/, { error: "must be a dotted OID such as 1.2.392.200149.8.5.1.1.20" });
 
 const fileSchema = z
@@ -33,6 +36,7 @@ const fileSchema = z
               )
               .min(1, { error: "must list at least one certificate type" }),
             crlUrls: z.array(crlUrl, { error: "must be a list of CRL URLs" }).min(1, { error: "must list at least one URL, or be left out" }).optional(),
+            ocspUrls: z.array(ocspUrl, { error: "must be a list of OCSP responder URLs" }).min(1, { error: "must list at least one URL, or be left out" }).optional(),
           })
           .strict(),
         { error: "must be a list of anchors" },
@@ -55,12 +59,14 @@ const pemBlock = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
  *                    "issues": [ { "type": "jpki_card_digital_signature",
  *                                  "policyOid": "1.2.392.200149.8.5.1.1.20",
  *                                  "keyUsage": ["digitalSignature", "nonRepudiation"] } ],
- *                    "crlUrls": ["http://crl.example/sign.crl"] } ] }
+ *                    "crlUrls": ["http://crl.example/sign.crl"],
+ *                    "ocspUrls": ["http://ocsp.example/sign"] } ] }
  *
  * Each entry names a PEM bundle (relative to the JSON file): every CA
  * certificate in it is an anchor with the entry's rules, so a CA's renewed
  * certificates can share one entry. crlUrls, optional, replaces the CRL
- * distribution points the anchor's certificates name. Anything wrong is one clear error: the
+ * distribution points the anchor's certificates name, and ocspUrls, optional,
+ * the OCSP responders their authorityInfoAccess names. Anything wrong is one clear error: the
  * server does not start half-trusting.
  */
 export function loadTrustAnchorsFile(file: string): TrustAnchor[] {
@@ -106,6 +112,7 @@ export function loadTrustAnchorsFile(file: string): TrustAnchor[] {
         certificate,
         rules: entry.issues.map((rule) => ({ type: rule.type, policyOid: rule.policyOid, keyUsages: rule.keyUsage })),
         crlUrls: entry.crlUrls,
+        ocspUrls: entry.ocspUrls,
       });
     }
   }

@@ -1,6 +1,6 @@
-import { DomainError } from "../../errors.ts";
+import type { DomainError } from "../../errors.ts";
 import type { CheckMethod, StoredCertificate } from "../model.ts";
-import type { RevocationAnswer, RevocationSource } from "../revocation-source.ts";
+import { asItemError, methodNotOffered, sourceUnavailable as unavailable, type RevocationAnswer, type SingleMethodSource } from "../revocation-source.ts";
 import { coverage } from "./crl-freshness.ts";
 import type { CrlLists } from "./crl-lists.ts";
 import { isFetchableCrlUrl } from "./fetch-crl.ts";
@@ -12,20 +12,20 @@ import { isFetchableCrlUrl } from "./fetch-crl.ts";
  * anchors. It answers from a verified list that is current and covers the
  * certificate, and otherwise not at all: never "good" without one.
  */
-export class CrlRevocationSource implements RevocationSource {
+export class CrlRevocationSource implements SingleMethodSource {
+  readonly method = "crl";
+
   constructor(private readonly lists: CrlLists) {}
 
+  offers(certificate: StoredCertificate): boolean {
+    return this.urls(certificate).length > 0;
+  }
+
   async check(certificate: StoredCertificate, preferred: CheckMethod | undefined, now: number): Promise<RevocationAnswer> {
-    if (preferred !== undefined && preferred !== "crl") {
-      throw new DomainError(
-        "check_method_not_offered",
-        `the revocation source of this certificate does not offer ${preferred.toUpperCase()}; it offers CRL`,
-        "check_method",
-      );
-    }
+    if (preferred !== undefined && preferred !== "crl") throw methodNotOffered(preferred, ["crl"]);
     const issuer = this.lists.issuer(certificate.trustAnchor);
     if (!issuer) throw unavailable("the certificate's issuer is not a configured trust anchor");
-    const urls = (issuer.crlUrls ?? certificate.crlDistributionPoints).filter(isFetchableCrlUrl);
+    const urls = this.urls(certificate);
     if (urls.length === 0) throw unavailable("the certificate names no CRL distribution point with an http:, https: or file: URL");
     const problems: string[] = [];
     for (const url of urls) {
@@ -64,16 +64,13 @@ export class CrlRevocationSource implements RevocationSource {
     now: number,
   ): Promise<(RevocationAnswer | DomainError)[]> {
     return Promise.all(
-      certificates.map((certificate) =>
-        this.check(certificate, preferred, now).catch((error: unknown) => {
-          if (error instanceof DomainError) return error;
-          throw error;
-        }),
-      ),
+      certificates.map((certificate) => this.check(certificate, preferred, now).catch(asItemError)),
     );
   }
-}
 
-function unavailable(message: string): DomainError {
-  return new DomainError("source_unavailable", message);
+  /** The lists configured for the issuer, or else the certificate's distribution points that can be fetched. */
+  private urls(certificate: StoredCertificate): string[] {
+    const issuer = this.lists.issuer(certificate.trustAnchor);
+    return issuer ? (issuer.crlUrls ?? certificate.crlDistributionPoints).filter(isFetchableCrlUrl) : [];
+  }
 }

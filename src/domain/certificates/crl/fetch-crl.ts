@@ -1,5 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { describeFetchError, discard, readBody, send, type FetchLimits } from "../limited-fetch.ts";
 
 /** What the copy held already carries, for a conditional request. */
 export interface CrlValidators {
@@ -7,10 +8,7 @@ export interface CrlValidators {
   lastModified?: string | undefined;
 }
 
-export interface CrlFetchLimits {
-  timeoutMs: number;
-  maxBytes: number;
-}
+export type CrlFetchLimits = FetchLimits;
 
 export type CrlFetchResult =
   | { kind: "not_modified" }
@@ -41,49 +39,26 @@ function tooLarge(url: string, maxBytes: number): CrlFetchError {
   return new CrlFetchError(`${url}: the list is larger than the limit of ${maxBytes} bytes`);
 }
 
+const fail = (message: string) => new CrlFetchError(message);
+
 async function fetchHttp(url: string, validators: CrlValidators, limits: CrlFetchLimits): Promise<CrlFetchResult> {
   const headers: Record<string, string> = { accept: "application/pkix-crl, application/octet-stream;q=0.9, */*;q=0.1" };
   if (validators.etag) headers["if-none-match"] = validators.etag;
   if (validators.lastModified) headers["if-modified-since"] = validators.lastModified;
-  // One deadline for the whole exchange, body included: a server that trickles bytes is as stuck as a silent one.
-  const signal = AbortSignal.timeout(limits.timeoutMs);
-  let response: Response;
-  try {
-    response = await fetch(url, { headers, signal });
-  } catch (error) {
-    throw new CrlFetchError(`${url}: ${signal.aborted ? `no answer within ${limits.timeoutMs} ms` : describe(error)}`);
-  }
+  const exchange = await send(url, { headers }, limits, fail);
+  const { response } = exchange;
   if (response.status === 304 && (validators.etag || validators.lastModified)) {
-    await response.body?.cancel().catch(() => undefined);
+    await discard(response);
     return { kind: "not_modified" };
   }
   if (response.status !== 200) {
-    await response.body?.cancel().catch(() => undefined);
+    await discard(response);
     throw new CrlFetchError(`${url}: HTTP ${response.status}`);
   }
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (declared > limits.maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLarge(url, limits.maxBytes);
-  }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of response.body ?? []) {
-      total += chunk.length;
-      if (total > limits.maxBytes) {
-        await response.body?.cancel().catch(() => undefined);
-        throw tooLarge(url, limits.maxBytes);
-      }
-      chunks.push(chunk);
-    }
-  } catch (error) {
-    if (error instanceof CrlFetchError) throw error;
-    throw new CrlFetchError(`${url}: ${signal.aborted ? `the body did not arrive within ${limits.timeoutMs} ms` : describe(error)}`);
-  }
+  const body = await readBody(url, exchange, limits, "the list", fail);
   return {
     kind: "fetched",
-    der: derOf(Buffer.concat(chunks, total)),
+    der: derOf(body),
     etag: response.headers.get("etag") ?? undefined,
     lastModified: response.headers.get("last-modified") ?? undefined,
   };
@@ -102,13 +77,8 @@ async function fetchFile(url: string, validators: CrlValidators, limits: CrlFetc
     return { kind: "fetched", der: derOf(bytes), etag: tag, lastModified: info.mtime.toUTCString() };
   } catch (error) {
     if (error instanceof CrlFetchError) throw error;
-    throw new CrlFetchError(`${url}: ${describe(error)}`);
+    throw new CrlFetchError(`${url}: ${describeFetchError(error)}`);
   }
-}
-
-function describe(error: unknown): string {
-  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-  return e?.cause?.code ?? e?.code ?? e?.cause?.message ?? e?.message ?? String(error);
 }
 
 /** http:, https: and file: lists, with a timeout, a size limit and conditional requests. */
