@@ -66,6 +66,6 @@ export function createHttpApp(deps: HttpDependencies): Express {
   app.use(router);
 
   app.use(notFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, oidc.issuer));
   return app;
 }

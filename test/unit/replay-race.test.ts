@@ -6,7 +6,7 @@ import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-flow.ts";
 import { randomToken, sha256Hex } from "../../src/domain/oidc/flow/tokens.ts";
 import { SigningKeys } from "../../src/domain/oidc/keys/signing-keys.ts";
-import { TokenError } from "../../src/domain/oidc/tokens/token-error.ts";
+import { OAuthError } from "../../src/domain/oidc/oauth-error.ts";
 import { TokenService } from "../../src/domain/oidc/tokens/token-service.ts";
 import { OidcUsers } from "../../src/domain/oidc/users.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
@@ -114,7 +114,7 @@ for (const t of targets) {
     const outcome = (work: Promise<unknown>) =>
       work.then(
         () => "issued",
-        (error: unknown) => (error instanceof TokenError ? error.error : `unexpected ${String(error)}`),
+        (error: unknown) => (error instanceof OAuthError ? error.error : `unexpected ${String(error)}`),
       );
 
     async function expectFamilyRevoked(family: string, kinds: string[]): Promise<void> {

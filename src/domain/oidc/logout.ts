@@ -25,21 +25,21 @@ export async function resolveLogoutRequest(
   raw: RawParameters,
   deps: { issuer: string; keys: SigningKeys; findClient(clientId: string): Promise<OidcClient | undefined> },
 ): Promise<LogoutRequest> {
-  const params = singleValues(raw, logoutParameters, false);
+  const params = singleValues(raw, logoutParameters);
   const hint = params.get("id_token_hint");
   const hintedClientId = hint === undefined ? undefined : await audienceOfHint(hint, deps);
   const clientId = params.get("client_id");
   if (clientId !== undefined && hintedClientId !== undefined && clientId !== hintedClientId) {
-    throw new OAuthError("invalid_request", "client_id does not match the audience of id_token_hint", false);
+    throw new OAuthError("invalid_request", "client_id does not match the audience of id_token_hint");
   }
   const resolvedId = clientId ?? hintedClientId;
   const client = resolvedId === undefined ? undefined : await deps.findClient(resolvedId);
-  if (resolvedId !== undefined && !client) throw new OAuthError("invalid_client", "unknown client", false);
+  if (resolvedId !== undefined && !client) throw new OAuthError("invalid_client", "unknown client");
   const postLogoutRedirectUri = params.get("post_logout_redirect_uri");
   if (postLogoutRedirectUri !== undefined) {
-    if (!client) throw new OAuthError("invalid_request", "post_logout_redirect_uri needs client_id or id_token_hint", false);
+    if (!client) throw new OAuthError("invalid_request", "post_logout_redirect_uri needs client_id or id_token_hint");
     if (!client.postLogoutRedirectUris.includes(postLogoutRedirectUri)) {
-      throw new OAuthError("invalid_request", "post_logout_redirect_uri is not registered for this client", false);
+      throw new OAuthError("invalid_request", "post_logout_redirect_uri is not registered for this client");
     }
   }
   const state = params.get("state");
@@ -57,10 +57,10 @@ async function audienceOfHint(token: string, deps: { issuer: string; keys: Signi
     const verified = await compactVerify(token, createLocalJWKSet(await deps.keys.jwks()), { algorithms: ["ES256"] });
     payload = JSON.parse(new TextDecoder().decode(verified.payload)) as Record<string, unknown>;
   } catch {
-    throw new OAuthError("invalid_request", "id_token_hint is not an ID token issued by this provider", false);
+    throw new OAuthError("invalid_request", "id_token_hint is not an ID token issued by this provider");
   }
-  if (payload.iss !== deps.issuer) throw new OAuthError("invalid_request", "id_token_hint was issued by another provider", false);
+  if (payload.iss !== deps.issuer) throw new OAuthError("invalid_request", "id_token_hint was issued by another provider");
   const audience = typeof payload.azp === "string" ? payload.azp : Array.isArray(payload.aud) ? payload.aud[0] : payload.aud;
-  if (typeof audience !== "string" || audience === "") throw new OAuthError("invalid_request", "id_token_hint names no client", false);
+  if (typeof audience !== "string" || audience === "") throw new OAuthError("invalid_request", "id_token_hint names no client");
   return audience;
 }

@@ -29,26 +29,20 @@ export class PushedRequests {
     private readonly lifetimeSeconds: number,
   ) {}
 
-  /** Validates as the authorization endpoint would (errors are never redirected) and stores the request. */
+  /** Validates as the authorization endpoint would and stores the request. Errors carry no redirect: they are answered to the client. */
   async push(client: OidcClient, raw: RawParameters): Promise<PushedRequest> {
-    const params = singleValues(raw, authorizationParameters, false);
-    if (params.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint", false);
+    const params = singleValues(raw, authorizationParameters);
+    if (params.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint");
     const clientId = params.get("client_id");
     if (clientId !== undefined && clientId !== client.clientId) {
-      throw new OAuthError("invalid_request", "client_id does not match the authenticated client", false);
+      throw new OAuthError("invalid_request", "client_id does not match the authenticated client");
     }
     const redirectUri = params.get("redirect_uri");
-    if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required", false);
+    if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required");
     if (!client.redirectUris.includes(redirectUri)) {
-      throw new OAuthError("invalid_request", "redirect_uri does not match a registered redirect URI", false);
+      throw new OAuthError("invalid_request", "redirect_uri does not match a registered redirect URI");
     }
-    let request: AuthorizationRequest;
-    try {
-      request = validateAuthorizationRequest(params, client, redirectUri);
-    } catch (error) {
-      if (error instanceof OAuthError) throw new OAuthError(error.error, error.description, false);
-      throw error;
-    }
+    const request = validateAuthorizationRequest(params, client, redirectUri);
     const secret = randomBytes(32).toString("base64url");
     await this.records.issue({
       kind,
@@ -61,11 +55,14 @@ export class PushedRequests {
     return { requestUri: requestUriPrefix + secret, expiresIn: this.lifetimeSeconds };
   }
 
-  /** Consumes a request_uri for the client presenting it; errors are invalid_request_uri and leave a foreign or expired one as it was. */
-  async take(clientId: string, requestUri: string, redirectable: boolean): Promise<AuthorizationRequest> {
+  /**
+   * Consumes a request_uri for the client presenting it; errors are invalid_request_uri and leave a foreign or
+   * expired one as it was. Whether they may be redirected is the authorization endpoint's call.
+   */
+  async take(clientId: string, requestUri: string): Promise<AuthorizationRequest> {
     const secret = requestUri.startsWith(requestUriPrefix) ? requestUri.slice(requestUriPrefix.length) : "";
     if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) {
-      throw new OAuthError("invalid_request_uri", "request_uri is not one this server issued", redirectable);
+      throw new OAuthError("invalid_request_uri", "request_uri is not one this server issued");
     }
     const result = await this.records.consume(kind, hash(secret), this.clock(), clientId);
     if (result.ok) return result.record.payload as AuthorizationRequest;
@@ -75,7 +72,7 @@ export class PushedRequests {
       expired: "request_uri has expired",
       consumed: "request_uri has already been used",
     }[result.reason];
-    throw new OAuthError("invalid_request_uri", description, redirectable);
+    throw new OAuthError("invalid_request_uri", description);
   }
 }
 

@@ -48,8 +48,9 @@ export interface LoadedInteraction {
   user: OidcUserRow | undefined;
 }
 
-export class InteractionNotFound extends Error {
-  override name = "InteractionNotFound";
+/** An interaction that cannot continue here: the browser is sent back to the application to start again. */
+function interactionNotFound(why: string): OAuthError {
+  return new OAuthError("invalid_request", `${why}. Return to the application and start again.`);
 }
 
 /**
@@ -86,11 +87,11 @@ export class AuthorizationFlow {
   async load(id: string, browserId: string | undefined): Promise<LoadedInteraction> {
     const row = id ? await this.repository.findInteraction(sha256Hex(id), this.clock()) : undefined;
     if (!row || !browserId || row.browserHash !== sha256Hex(browserId)) {
-      throw new InteractionNotFound("this sign-in request has expired or belongs to another browser");
+      throw interactionNotFound("this sign-in request has expired or belongs to another browser");
     }
     const state = row.state as InteractionState;
     const client = await this.clients.find(state.clientId);
-    if (!client) throw new InteractionNotFound("the application of this sign-in request is no longer registered");
+    if (!client) throw interactionNotFound("the application of this sign-in request is no longer registered");
     const user = state.userId ? await this.users.find(state.userId) : undefined;
     return { id, state, client, user };
   }
@@ -221,7 +222,7 @@ export class AuthorizationFlow {
     existing: Awaited<ReturnType<OidcRepository["findGrant"]>>,
   ): Promise<Step> {
     // Deleting the interaction is the single-use gate: a double submit issues one code.
-    if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw new InteractionNotFound("this sign-in request was already completed");
+    if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw interactionNotFound("this sign-in request was already completed");
     const now = this.clock();
     const requested = { scopes: request.scopes, authorizationDetails: request.authorizationDetails };
     const action = request.grantManagementAction;

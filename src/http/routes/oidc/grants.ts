@@ -1,6 +1,7 @@
 import type { Request, Response, Router } from "express";
 import type { Oidc } from "../../../domain/oidc/compose.ts";
 import type { GrantRow } from "../../../storage/oidc-repository.ts";
+import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { requireAccessToken } from "./bearer.ts";
 
 /**
@@ -10,21 +11,16 @@ import { requireAccessToken } from "./bearer.ts";
  * issued to it; another client's grant answers 404 like an unknown one.
  */
 export function registerGrantRoutes(router: Router, oidc: Oidc): void {
-  /** The grant of the path, if the caller's client owns it; otherwise the answer (401 or 404) is sent. */
-  async function ownedGrant(req: Request<{ grantId: string }>, res: Response): Promise<GrantRow | undefined> {
+  /** The grant of the path, if the caller's client owns it; otherwise an OAuthError (401 or 404). */
+  async function ownedGrant(req: Request<{ grantId: string }>, res: Response): Promise<GrantRow> {
     const token = await requireAccessToken(oidc, req, res);
-    if (!token) return undefined;
     const grant = await oidc.grants.find(req.params.grantId);
-    if (!grant || grant.clientId !== token.clientId) {
-      res.status(404).json({ error: "invalid_grant_id", error_description: "no such grant for this client" });
-      return undefined;
-    }
+    if (!grant || grant.clientId !== token.clientId) throw new OAuthError("invalid_grant_id", "no such grant for this client", { status: 404 });
     return grant;
   }
 
   router.get("/api/oidc/v1/grants/:grantId", async (req, res) => {
     const grant = await ownedGrant(req, res);
-    if (!grant) return;
     res.json({
       scopes: [{ scope: grant.scopes.join(" ") }],
       ...(grant.authorizationDetails.length ? { authorization_details: grant.authorizationDetails } : {}),
@@ -32,7 +28,6 @@ export function registerGrantRoutes(router: Router, oidc: Oidc): void {
   });
   router.delete("/api/oidc/v1/grants/:grantId", async (req, res) => {
     const grant = await ownedGrant(req, res);
-    if (!grant) return;
     await oidc.grants.revoke(grant.id);
     res.status(204).end();
   });

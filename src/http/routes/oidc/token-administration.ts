@@ -1,14 +1,14 @@
 import type { Router } from "express";
 import type { Oidc } from "../../../domain/oidc/compose.ts";
 import { singleValues, type RawParameters } from "../../../domain/oidc/parameters.ts";
-import { TokenError } from "../../../domain/oidc/tokens/token-error.ts";
+import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { clientEndpoint } from "./client-endpoint.ts";
 
 /** RFC 7009 revocation and RFC 7662 introspection, for authenticated (confidential) clients. */
 export function registerTokenAdministrationRoutes(router: Router, oidc: Oidc, limitBytes: number): void {
   const token = (form: RawParameters) => {
-    const value = singleValues(form, ["token"], false).get("token");
-    if (value === undefined) throw new TokenError("invalid_request", "token is required");
+    const value = singleValues(form, ["token"]).get("token");
+    if (value === undefined) throw new OAuthError("invalid_request", "token is required");
     return value;
   };
   router.post(

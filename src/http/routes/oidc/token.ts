@@ -1,7 +1,7 @@
 import type { Router } from "express";
 import type { Oidc } from "../../../domain/oidc/compose.ts";
 import { singleValues } from "../../../domain/oidc/parameters.ts";
-import { TokenError } from "../../../domain/oidc/tokens/token-error.ts";
+import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { clientEndpoint } from "./client-endpoint.ts";
 import { grantTypes, type GrantType } from "../../../domain/oidc/client.ts";
 
@@ -14,13 +14,12 @@ export function registerTokenRoute(router: Router, oidc: Oidc, limitBytes: numbe
   router.post(
     "/api/oidc/v1/token",
     ...clientEndpoint(oidc, { limitBytes, allowPublicClients: true }, async (client, form, _req, res) => {
-      // A repeated parameter is an OAuthError invalid_request, answered by clientEndpoint like a TokenError.
-      const params = singleValues(form, tokenParameters, false);
+      const params = singleValues(form, tokenParameters);
       const grantType = params.get("grant_type");
-      if (!grantType) throw new TokenError("invalid_request", "grant_type is required");
-      if (!isGrantType(grantType)) throw new TokenError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
+      if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
+      if (!isGrantType(grantType)) throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
       if (!client.grantTypes.includes(grantType)) {
-        throw new TokenError("unauthorized_client", `this client is not registered for grant_type ${grantType}`);
+        throw new OAuthError("unauthorized_client", `this client is not registered for grant_type ${grantType}`);
       }
       res.json(grantType === "authorization_code" ? await oidc.tokens.exchangeCode(client, params) : await oidc.tokens.refresh(client, params));
     }),
