@@ -3,6 +3,7 @@ import type { OidcClient } from "./client.ts";
 import { OAuthError, type OAuthErrorCode } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
 import type { PushedRequests } from "./pushed-requests.ts";
+import { matchingRedirectUri, requireRegisteredRedirectUri } from "./redirect-uri.ts";
 
 export interface ClientDirectory {
   find(clientId: string): Promise<OidcClient | undefined>;
@@ -25,18 +26,16 @@ export async function resolveAuthorizationRequest(
   };
   const clientId = params.get("client_id") ?? fail("invalid_request", "client_id is required");
   const client = (await clients.find(clientId)) ?? fail("invalid_client", "the client is not registered");
-  const queryRedirect = params.get("redirect_uri");
-  const matchedRedirect = queryRedirect !== undefined && client.redirectUris.includes(queryRedirect) ? queryRedirect : undefined;
+  const matchedRedirect = matchingRedirectUri(client, params.get("redirect_uri"));
   try {
     const requestUri = params.get("request_uri");
     // RFC 9126 §4: only the pushed parameters count; anything else in the query is ignored.
     if (requestUri !== undefined) return { client, request: await pushed.take(client.clientId, requestUri) };
-    if (queryRedirect === undefined) fail("invalid_request", "redirect_uri is required");
-    if (matchedRedirect === undefined) fail("invalid_request", "redirect_uri does not match a registered redirect URI of this client");
+    const redirectUri = requireRegisteredRedirectUri(client, params.get("redirect_uri"));
     if (client.requirePushedAuthorizationRequests) {
       fail("invalid_request", "this client must use pushed authorization requests (request_uri)");
     }
-    return { client, request: validateAuthorizationRequest(params, client, matchedRedirect!) };
+    return { client, request: validateAuthorizationRequest(params, client, redirectUri) };
   } catch (error) {
     // Only now may an error go back to the client, and only to a redirect_uri matched exactly.
     if (error instanceof OAuthError && matchedRedirect !== undefined) {

@@ -18,7 +18,7 @@ import { TokenService } from "./tokens/token-service.ts";
 import { PushedRequests } from "./pushed-requests.ts";
 import { SignIn } from "./sign-in.ts";
 import { OidcUsers } from "./users.ts";
-import type { GrantRow } from "../../storage/oidc-repository.ts";
+import { ClientGrants } from "./grants/client-grants.ts";
 
 /** The OpenID Connect provider's services. */
 export interface Oidc {
@@ -37,11 +37,7 @@ export interface Oidc {
   tokens: TokenService;
   tokenAdministration: TokenAdministration;
   signingKeys: SigningKeys;
-  grants: {
-    find(id: string): Promise<GrantRow | undefined>;
-    /** Revokes the grant and every token issued under it. */
-    revoke(id: string): Promise<void>;
-  };
+  grants: ClientGrants;
   /** Every authorization_details type some registered client may request (for discovery). */
   authorizationDetailsTypes(): Promise<string[]>;
   endpoints: OidcEndpoints;
@@ -118,10 +114,7 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
     tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock),
     tokenAdministration: new TokenAdministration(tokensRepository, repository, issuer, clock),
     signingKeys,
-    grants: {
-      find: (id) => repository.findGrant(id),
-      revoke: (id) => repository.revokeGrant(id, clock()),
-    },
+    grants: new ClientGrants(repository, clock),
     async authorizationDetailsTypes() {
       const types = new Set((await clients.list()).flatMap((c) => c.allowedAuthorizationDetailsTypes));
       return [...types].sort();

@@ -5,6 +5,7 @@ import { authorizationParameters, validateAuthorizationRequest, type Authorizati
 import type { OidcClient } from "./client.ts";
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
+import { requireRegisteredRedirectUri, requireSameClient } from "./redirect-uri.ts";
 
 const requestUriPrefix = "urn:ietf:params:oauth:request_uri:";
 const kind = "request_uri";
@@ -33,15 +34,8 @@ export class PushedRequests {
   async push(client: OidcClient, raw: RawParameters): Promise<PushedRequest> {
     const params = singleValues(raw, authorizationParameters);
     if (params.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint");
-    const clientId = params.get("client_id");
-    if (clientId !== undefined && clientId !== client.clientId) {
-      throw new OAuthError("invalid_request", "client_id does not match the authenticated client");
-    }
-    const redirectUri = params.get("redirect_uri");
-    if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required");
-    if (!client.redirectUris.includes(redirectUri)) {
-      throw new OAuthError("invalid_request", "redirect_uri does not match a registered redirect URI");
-    }
+    requireSameClient(client, params.get("client_id"));
+    const redirectUri = requireRegisteredRedirectUri(client, params.get("redirect_uri"));
     const request = validateAuthorizationRequest(params, client, redirectUri);
     const secret = randomBytes(32).toString("base64url");
     await this.records.issue({

@@ -4,6 +4,8 @@ import type { Clock } from "../../clock.ts";
 import type { OidcClient } from "../client.ts";
 import { sha256Hex } from "../flow/tokens.ts";
 import { requestCovered } from "../grants/coverage.ts";
+import type { RawParameters } from "../parameters.ts";
+import { readPresentedToken } from "./token-request.ts";
 
 /** Introspection answer (RFC 7662 §2.2). */
 export type Introspection =
@@ -44,8 +46,8 @@ export class TokenAdministration {
   }
 
   /** RFC 7009: revokes a token of this client; unknown or foreign tokens are ignored (the answer is the same). */
-  async revoke(client: OidcClient, value: string): Promise<void> {
-    const row = await this.tokens.find(sha256Hex(value));
+  async revoke(client: OidcClient, form: RawParameters): Promise<void> {
+    const row = await this.tokens.find(sha256Hex(readPresentedToken(form)));
     if (!row || row.clientId !== client.clientId) return;
     const now = this.clock();
     // Revoking a refresh token ends everything issued from the same code (RFC 7009 §2.1 allows it and it is the safe reading).
@@ -53,8 +55,8 @@ export class TokenAdministration {
   }
 
   /** RFC 7662: a client may introspect only its own tokens; anything else is simply inactive. */
-  async introspect(client: OidcClient, value: string): Promise<Introspection> {
-    const row = await this.tokens.find(sha256Hex(value));
+  async introspect(client: OidcClient, form: RawParameters): Promise<Introspection> {
+    const row = await this.tokens.find(sha256Hex(readPresentedToken(form)));
     if (!row || row.clientId !== client.clientId || !(await this.live(row))) return { active: false };
     if (row.kind === "refresh" && row.consumedAt !== null) return { active: false };
     return {

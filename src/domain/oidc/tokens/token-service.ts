@@ -9,7 +9,9 @@ import { randomToken, sha256Hex } from "../flow/tokens.ts";
 import { requestCovered } from "../grants/coverage.ts";
 import { signIdToken } from "../keys/id-token.ts";
 import type { SigningKeys } from "../keys/signing-keys.ts";
+import type { RawParameters } from "../parameters.ts";
 import { pkceMatches } from "./pkce.ts";
+import { readTokenRequest } from "./token-request.ts";
 import { OAuthError } from "../oauth-error.ts";
 
 /** One-time record kind marking a family whose code or refresh token was presented again after use. */
@@ -54,6 +56,12 @@ export class TokenService {
     private readonly settings: TokenSettings,
     private readonly clock: Clock,
   ) {}
+
+  /** The token endpoint: the grant the request names, for a client registered for it. */
+  grant(client: OidcClient, form: RawParameters): Promise<TokenResponse> {
+    const { grantType, params } = readTokenRequest(client, form);
+    return grantType === "authorization_code" ? this.exchangeCode(client, params) : this.refresh(client, params);
+  }
 
   async exchangeCode(client: OidcClient, params: Map<string, string>): Promise<TokenResponse> {
     const code = params.get("code");
