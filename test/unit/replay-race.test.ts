@@ -14,7 +14,8 @@ import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { OidcRepository } from "../../src/storage/oidc-repository.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
 import { SigningKeysRepository } from "../../src/storage/signing-keys-repository.ts";
-import { TokensRepository, type TokenRow } from "../../src/storage/tokens-repository.ts";
+import type { TokenRow } from "../../src/domain/oidc/model.ts";
+import { TokensRepository } from "../../src/storage/tokens-repository.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 
 /**

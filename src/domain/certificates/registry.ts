@@ -1,4 +1,4 @@
-import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
+import type { CertificateStore } from "./certificate-store.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { canonicalUuid, newId } from "../ids.ts";
@@ -34,7 +34,7 @@ export interface Registration {
  */
 export class CertificateRegistry {
   constructor(
-    private readonly repository: CertificatesRepository,
+    private readonly repository: CertificateStore,
     private readonly anchors: TrustAnchors,
     private readonly links: LinkSource,
     private readonly clock: Clock,

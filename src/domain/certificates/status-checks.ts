@@ -1,4 +1,4 @@
-import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
+import type { CertificateStore } from "./certificate-store.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid } from "../ids.ts";
@@ -33,7 +33,7 @@ export type SourceResolver = (certificate: StoredCertificate) => RevocationSourc
  */
 export class CertificateStatusChecks {
   constructor(
-    private readonly repository: CertificatesRepository,
+    private readonly repository: CertificateStore,
     private readonly sourceFor: SourceResolver,
     private readonly clock: Clock,
     private readonly registry: CertificateRegistry,

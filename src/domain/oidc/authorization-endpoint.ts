@@ -3,11 +3,8 @@ import type { OidcClient } from "./client.ts";
 import { OAuthError, type OAuthErrorCode } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
 import type { PushedRequests } from "./pushed-requests.ts";
+import type { ClientLookup } from "./stores.ts";
 import { matchingRedirectUri, requireRegisteredRedirectUri } from "./redirect-uri.ts";
-
-export interface ClientDirectory {
-  find(clientId: string): Promise<OidcClient | undefined>;
-}
 
 /**
  * Steps 1–7 of spec 4.1, before any user interaction: identify the client,
@@ -17,7 +14,7 @@ export interface ClientDirectory {
  */
 export async function resolveAuthorizationRequest(
   raw: RawParameters,
-  clients: ClientDirectory,
+  clients: ClientLookup,
   pushed: PushedRequests,
 ): Promise<{ client: OidcClient; request: AuthorizationRequest }> {
   const params = singleValues(raw, authorizationParameters);

@@ -10,7 +10,7 @@ import { LoginThrottle } from "../credentials/login-throttle.ts";
 import { LoginAttemptsRepository } from "../../storage/login-attempts-repository.ts";
 import { defaultAcrPolicy, type AcrPolicy } from "./acr.ts";
 import { ClientAuthenticator } from "./client-authentication.ts";
-import type { OidcClient } from "./client.ts";
+import type { ClientStore } from "./stores.ts";
 import { AuthorizationFlow } from "./flow/authorization-flow.ts";
 import { SigningKeys } from "./keys/signing-keys.ts";
 import { TokenAdministration } from "./tokens/token-administration.ts";
@@ -24,7 +24,7 @@ import { ClientGrants } from "./grants/client-grants.ts";
 export interface Oidc {
   issuer: string;
   policy: AcrPolicy;
-  clients: ClientsRepository & { findClient(clientId: string): Promise<OidcClient | undefined> };
+  clients: ClientStore;
   clientAuthenticator: ClientAuthenticator;
   pushed: PushedRequests;
   users: OidcUsers;
@@ -79,11 +79,7 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
   const issuer = config.baseUrl;
   const records = new OneTimeRecords(database);
   const repository = new OidcRepository(database);
-  const clients = Object.assign(new ClientsRepository(database), {
-    findClient(this: ClientsRepository, clientId: string) {
-      return this.find(clientId);
-    },
-  });
+  const clients = new ClientsRepository(database);
   const users = new OidcUsers(repository, secretKey, clock);
   const tokensRepository = new TokensRepository(database);
   const signingKeys = new SigningKeys(new SigningKeysRepository(database), secretKey, clock);

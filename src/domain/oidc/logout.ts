@@ -3,6 +3,7 @@ import type { OidcClient } from "./client.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
+import type { ClientLookup } from "./stores.ts";
 
 /** A validated RP-Initiated Logout request (OpenID Connect RP-Initiated Logout 1.0 §2–3). */
 export interface LogoutRequest {
@@ -23,7 +24,7 @@ const logoutParameters = ["id_token_hint", "client_id", "post_logout_redirect_ur
  */
 export async function resolveLogoutRequest(
   raw: RawParameters,
-  deps: { issuer: string; keys: SigningKeys; findClient(clientId: string): Promise<OidcClient | undefined> },
+  deps: { issuer: string; keys: SigningKeys; clients: ClientLookup },
 ): Promise<LogoutRequest> {
   const params = singleValues(raw, logoutParameters);
   const hint = params.get("id_token_hint");
@@ -33,7 +34,7 @@ export async function resolveLogoutRequest(
     throw new OAuthError("invalid_request", "client_id does not match the audience of id_token_hint");
   }
   const resolvedId = clientId ?? hintedClientId;
-  const client = resolvedId === undefined ? undefined : await deps.findClient(resolvedId);
+  const client = resolvedId === undefined ? undefined : await deps.clients.find(resolvedId);
   if (resolvedId !== undefined && !client) throw new OAuthError("invalid_client", "unknown client");
   const postLogoutRedirectUri = params.get("post_logout_redirect_uri");
   if (postLogoutRedirectUri !== undefined) {

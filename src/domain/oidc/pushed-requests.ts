@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { OneTimeRecords } from "../../storage/one-time-records.ts";
+import type { OneTimeStore } from "../single-use.ts";
 import type { Clock } from "../clock.ts";
 import { authorizationParameters, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
 import type { OidcClient } from "./client.ts";
@@ -25,7 +25,7 @@ export interface PushedRequest {
  */
 export class PushedRequests {
   constructor(
-    private readonly records: OneTimeRecords,
+    private readonly records: Pick<OneTimeStore, "issue" | "consume">,
     private readonly clock: Clock,
     private readonly lifetimeSeconds: number,
   ) {}

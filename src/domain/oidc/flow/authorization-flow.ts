@@ -1,5 +1,4 @@
-import type { OidcRepository, SessionRow } from "../../../storage/oidc-repository.ts";
-import type { OneTimeRecords } from "../../../storage/one-time-records.ts";
+import type { OneTimeStore } from "../../single-use.ts";
 import type { Clock } from "../../clock.ts";
 import { acrForMethods, methodsToReach, reachableAcrs, type AcrPolicy, type AuthMethod } from "../acr.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
@@ -8,7 +7,9 @@ import type { OidcClient } from "../client.ts";
 import { decideAuthorization, type DecisionOutcome } from "../decision-flow.ts";
 import { alreadyGranted, applyGrantAction } from "../grants/index.ts";
 import { OAuthError } from "../oauth-error.ts";
-import type { OidcUserRow, OidcUsers } from "../users.ts";
+import type { GrantRow, OidcUserRow, SessionRow } from "../model.ts";
+import type { ClientLookup, GrantStore, InteractionStore, SessionStore } from "../stores.ts";
+import type { OidcUsers } from "../users.ts";
 import type { InteractionState } from "./interaction-state.ts";
 import { errorRedirect, redirectTo } from "./redirects.ts";
 import { randomToken, sha256Hex } from "./tokens.ts";
@@ -60,10 +61,10 @@ function interactionNotFound(why: string): OAuthError {
  */
 export class AuthorizationFlow {
   constructor(
-    private readonly repository: OidcRepository,
+    private readonly repository: SessionStore & InteractionStore & GrantStore,
     private readonly users: OidcUsers,
-    private readonly clients: { find(clientId: string): Promise<OidcClient | undefined> },
-    private readonly codes: OneTimeRecords,
+    private readonly clients: ClientLookup,
+    private readonly codes: OneTimeStore,
     private readonly settings: FlowSettings,
     private readonly clock: Clock,
   ) {}
@@ -219,7 +220,7 @@ export class AuthorizationFlow {
     request: AuthorizationRequest,
     session: SessionRow,
     user: OidcUserRow,
-    existing: Awaited<ReturnType<OidcRepository["findGrant"]>>,
+    existing: GrantRow | undefined,
   ): Promise<Step> {
     // Deleting the interaction is the single-use gate: a double submit issues one code.
     if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw interactionNotFound("this sign-in request was already completed");

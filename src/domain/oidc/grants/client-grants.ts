@@ -1,13 +1,7 @@
-import type { GrantRow } from "../../../storage/oidc-repository.ts";
+import type { GrantRow } from "../model.ts";
+import type { GrantStore } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import { OAuthError } from "../oauth-error.ts";
-
-/** What the Grant Management API needs from storage. */
-export interface GrantStore {
-  findGrant(id: string): Promise<GrantRow | undefined>;
-  /** Revokes the grant and every token issued under it. */
-  revokeGrant(id: string, now: number): Promise<void>;
-}
 
 /**
  * Grants as their client sees them (OpenID Grant Management draft §6): a
@@ -16,7 +10,7 @@ export interface GrantStore {
  */
 export class ClientGrants {
   constructor(
-    private readonly store: GrantStore,
+    private readonly store: Pick<GrantStore, "findGrant" | "revokeGrant">,
     private readonly clock: Clock,
   ) {}
 

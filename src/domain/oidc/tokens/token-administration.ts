@@ -1,5 +1,5 @@
-import type { OidcRepository } from "../../../storage/oidc-repository.ts";
-import type { TokenRow, TokensRepository } from "../../../storage/tokens-repository.ts";
+import type { TokenRow } from "../model.ts";
+import type { GrantStore, TokenStore } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import type { OidcClient } from "../client.ts";
 import { sha256Hex } from "../flow/tokens.ts";
@@ -32,8 +32,8 @@ export type Introspection =
  */
 export class TokenAdministration {
   constructor(
-    private readonly tokens: TokensRepository,
-    private readonly oidc: OidcRepository,
+    private readonly tokens: TokenStore,
+    private readonly grants: Pick<GrantStore, "findGrant">,
     private readonly issuer: string,
     private readonly clock: Clock,
   ) {}
@@ -75,7 +75,7 @@ export class TokenAdministration {
 
   private async live(row: TokenRow): Promise<boolean> {
     if (row.revokedAt !== null || row.expiresAt <= this.clock()) return false;
-    const grant = await this.oidc.findGrant(row.grantId);
+    const grant = await this.grants.findGrant(row.grantId);
     // Revoked, or replaced with fewer rights than the token carries: either way it stops.
     return grant !== undefined && requestCovered(grant, row);
   }

@@ -1,6 +1,6 @@
-import type { OidcRepository } from "../../../storage/oidc-repository.ts";
-import type { OneTimeRecords } from "../../../storage/one-time-records.ts";
-import type { TokenRow, TokensRepository } from "../../../storage/tokens-repository.ts";
+import type { OneTimeStore } from "../../single-use.ts";
+import type { TokenRow } from "../model.ts";
+import type { GrantStore, TokenStore } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { OidcClient } from "../client.ts";
@@ -49,9 +49,9 @@ type Authorization = Pick<TokenRow, "family" | "clientId" | "userId" | "grantId"
  */
 export class TokenService {
   constructor(
-    private readonly codes: OneTimeRecords,
-    private readonly tokens: TokensRepository,
-    private readonly oidc: OidcRepository,
+    private readonly codes: OneTimeStore,
+    private readonly tokens: TokenStore,
+    private readonly grants: Pick<GrantStore, "findGrant">,
     private readonly keys: SigningKeys,
     private readonly settings: TokenSettings,
     private readonly clock: Clock,
@@ -89,7 +89,7 @@ export class TokenService {
     } else if (client.type === "public") {
       throw new OAuthError("invalid_grant", "public clients must use PKCE");
     }
-    const grant = await this.oidc.findGrant(payload.grantId);
+    const grant = await this.grants.findGrant(payload.grantId);
     if (!grant) throw new OAuthError("invalid_grant", "the grant behind this code was revoked");
     if (!requestCovered(grant, payload)) throw new OAuthError("invalid_grant", "the grant behind this code was since replaced with fewer rights");
     const response = await this.issue(
@@ -133,7 +133,7 @@ export class TokenService {
       }
       throw new OAuthError("invalid_grant", "the refresh token is not valid");
     }
-    const grant = await this.oidc.findGrant(used.grantId);
+    const grant = await this.grants.findGrant(used.grantId);
     if (!grant) throw new OAuthError("invalid_grant", "the grant behind this refresh token was revoked");
     // A grant replaced with fewer rights ends the tokens it no longer covers (Grant Management "replace").
     if (!requestCovered(grant, used)) {

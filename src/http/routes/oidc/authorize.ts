@@ -24,7 +24,7 @@ export function registerAuthorizeRoute(router: Router, oidc: Oidc, limitBytes: n
   const cookies = cookieNames(oidc.issuer);
   const handle = async (req: Request, res: Response, raw: RawParameters) => {
     // An OAuthError leaves through the error middleware: redirected when it carries the matched redirect_uri, else a page.
-    const resolved = await resolveAuthorizationRequest(raw, { find: (id) => oidc.clients.find(id) }, oidc.pushed);
+    const resolved = await resolveAuthorizationRequest(raw, oidc.clients, oidc.pushed);
     const step = await oidc.flow.start(resolved.client, resolved.request, browserId(req, res, cookies), readCookie(req, cookies.session));
     sendStep(res, step);
   };

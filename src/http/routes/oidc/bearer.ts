@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import type { Oidc } from "../../../domain/oidc/compose.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
-import type { TokenRow } from "../../../storage/tokens-repository.ts";
+import type { TokenRow } from "../../../domain/oidc/model.ts";
 
 const invalidTokenDescription = "the access token is invalid, expired or revoked";
 

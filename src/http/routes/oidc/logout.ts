@@ -22,7 +22,7 @@ import { renderLogoutPage, renderSignedOutPage } from "../../pages/logout.ts";
 export function registerLogoutRoute(router: Router, oidc: Oidc): void {
   const cookies = cookieNames(oidc.issuer);
   const resolve = (raw: RawParameters) =>
-    resolveLogoutRequest(raw, { issuer: oidc.issuer, keys: oidc.signingKeys, findClient: (id) => oidc.clients.findClient(id) });
+    resolveLogoutRequest(raw, { issuer: oidc.issuer, keys: oidc.signingKeys, clients: oidc.clients });
 
   async function handle(req: Request, res: Response, raw: RawParameters) {
     // An invalid request is never redirected (the target is what is being checked): the error middleware shows a page.
