@@ -19,4 +19,27 @@ export default tseslint.config(
     ignores: ["src/cli/**"],
     rules: { "no-console": "error" },
   },
+  {
+    // The domain holds the rules and owns its types; transports, storage and the composition root depend on it,
+    // never the other way round (docs/architecture.md, Layers). Storage is reached through the narrow store
+    // interfaces the domain declares.
+    files: ["src/domain/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(\\.\\./)+(storage|http|rpc|server|app|cli|observability)(/|$)",
+              message: "src/domain imports neither storage, transports nor the composition root: declare the interface it needs.",
+            },
+            {
+              regex: "^(express|@connectrpc/.*|kysely|pg|better-sqlite3|pino|prom-client)$",
+              message: "src/domain imports neither Express, Connect nor SQL.",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -8,7 +8,7 @@ import { JpkiFactsError, readJpkiFacts, type JpkiFacts } from "./jpki-facts.ts";
 import type { LinkSource } from "./link-source.ts";
 import type { CertificateType, CertificateUser, StoredCertificate } from "./model.ts";
 import { creationTime, isSignatureType } from "./model.ts";
-import { requireUuid } from "./status-checks.ts";
+import { requireUuid } from "./lookup-errors.ts";
 import { parseCertificate, type ParsedCertificate } from "./x509/parsed-certificate.ts";
 
 /** A certificate shomei can work with: parsed, chained to an anchor, typed, and its facts read. */

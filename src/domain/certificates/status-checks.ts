@@ -4,7 +4,7 @@ import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid } from "../ids.ts";
 import type { CertificateType, CertificateUser, CheckMethod, CheckPurpose, StatusRecord, StoredCertificate } from "./model.ts";
 import { creationTime } from "./model.ts";
-import { certificateNotFound, userHasNoCertificate, userNotFound, uuidProblem } from "./lookup-errors.ts";
+import { certificateNotFound, requireUuid, userHasNoCertificate, userNotFound } from "./lookup-errors.ts";
 import { decodePageToken, encodePageToken } from "./page-token.ts";
 import type { CertificateRegistry } from "./registry.ts";
 import type { RevocationSource } from "./revocation-source.ts";
@@ -118,9 +118,4 @@ export class CertificateStatusChecks {
     if (!user) throw userNotFound();
     return user;
   }
-}
-
-export function requireUuid(value: string, field: string): void {
-  const problem = uuidProblem(value, field);
-  if (problem) throw problem;
 }

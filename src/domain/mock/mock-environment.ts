@@ -9,7 +9,7 @@ import { certificateKinds, profileFor } from "../mock-ca/certificate-kind.ts";
 import type { MockKeyAlgorithm } from "../mock-ca/keys.ts";
 import { x509 } from "../mock-ca/x509-runtime.ts";
 import { completeFacts, validateFacts } from "./mock-person.ts";
-import { requireUuid } from "../certificates/status-checks.ts";
+import { requireUuid } from "../certificates/lookup-errors.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid, newId } from "../ids.ts";

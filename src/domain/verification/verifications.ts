@@ -3,7 +3,8 @@ import type { VerificationFilter, VerificationStore } from "./verification-store
 import type { CertificateRegistry } from "../certificates/registry.ts";
 import type { CheckMethod, StatusRecord, StoredCertificate } from "../certificates/model.ts";
 import { creationTime } from "../certificates/model.ts";
-import { defaultPageSize, maxPageSize, requireUuid, type CertificateStatusChecks } from "../certificates/status-checks.ts";
+import { requireUuid } from "../certificates/lookup-errors.ts";
+import { defaultPageSize, maxPageSize, type CertificateStatusChecks } from "../certificates/status-checks.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid, newId } from "../ids.ts";

@@ -1,5 +1,5 @@
 import type { Request, Response } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { TokenRow } from "../../../domain/oidc/model.ts";
 

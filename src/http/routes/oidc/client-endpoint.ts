@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Response } from "express";
 import type { OidcClient } from "../../../domain/oidc/client.ts";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 

@@ -1,5 +1,5 @@
 import express, { type Request, type Response, type Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
 import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/tokens.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";

@@ -1,5 +1,5 @@
 import express, { type Request, type Response, type Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { csrfToken, csrfTokenMatches, sha256Hex } from "../../../domain/oidc/flow/tokens.ts";
 import { resolveLogoutRequest, type LogoutRequest } from "../../../domain/oidc/logout.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";

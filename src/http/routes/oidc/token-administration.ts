@@ -1,5 +1,5 @@
 import type { Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { clientEndpoint } from "./client-endpoint.ts";
 
 /** RFC 7009 revocation and RFC 7662 introspection, for authenticated (confidential) clients. */

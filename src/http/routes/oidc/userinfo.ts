@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { requireAccessToken } from "./bearer.ts";
 

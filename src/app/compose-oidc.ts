@@ -1,58 +1,24 @@
-import type { Config } from "../../config/schema.ts";
-import { ClientsRepository } from "../../storage/clients-repository.ts";
-import type { Database } from "../../storage/database.ts";
-import { OidcRepository } from "../../storage/oidc-repository.ts";
-import { OneTimeRecords } from "../../storage/one-time-records.ts";
-import { SigningKeysRepository } from "../../storage/signing-keys-repository.ts";
-import { TokensRepository } from "../../storage/tokens-repository.ts";
-import type { Clock } from "../clock.ts";
-import { LoginThrottle } from "../credentials/login-throttle.ts";
-import { LoginAttemptsRepository } from "../../storage/login-attempts-repository.ts";
-import { defaultAcrPolicy, type AcrPolicy } from "./acr.ts";
-import { ClientAuthenticator } from "./client-authentication.ts";
-import type { ClientStore } from "./stores.ts";
-import { AuthorizationFlow } from "./flow/authorization-flow.ts";
-import { SigningKeys } from "./keys/signing-keys.ts";
-import { TokenAdministration } from "./tokens/token-administration.ts";
-import { TokenService } from "./tokens/token-service.ts";
-import { PushedRequests } from "./pushed-requests.ts";
-import { SignIn } from "./sign-in.ts";
-import { OidcUsers } from "./users.ts";
-import { ClientGrants } from "./grants/client-grants.ts";
-
-/** The OpenID Connect provider's services. */
-export interface Oidc {
-  issuer: string;
-  policy: AcrPolicy;
-  clients: ClientStore;
-  clientAuthenticator: ClientAuthenticator;
-  pushed: PushedRequests;
-  users: OidcUsers;
-  flow: AuthorizationFlow;
-  /** Password and step-up checks, throttled. */
-  signIn: SignIn;
-  /** Server key: CSRF tokens, sealing TOTP secrets. */
-  secretKey: Buffer;
-  sessionLifetimeSeconds: number;
-  tokens: TokenService;
-  tokenAdministration: TokenAdministration;
-  signingKeys: SigningKeys;
-  grants: ClientGrants;
-  /** Every authorization_details type some registered client may request (for discovery). */
-  authorizationDetailsTypes(): Promise<string[]>;
-  endpoints: OidcEndpoints;
-}
-
-export interface OidcEndpoints {
-  authorization: string;
-  par: string;
-  token: string;
-  userinfo: string;
-  jwks: string;
-  revocation: string;
-  introspection: string;
-  grants: string;
-}
+import type { Config } from "../config/schema.ts";
+import { ClientsRepository } from "../storage/clients-repository.ts";
+import type { Database } from "../storage/database.ts";
+import { OidcRepository } from "../storage/oidc-repository.ts";
+import { OneTimeRecords } from "../storage/one-time-records.ts";
+import { SigningKeysRepository } from "../storage/signing-keys-repository.ts";
+import { TokensRepository } from "../storage/tokens-repository.ts";
+import type { Clock } from "../domain/clock.ts";
+import { LoginThrottle } from "../domain/credentials/login-throttle.ts";
+import { LoginAttemptsRepository } from "../storage/login-attempts-repository.ts";
+import { defaultAcrPolicy } from "../domain/oidc/acr.ts";
+import { ClientAuthenticator } from "../domain/oidc/client-authentication.ts";
+import type { Oidc, OidcEndpoints } from "../domain/oidc/provider.ts";
+import { AuthorizationFlow } from "../domain/oidc/flow/authorization-flow.ts";
+import { SigningKeys } from "../domain/oidc/keys/signing-keys.ts";
+import { TokenAdministration } from "../domain/oidc/tokens/token-administration.ts";
+import { TokenService } from "../domain/oidc/tokens/token-service.ts";
+import { PushedRequests } from "../domain/oidc/pushed-requests.ts";
+import { SignIn } from "../domain/oidc/sign-in.ts";
+import { OidcUsers } from "../domain/oidc/users.ts";
+import { ClientGrants } from "../domain/oidc/grants/client-grants.ts";
 
 /** Lifetimes of what the token endpoint issues. */
 export const tokenLifetimes = {
@@ -75,6 +41,7 @@ function endpointsOf(issuer: string): OidcEndpoints {
   };
 }
 
+/** The OpenID Connect provider, wired to its repositories. */
 export function createOidc(config: Config, database: Database, secretKey: Buffer, clock: Clock): Oidc {
   const issuer = config.baseUrl;
   const records = new OneTimeRecords(database);
