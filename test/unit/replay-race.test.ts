@@ -4,7 +4,7 @@ import { systemClock } from "../../src/domain/clock.ts";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-flow.ts";
-import { randomToken, sha256Hex } from "../../src/domain/oidc/flow/tokens.ts";
+import { randomToken, sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { SigningKeys } from "../../src/domain/oidc/keys/signing-keys.ts";
 import { OAuthError } from "../../src/domain/oidc/oauth-error.ts";
 import { TokenService } from "../../src/domain/oidc/tokens/token-service.ts";

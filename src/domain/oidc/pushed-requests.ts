@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from "node:crypto";
 import type { OneTimeStore } from "../single-use.ts";
 import type { Clock } from "../clock.ts";
 import { authorizationParameters, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
 import type { OidcClient } from "./client.ts";
+import { randomToken, sha256Hex } from "./flow/secrets.ts";
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
 import { requireRegisteredRedirectUri, requireSameClient } from "./redirect-uri.ts";
@@ -37,10 +37,10 @@ export class PushedRequests {
     requireSameClient(client, params.get("client_id"));
     const redirectUri = requireRegisteredRedirectUri(client, params.get("redirect_uri"));
     const request = validateAuthorizationRequest(params, client, redirectUri);
-    const secret = randomBytes(32).toString("base64url");
+    const secret = randomToken();
     await this.records.issue({
       kind,
-      keyHash: hash(secret),
+      keyHash: sha256Hex(secret),
       owner: client.clientId,
       payload: request,
       now: this.clock(),
@@ -58,7 +58,7 @@ export class PushedRequests {
     if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) {
       throw new OAuthError("invalid_request_uri", "request_uri is not one this server issued");
     }
-    const result = await this.records.consume(kind, hash(secret), this.clock(), clientId);
+    const result = await this.records.consume(kind, sha256Hex(secret), this.clock(), clientId);
     if (result.ok) return result.record.payload as AuthorizationRequest;
     const description = {
       unknown: "request_uri is not one this server issued",
@@ -68,8 +68,4 @@ export class PushedRequests {
     }[result.reason];
     throw new OAuthError("invalid_request_uri", description);
   }
-}
-
-function hash(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
 }

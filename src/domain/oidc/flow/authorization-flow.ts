@@ -12,7 +12,7 @@ import type { ClientLookup, GrantStore, InteractionStore, SessionStore } from ".
 import type { OidcUsers } from "../users.ts";
 import type { InteractionState } from "./interaction-state.ts";
 import { errorRedirect, redirectTo } from "./redirects.ts";
-import { randomToken, sha256Hex } from "./tokens.ts";
+import { randomToken, sha256Hex } from "./secrets.ts";
 
 export interface FlowSettings {
   issuer: string;

@@ -2,7 +2,7 @@ import type { TokenRow } from "../model.ts";
 import type { GrantStore, TokenStore } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import type { OidcClient } from "../client.ts";
-import { sha256Hex } from "../flow/tokens.ts";
+import { sha256Hex } from "../flow/secrets.ts";
 import { requestCovered } from "../grants/coverage.ts";
 import type { RawParameters } from "../parameters.ts";
 import { readPresentedToken } from "./token-request.ts";

@@ -5,7 +5,7 @@ import type { Clock } from "../../clock.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { OidcClient } from "../client.ts";
 import type { AuthorizationCodePayload } from "../flow/authorization-flow.ts";
-import { randomToken, sha256Hex } from "../flow/tokens.ts";
+import { randomToken, sha256Hex } from "../flow/secrets.ts";
 import { requestCovered } from "../grants/coverage.ts";
 import { signIdToken } from "../keys/id-token.ts";
 import type { SigningKeys } from "../keys/signing-keys.ts";

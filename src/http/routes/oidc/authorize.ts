@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from "express";
 import { resolveAuthorizationRequest } from "../../../domain/oidc/authorization-endpoint.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { randomToken } from "../../../domain/oidc/flow/tokens.ts";
+import { randomToken } from "../../../domain/oidc/flow/secrets.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { cookieNames, readCookie, setCookie, type CookieNames } from "../../cookies.ts";
 import { authorizationErrorPages } from "../../middleware/errors.ts";

@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
-import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/tokens.ts";
+import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/secrets.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";

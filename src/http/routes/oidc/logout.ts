@@ -1,6 +1,6 @@
 import express, { type Request, type Response, type Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { csrfToken, csrfTokenMatches, sha256Hex } from "../../../domain/oidc/flow/tokens.ts";
+import { csrfToken, csrfTokenMatches, sha256Hex } from "../../../domain/oidc/flow/secrets.ts";
 import { resolveLogoutRequest, type LogoutRequest } from "../../../domain/oidc/logout.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { clearCookie, cookieNames, readCookie } from "../../cookies.ts";
