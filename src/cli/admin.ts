@@ -1,5 +1,5 @@
 import type { Config } from "../config/schema.ts";
-import { createDomain, loadSecretKey, type Domain } from "../domain/compose.ts";
+import { createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
 import { openDatabase } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { UsageError } from "./usage-error.ts";

@@ -2,7 +2,7 @@ import path from "node:path";
 import express, { type Express } from "express";
 import { demoClientId } from "../domain/mock/oidc-demo-seed.ts";
 import type { Config } from "../config/schema.ts";
-import type { Domain } from "../domain/compose.ts";
+import type { Domain } from "../app/compose.ts";
 import type { OperationsDependencies } from "./routes/health.ts";
 import { registerOperationsRoutes } from "./routes/health.ts";
 import { registerHomeRoute } from "./routes/home.ts";
@@ -66,6 +66,6 @@ export function createHttpApp(deps: HttpDependencies): Express {
   app.use(router);
 
   app.use(notFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, oidc.issuer));
   return app;
 }

@@ -4,7 +4,7 @@ import { MockService } from "../../gen/service/verify/v2/mock_service_pb.ts";
 import { ServerInfoService } from "../../gen/service/verify/v2/server_info_pb.ts";
 import { VerificationService } from "../../gen/service/verify/v2/verification_service_pb.ts";
 import type { Config } from "../config/schema.ts";
-import type { Domain } from "../domain/compose.ts";
+import type { Domain } from "../app/compose.ts";
 import { CertificateHandler } from "./services/certificate.ts";
 import { DisabledMockHandler, MockHandler } from "./services/mock.ts";
 import { ServerInfoHandler } from "./services/server-info.ts";

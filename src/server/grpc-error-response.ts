@@ -1,5 +1,5 @@
 import type { Code } from "@connectrpc/connect";
-import type { AnyResponse } from "./request-handler.ts";
+import type { AnyResponse } from "./exchange.ts";
 
 /**
  * Answers a gRPC or gRPC-Web call with an error status when the protocol

@@ -6,7 +6,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { addressKey } from "../domain/credentials/client-address.ts";
 import type { Logger } from "../observability/logger.ts";
-import type { AnyRequest, AnyResponse } from "./request-handler.ts";
+import type { AnyRequest, AnyResponse } from "./exchange.ts";
 
 /** What one client may hold and how long it may take; see the README's configuration table. */
 export interface ConnectionLimits {

@@ -1,13 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { Express } from "express";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import type { AnyRequest, AnyResponse } from "./exchange.ts";
 import type { RpcHandler } from "./rpc-handler.ts";
-
-export type AnyRequest = IncomingMessage | Http2ServerRequest;
-export type AnyResponse = ServerResponse | Http2ServerResponse;
 
 export interface RequestHandlerOptions {
   rpc: RpcHandler;

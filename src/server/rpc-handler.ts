@@ -15,7 +15,7 @@ import {
 } from "@connectrpc/connect-node";
 import type { Logger } from "../observability/logger.ts";
 import { withEmptyRequestBody } from "./empty-request-body.ts";
-import type { AnyRequest, AnyResponse } from "./request-handler.ts";
+import type { AnyRequest, AnyResponse } from "./exchange.ts";
 import { answerClientFaults } from "./rpc-client-faults.ts";
 import { writeGrpcError } from "./grpc-error-response.ts";
 

@@ -2,7 +2,7 @@ import type { Config } from "../config/schema.ts";
 import { createHttpApp } from "../http/app.ts";
 import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
-import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from "../domain/compose.ts";
+import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
 import { bearerAuthentication, preauthenticate } from "../rpc/auth.ts";
 import { errorBoundary } from "../rpc/interceptors.ts";
 import { publicServices, routes } from "../rpc/routes.ts";

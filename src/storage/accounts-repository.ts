@@ -1,27 +1,7 @@
+import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow } from "../domain/accounts/model.ts";
 import type { Database } from "./database.ts";
 
-export type ApiStatus = "not_started" | "active" | "suspended";
-
-export interface AccountRow {
-  id: string;
-  name: string;
-  apiStatus: ApiStatus;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface ApiTokenRow {
-  id: string;
-  accountId: string;
-  prefix: string;
-  secretHash: string;
-  name: string;
-  createdAt: number;
-  lastUsedAt: number | null;
-  revokedAt: number | null;
-}
-
-export class AccountsRepository {
+export class AccountsRepository implements AccountStore {
   constructor(private readonly database: Database) {}
 
   async insertAccount(account: AccountRow): Promise<void> {

@@ -10,15 +10,10 @@ import type {
   StatusRecord,
   StoredCertificate,
 } from "../domain/certificates/model.ts";
+import type { CertificateStore, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import type { Database } from "./database.ts";
 import { chunked, maxParameters } from "./parameter-limit.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable } from "./schema.ts";
-
-/** Position in a newest-first listing: the last record of the previous page. */
-export interface StatusCursor {
-  createdAt: number;
-  id: string;
-}
 
 /** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
 const statusColumns = 10;
@@ -29,7 +24,7 @@ const statusColumns = 10;
  * ids (up to the parameter limit, beyond which they split), and results keyed
  * by id so callers keep their own order.
  */
-export class CertificatesRepository {
+export class CertificatesRepository implements CertificateStore {
   constructor(private readonly database: Database) {}
 
   async insertUser(user: CertificateUser): Promise<void> {

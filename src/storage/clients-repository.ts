@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import type { JSONWebKeySet } from "jose";
 import type { ClientAuthMethod, GrantType, OidcClient } from "../domain/oidc/client.ts";
+import type { ClientStore } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
 import type { OidcClientTable } from "./schema.ts";
@@ -8,7 +9,7 @@ import type { OidcClientTable } from "./schema.ts";
 /** The shape client_metadata validation allows for client_id. */
 const clientIdPattern = /^[A-Za-z0-9._~-]{1,255}$/;
 
-export class ClientsRepository {
+export class ClientsRepository implements ClientStore {
   constructor(private readonly database: Database) {}
 
   async find(clientId: string): Promise<OidcClient | undefined> {

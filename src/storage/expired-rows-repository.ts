@@ -1,16 +1,9 @@
+import type { ExpiredRowsStore, SweepCounts } from "../domain/maintenance/expired-rows-sweeper.ts";
 import type { Database } from "./database.ts";
 
-/** How many rows each table lost in one sweep. */
-export interface SweepCounts {
-  oneTimeRecords: number;
-  tokens: number;
-  interactions: number;
-  sessions: number;
-  loginAttempts: number;
-}
 
 /** Deletes OIDC rows and sign-in attempts whose time is over (single-use records have their own, OneTimeRecords.deleteExpired); see ExpiredRowsSweeper for the margins. */
-export class ExpiredRowsRepository {
+export class ExpiredRowsRepository implements ExpiredRowsStore {
   constructor(private readonly database: Database) {}
 
   async deleteExpired(cutoffs: {

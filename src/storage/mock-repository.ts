@@ -1,29 +1,11 @@
 import type { CheckMethod, RevocationReasonCode, Status } from "../domain/certificates/model.ts";
 import type { Selectable } from "kysely";
+import type { MockAuthorityRow, MockCertificateState, MockStore } from "../domain/mock/mock-store.ts";
 import type { Database } from "./database.ts";
 import { chunked, maxParameters } from "./parameter-limit.ts";
 import type { MockCertificateStateTable } from "./schema.ts";
 
-export interface MockAuthorityRow {
-  id: string;
-  certificatePem: string;
-  privateKeyPem: string;
-  createdAt: number;
-}
-
-/** What checks of a mock certificate report, as set through MockService. */
-export interface MockCertificateState {
-  certificateId: string;
-  status: Status;
-  revokedAt: number | null;
-  revokedReason: RevocationReasonCode | null;
-  sourceUpdatedAt: number | null;
-  updatedAt: number;
-  /** The methods the mock source offers, in order of preference; null: both, CRL first. */
-  offeredMethods: CheckMethod[] | null;
-}
-
-export class MockRepository {
+export class MockRepository implements MockStore {
   constructor(private readonly database: Database) {}
 
   async findAuthority(id: string): Promise<MockAuthorityRow | undefined> {

@@ -1,48 +1,10 @@
 import type { Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
+import type { GrantRow, InteractionRow, OidcUserRow, SessionRow } from "../domain/oidc/model.ts";
+import type { GrantStore, InteractionStore, OidcUserStore, SessionStore } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
 import type { OidcGrantTable, OidcUserTable } from "./schema.ts";
-
-export interface OidcUserRow {
-  id: string;
-  login: string;
-  passwordHash: string;
-  totpSecretSealed: string | null;
-  totpLastStep: number | null;
-  name: string | null;
-  email: string | null;
-  createdAt: number;
-}
-
-export interface SessionRow {
-  idHash: string;
-  userId: string;
-  authTime: number;
-  acr: string;
-  amr: string[];
-  createdAt: number;
-  expiresAt: number;
-}
-
-export interface InteractionRow {
-  idHash: string;
-  browserHash: string;
-  state: unknown;
-  createdAt: number;
-  expiresAt: number;
-}
-
-export interface GrantRow {
-  id: string;
-  userId: string;
-  clientId: string;
-  scopes: string[];
-  authorizationDetails: AuthorizationDetail[];
-  createdAt: number;
-  updatedAt: number;
-  revokedAt: number | null;
-}
 
 /** Grant ids are 256 random bits, base64url. */
 const grantIdPattern = /^[A-Za-z0-9_-]{1,64}$/;
@@ -53,7 +15,7 @@ function storable(value: string): boolean {
 }
 
 /** Users, sessions, interactions and grants of the OpenID Connect provider. */
-export class OidcRepository {
+export class OidcRepository implements OidcUserStore, SessionStore, InteractionStore, GrantStore {
   constructor(private readonly database: Database) {}
 
   private get db() {

@@ -1,30 +1,5 @@
+import type { ConsumeResult, IssueInput, OneTimeRecord, OneTimeStore } from "../domain/single-use.ts";
 import type { Database } from "./database.ts";
-
-export interface OneTimeRecord {
-  kind: string;
-  keyHash: string;
-  owner: string;
-  payload: unknown;
-  createdAt: number;
-  expiresAt: number;
-  consumedAt: number | null;
-}
-
-export type ConsumeResult =
-  | { ok: true; record: OneTimeRecord }
-  | { ok: false; reason: "unknown" }
-  /** The record exists but belongs to another owner; it is left untouched. */
-  | { ok: false; reason: "foreign" }
-  | { ok: false; reason: "expired" | "consumed"; record: OneTimeRecord };
-
-export interface IssueInput {
-  kind: string;
-  keyHash: string;
-  owner: string;
-  payload: unknown;
-  now: number;
-  ttlMs: number;
-}
 
 /**
  * The single-use primitive. `consume` is one conditional UPDATE … RETURNING:
@@ -33,7 +8,7 @@ export interface IssueInput {
  * lost (a replayed refresh token must revoke its family; an expired request_uri
  * gets its own message), from a read that happens after the write decided.
  */
-export class OneTimeRecords {
+export class OneTimeRecords implements OneTimeStore {
   constructor(private readonly database: Database) {}
 
   async issue(input: IssueInput): Promise<OneTimeRecord> {

@@ -1,8 +1,7 @@
 import type { Kysely } from "kysely";
+import type { TokenSelection } from "../domain/oidc/model.ts";
 import type { Tables } from "./schema.ts";
 
-/** Which tokens: one, every token descended from one code (family), of one grant, or of one client. */
-export type TokenSelection = { tokenHash: string } | { family: string } | { grantId: string } | { clientId: string };
 
 const tokenColumns = { tokenHash: "token_hash", family: "family", grantId: "grant_id", clientId: "client_id" } as const;
 

@@ -1,25 +1,11 @@
 import type { Selectable } from "kysely";
+import type { SigningKeyRow, StoredPublicJwk } from "../domain/oidc/model.ts";
+import type { SigningKeyStore } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import type { OidcSigningKeyTable } from "./schema.ts";
 
-/** A public JWK as stored: its key members plus kid, alg and use. Never holds private members. */
-export type StoredPublicJwk = Record<string, unknown>;
-
-export interface SigningKeyRow {
-  kid: string;
-  /** Unique and increasing: the key of the highest generation signs, unless it is retired. */
-  generation: number;
-  alg: string;
-  publicJwk: StoredPublicJwk;
-  /** The private JWK (JSON) sealed with the server key, associated data = kid. */
-  privateJwkSealed: string;
-  createdAt: number;
-  activatedAt: number;
-  retiredAt: number | null;
-}
-
 /** The OpenID Connect provider's signing keys. */
-export class SigningKeysRepository {
+export class SigningKeysRepository implements SigningKeyStore {
   constructor(private readonly database: Database) {}
 
   private get db() {

@@ -1,30 +1,12 @@
 import type { Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
+import type { TokenKind, TokenRow, TokenSelection } from "../domain/oidc/model.ts";
+import type { TokenStore } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
-import { revokeTokens, type TokenSelection } from "./revocations.ts";
+import { revokeTokens } from "./revocations.ts";
 import type { OidcTokenTable } from "./schema.ts";
 
-export type TokenKind = "access" | "refresh";
-
-export interface TokenRow {
-  tokenHash: string;
-  kind: TokenKind;
-  family: string;
-  clientId: string;
-  userId: string;
-  grantId: string;
-  scopes: string[];
-  authorizationDetails: AuthorizationDetail[];
-  authTime: number;
-  acr: string;
-  amr: string[];
-  createdAt: number;
-  expiresAt: number;
-  consumedAt: number | null;
-  revokedAt: number | null;
-}
-
-export class TokensRepository {
+export class TokensRepository implements TokenStore {
   constructor(private readonly database: Database) {}
 
   async insert(t: TokenRow): Promise<void> {

@@ -1,21 +1,12 @@
 import type { Selectable } from "kysely";
 import type { HashAlgorithm } from "../domain/verification/hash-algorithm.ts";
 import type { VerificationRecord, VerificationResult } from "../domain/verification/model.ts";
+import type { VerificationCursor, VerificationFilter, VerificationStore } from "../domain/verification/verification-store.ts";
 import type { Database } from "./database.ts";
 import type { VerificationTable } from "./schema.ts";
 
-export interface VerificationCursor {
-  createdAt: number;
-  id: string;
-}
-
-export interface VerificationFilter {
-  userId?: string | undefined;
-  certificateId?: string | undefined;
-}
-
 /** Every read and delete takes the account id: other accounts' rows are invisible. */
-export class VerificationsRepository {
+export class VerificationsRepository implements VerificationStore {
   constructor(private readonly database: Database) {}
 
   async insert(v: VerificationRecord): Promise<void> {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, BrowserContextOptions, Locator, Page, Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OidcUserRow } from "../../src/domain/oidc/users.ts";
+import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
 import { seedOidcDemo, type OidcDemo } from "../../src/domain/mock/oidc-demo-seed.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";

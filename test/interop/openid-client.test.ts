@@ -6,7 +6,7 @@ import { exportJWK, generateKeyPair } from "jose";
 import * as client from "openid-client";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sha256Hex } from "../../src/domain/oidc/flow/tokens.ts";
+import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
 import { createUser, registerClient, type TestUser } from "../support/oidc.ts";

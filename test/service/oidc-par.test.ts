@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair, type CryptoKey } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOidc } from "../../src/domain/oidc/compose.ts";
+import { createOidc } from "../../src/app/compose-oidc.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import {

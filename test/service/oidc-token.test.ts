@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sha256Hex } from "../../src/domain/oidc/flow/tokens.ts";
+import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import {
   basicAuthorization,

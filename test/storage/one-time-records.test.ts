@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
-import { OneTimeRecords, type ConsumeResult } from "../../src/storage/one-time-records.ts";
+import type { ConsumeResult } from "../../src/domain/single-use.ts";
+import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { runInWorkers } from "../support/workers.ts";
 

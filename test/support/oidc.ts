@@ -4,9 +4,10 @@ import { expect } from "vitest";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-flow.ts";
-import { sha256Hex } from "../../src/domain/oidc/flow/tokens.ts";
-import type { OidcUserRow } from "../../src/domain/oidc/users.ts";
-import { OneTimeRecords, type OneTimeRecord } from "../../src/storage/one-time-records.ts";
+import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
+import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
+import type { OneTimeRecord } from "../../src/domain/single-use.ts";
+import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
 import { CookieJar } from "./cookie-jar.ts";
 import type { TestServer } from "./server.ts";
 

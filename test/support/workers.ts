@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { MigrationReport } from "../../src/storage/migrate.ts";
-import type { ConsumeResult } from "../../src/storage/one-time-records.ts";
+import type { ConsumeResult } from "../../src/domain/single-use.ts";
 
 export type WorkerTask =
   | { type: "migrate" }

@@ -71,7 +71,7 @@ class MemoryClients implements ClientLookup {
   constructor(clients: OidcClient[]) {
     for (const c of clients) this.byId.set(c.clientId, c);
   }
-  async findClient(clientId: string): Promise<OidcClient | undefined> {
+  async find(clientId: string): Promise<OidcClient | undefined> {
     return this.byId.get(clientId);
   }
 }

@@ -4,9 +4,9 @@ import { systemClock } from "../../src/domain/clock.ts";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-flow.ts";
-import { randomToken, sha256Hex } from "../../src/domain/oidc/flow/tokens.ts";
+import { randomToken, sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { SigningKeys } from "../../src/domain/oidc/keys/signing-keys.ts";
-import { TokenError } from "../../src/domain/oidc/tokens/token-error.ts";
+import { OAuthError } from "../../src/domain/oidc/oauth-error.ts";
 import { TokenService } from "../../src/domain/oidc/tokens/token-service.ts";
 import { OidcUsers } from "../../src/domain/oidc/users.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
@@ -14,7 +14,8 @@ import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { OidcRepository } from "../../src/storage/oidc-repository.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
 import { SigningKeysRepository } from "../../src/storage/signing-keys-repository.ts";
-import { TokensRepository, type TokenRow } from "../../src/storage/tokens-repository.ts";
+import type { TokenRow } from "../../src/domain/oidc/model.ts";
+import { TokensRepository } from "../../src/storage/tokens-repository.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 
 /**
@@ -114,7 +115,7 @@ for (const t of targets) {
     const outcome = (work: Promise<unknown>) =>
       work.then(
         () => "issued",
-        (error: unknown) => (error instanceof TokenError ? error.error : `unexpected ${String(error)}`),
+        (error: unknown) => (error instanceof OAuthError ? error.error : `unexpected ${String(error)}`),
       );
 
     async function expectFamilyRevoked(family: string, kinds: string[]): Promise<void> {

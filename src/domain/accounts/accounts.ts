@@ -1,4 +1,4 @@
-import type { AccountRow, AccountsRepository, ApiStatus, ApiTokenRow } from "../../storage/accounts-repository.ts";
+import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow } from "./model.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { newId } from "../ids.ts";
@@ -15,7 +15,7 @@ const accountNamePattern = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 /** API accounts (tenants) and their tokens. */
 export class Accounts {
   constructor(
-    private readonly repository: AccountsRepository,
+    private readonly repository: AccountStore,
     private readonly clock: Clock,
   ) {}
 

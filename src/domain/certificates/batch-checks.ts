@@ -1,4 +1,4 @@
-import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
+import type { CertificateStore } from "./certificate-store.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid } from "../ids.ts";
@@ -30,7 +30,7 @@ export type UserCheckResult = CheckResult & { user: CertificateUser };
  */
 export class BatchStatusChecks {
   constructor(
-    private readonly repository: CertificatesRepository,
+    private readonly repository: CertificateStore,
     private readonly sourceFor: SourceResolver,
     private readonly clock: Clock,
   ) {}

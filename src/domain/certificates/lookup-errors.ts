@@ -26,3 +26,8 @@ export function uuidProblem(value: string, field: string, label = field): Domain
   if (!isUuid(value)) return invalidField(field, `${label} must be a UUID`);
   return undefined;
 }
+
+export function requireUuid(value: string, field: string): void {
+  const problem = uuidProblem(value, field);
+  if (problem) throw problem;
+}

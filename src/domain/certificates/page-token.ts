@@ -1,4 +1,4 @@
-import type { StatusCursor } from "../../storage/certificates-repository.ts";
+import type { StatusCursor } from "./certificate-store.ts";
 import { DomainError } from "../errors.ts";
 
 /**

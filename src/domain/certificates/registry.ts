@@ -1,4 +1,4 @@
-import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
+import type { CertificateStore } from "./certificate-store.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { canonicalUuid, newId } from "../ids.ts";
@@ -8,7 +8,7 @@ import { JpkiFactsError, readJpkiFacts, type JpkiFacts } from "./jpki-facts.ts";
 import type { LinkSource } from "./link-source.ts";
 import type { CertificateType, CertificateUser, StoredCertificate } from "./model.ts";
 import { creationTime, isSignatureType } from "./model.ts";
-import { requireUuid } from "./status-checks.ts";
+import { requireUuid } from "./lookup-errors.ts";
 import { parseCertificate, type ParsedCertificate } from "./x509/parsed-certificate.ts";
 
 /** A certificate shomei can work with: parsed, chained to an anchor, typed, and its facts read. */
@@ -34,7 +34,7 @@ export interface Registration {
  */
 export class CertificateRegistry {
   constructor(
-    private readonly repository: CertificatesRepository,
+    private readonly repository: CertificateStore,
     private readonly anchors: TrustAnchors,
     private readonly links: LinkSource,
     private readonly clock: Clock,

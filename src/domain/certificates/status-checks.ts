@@ -1,10 +1,10 @@
-import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
+import type { CertificateStore } from "./certificate-store.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid } from "../ids.ts";
 import type { CertificateType, CertificateUser, CheckMethod, CheckPurpose, StatusRecord, StoredCertificate } from "./model.ts";
 import { creationTime } from "./model.ts";
-import { certificateNotFound, userHasNoCertificate, userNotFound, uuidProblem } from "./lookup-errors.ts";
+import { certificateNotFound, requireUuid, userHasNoCertificate, userNotFound } from "./lookup-errors.ts";
 import { decodePageToken, encodePageToken } from "./page-token.ts";
 import type { CertificateRegistry } from "./registry.ts";
 import type { RevocationSource } from "./revocation-source.ts";
@@ -33,7 +33,7 @@ export type SourceResolver = (certificate: StoredCertificate) => RevocationSourc
  */
 export class CertificateStatusChecks {
   constructor(
-    private readonly repository: CertificatesRepository,
+    private readonly repository: CertificateStore,
     private readonly sourceFor: SourceResolver,
     private readonly clock: Clock,
     private readonly registry: CertificateRegistry,
@@ -118,9 +118,4 @@ export class CertificateStatusChecks {
     if (!user) throw userNotFound();
     return user;
   }
-}
-
-export function requireUuid(value: string, field: string): void {
-  const problem = uuidProblem(value, field);
-  if (problem) throw problem;
 }

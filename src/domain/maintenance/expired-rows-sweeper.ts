@@ -1,7 +1,19 @@
-import type { ExpiredRowsRepository, SweepCounts } from "../../storage/expired-rows-repository.ts";
-import type { OneTimeRecords } from "../../storage/one-time-records.ts";
 import type { Clock } from "../clock.ts";
+import type { OneTimeStore } from "../single-use.ts";
 
+/** How many rows each table lost in one sweep. */
+export interface SweepCounts {
+  oneTimeRecords: number;
+  tokens: number;
+  interactions: number;
+  sessions: number;
+  loginAttempts: number;
+}
+
+/** Deletes the OIDC rows and sign-in attempts older than each cutoff (single-use records have their own). */
+export interface ExpiredRowsStore {
+  deleteExpired(cutoffs: { tokens: number; interactions: number; sessions: number; loginAttempts: number }): Promise<Omit<SweepCounts, "oneTimeRecords">>;
+}
 /**
  * Keeps short-lived rows from piling up: anonymous authorization requests
  * create interactions, every flow creates codes and tokens. Interactions and
@@ -15,8 +27,8 @@ export class ExpiredRowsSweeper {
   static readonly replayMemoryMs = 24 * 60 * 60 * 1000;
 
   constructor(
-    private readonly records: OneTimeRecords,
-    private readonly repository: ExpiredRowsRepository,
+    private readonly records: Pick<OneTimeStore, "deleteExpired">,
+    private readonly repository: ExpiredRowsStore,
     private readonly clock: Clock,
     private readonly options: { loginAttemptWindowMs: number },
   ) {}

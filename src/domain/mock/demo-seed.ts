@@ -1,6 +1,7 @@
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { Domain } from "../compose.ts";
+import type { Accounts } from "../accounts/accounts.ts";
+import type { MockEnvironment } from "./mock-environment.ts";
 import type { CertificateType, Status } from "../certificates/model.ts";
 import { DomainError } from "../errors.ts";
 
@@ -9,6 +10,12 @@ export interface DemoData {
   token: string;
   userId: string;
   certificates: { id: string; type: CertificateType; status: Status }[];
+}
+
+/** What seeding needs: the accounts and, in mock mode, the mock environment. */
+export interface DemoServices {
+  accounts: Accounts;
+  mock: MockEnvironment | undefined;
 }
 
 const accountName = "demo";
@@ -25,7 +32,7 @@ const plan: { type: CertificateType; status: Status }[] = [
  * <dataDir>/demo-api-token (mode 0600) so it stays the same across restarts;
  * it is demo data of the mock environment, never created in production mode.
  */
-export async function seedDemo(domain: Domain, dataDir: string): Promise<DemoData> {
+export async function seedDemo(domain: DemoServices, dataDir: string): Promise<DemoData> {
   const mock = domain.mock;
   if (!mock) throw new TypeError("demo data exists only in mock mode");
   const account = await domain.accounts.get(accountName).catch(async (error: unknown) => {
@@ -56,7 +63,7 @@ export async function seedDemo(domain: Domain, dataDir: string): Promise<DemoDat
   };
 }
 
-async function demoToken(domain: Domain, dataDir: string): Promise<string> {
+async function demoToken(domain: DemoServices, dataDir: string): Promise<string> {
   const file = path.join(dataDir, "demo-api-token");
   const saved = (await readFile(file, "utf8").catch(() => "")).trim();
   if (saved) {

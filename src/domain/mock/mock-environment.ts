@@ -1,5 +1,5 @@
-import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
-import type { MockCertificateState, MockRepository } from "../../storage/mock-repository.ts";
+import type { CertificateStore } from "../certificates/certificate-store.ts";
+import type { MockCertificateState, MockStore } from "./mock-store.ts";
 import { X509Certificate } from "node:crypto";
 import type { CertificateType, CertificateUser, CheckMethod, RevocationReasonCode, Status, StoredCertificate } from "../certificates/model.ts";
 import { creationTime, isSignatureType } from "../certificates/model.ts";
@@ -9,7 +9,7 @@ import { certificateKinds, profileFor } from "../mock-ca/certificate-kind.ts";
 import type { MockKeyAlgorithm } from "../mock-ca/keys.ts";
 import { x509 } from "../mock-ca/x509-runtime.ts";
 import { completeFacts, validateFacts } from "./mock-person.ts";
-import { requireUuid } from "../certificates/status-checks.ts";
+import { requireUuid } from "../certificates/lookup-errors.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid, newId } from "../ids.ts";
@@ -57,8 +57,8 @@ export class MockEnvironment {
   private authority: Promise<MockCaMaterial> | undefined;
 
   constructor(
-    private readonly mock: MockRepository,
-    private readonly certificates: CertificatesRepository,
+    private readonly mock: MockStore,
+    private readonly certificates: CertificateStore,
     private readonly clock: Clock,
     /** Where the mock CA's CRL is published; written into every certificate it issues. */
     private readonly crlUrl: string,

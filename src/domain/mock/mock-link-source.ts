@@ -1,4 +1,4 @@
-import type { MockRepository } from "../../storage/mock-repository.ts";
+import type { MockStore } from "./mock-store.ts";
 import type { LinkSource } from "../certificates/link-source.ts";
 
 /**
@@ -8,7 +8,7 @@ import type { LinkSource } from "../certificates/link-source.ts";
  * nothing of certificates it did not issue.
  */
 export class MockLinkSource implements LinkSource {
-  constructor(private readonly repository: MockRepository) {}
+  constructor(private readonly repository: Pick<MockStore, "samePersonFingerprints">) {}
 
   samePerson(certificate: { fingerprintSha256: string }): Promise<readonly string[]> {
     return this.repository.samePersonFingerprints(certificate.fingerprintSha256);

@@ -1,4 +1,4 @@
-import type { MockCertificateState, MockRepository } from "../../storage/mock-repository.ts";
+import type { MockCertificateState, MockStore } from "./mock-store.ts";
 import type { CheckMethod, StoredCertificate } from "../certificates/model.ts";
 import { DomainError } from "../errors.ts";
 import { methodNotOffered, type RevocationAnswer, type RevocationSource } from "../certificates/revocation-source.ts";
@@ -18,7 +18,7 @@ export function startOfUtcDay(now: number): number {
  * caller has no preference.
  */
 export class MockRevocationSource implements RevocationSource {
-  constructor(private readonly repository: MockRepository) {}
+  constructor(private readonly repository: MockStore) {}
 
   async check(certificate: StoredCertificate, preferred: CheckMethod | undefined, now: number): Promise<RevocationAnswer> {
     // A mock certificate verified by another account is a row of that account: its state is the issued certificate's.

@@ -1,7 +1,7 @@
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { createHmac } from "node:crypto";
 import path from "node:path";
-import type { Oidc } from "../oidc/compose.ts";
+import type { Oidc } from "../oidc/provider.ts";
 import { registrationFromMetadata } from "../oidc/client-registration.ts";
 
 export interface OidcDemo {

@@ -10,7 +10,7 @@ import {
   type JWTVerifyOptions,
   type JWTVerifyResult,
 } from "jose";
-import type { OneTimeRecords } from "../../storage/one-time-records.ts";
+import type { OneTimeStore } from "../single-use.ts";
 import { invalidClient, type ClientAuthError, type ClientAuthFailureReason } from "./client-auth-error.ts";
 
 /** The only `client_assertion_type` accepted (RFC 7523 §2.2). */
@@ -124,7 +124,7 @@ export async function verifyClientAssertion(
  * would abort it.
  */
 export async function useClientAssertionOnce(
-  records: OneTimeRecords,
+  records: OneTimeStore,
   clientId: string,
   assertion: VerifiedClientAssertion,
   nowMs: number,

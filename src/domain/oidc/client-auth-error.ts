@@ -1,3 +1,5 @@
+import { OAuthError } from "./oauth-error.ts";
+
 /**
  * Why client authentication failed. For logs and metrics only: it is never
  * sent to the client, because several reasons (unknown client, wrong secret,
@@ -41,25 +43,32 @@ export type ClientAuthErrorCode = "invalid_client" | "invalid_request";
  */
 export const clientAuthFailedDescription = "client authentication failed";
 
+/** The challenge every invalid_client answer carries: the client learns it must authenticate, whatever it tried. */
+export const basicChallenge = 'Basic realm="shomei", charset="UTF-8"';
+
 /**
- * A failed client authentication, in OAuth terms (RFC 6749 §5.2). The
- * description is safe to send; it never holds a secret or an assertion.
+ * A failed client authentication, in OAuth terms (RFC 6749 §5.2): an
+ * OAuthError whose reason is one of the closed list above. invalid_client is
+ * answered 401 with a Basic challenge, invalid_request 400. The description is
+ * safe to send; it never holds a secret or an assertion.
  */
-export class ClientAuthError extends Error {
+export class ClientAuthError extends OAuthError {
   override name = "ClientAuthError";
+  declare readonly error: ClientAuthErrorCode;
+  declare readonly reason: ClientAuthFailureReason;
   constructor(
-    readonly error: ClientAuthErrorCode,
-    readonly description: string,
-    /** Internal detail for logs; never send it to the client. */
-    readonly reason: ClientAuthFailureReason,
+    error: ClientAuthErrorCode,
+    description: string,
+    reason: ClientAuthFailureReason,
     /**
-     * Answer 401 with `WWW-Authenticate: Basic`: the client tried the
-     * Authorization header (RFC 6749 §5.2 makes this a MUST), or presented no
-     * credentials at all.
+     * RFC 6749 §5.2 makes the challenge a MUST here: the client tried the
+     * Authorization header, or presented no credentials at all. The answer
+     * challenges every invalid_client anyway; this records whether it had to.
      */
     readonly challenge: boolean,
   ) {
-    super(description);
+    const invalid = error === "invalid_client";
+    super(error, description, { status: invalid ? 401 : 400, reason, ...(invalid ? { wwwAuthenticate: basicChallenge } : {}) });
   }
 }
 

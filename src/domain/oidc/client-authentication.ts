@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { OneTimeRecords } from "../../storage/one-time-records.ts";
+import type { OneTimeStore } from "../single-use.ts";
 import {
   inspectClientAssertion,
   jwtBearerAssertionType,
@@ -9,8 +9,10 @@ import {
 } from "./client-assertion.ts";
 import { invalidClient, invalidRequest } from "./client-auth-error.ts";
 import type { ClientAuthMethod, OidcClient } from "./client.ts";
+import type { ClientLookup } from "./stores.ts";
 
 export { ClientAuthError, clientAuthFailedDescription, type ClientAuthErrorCode, type ClientAuthFailureReason } from "./client-auth-error.ts";
+export type { ClientLookup } from "./stores.ts";
 export { clientAssertionAlgorithms, clientAssertionJtiKind, jwtBearerAssertionType } from "./client-assertion.ts";
 
 /** What the HTTP layer hands over: the raw Authorization header and the parsed form body. */
@@ -18,10 +20,6 @@ export interface ClientCredentialsInput {
   authorization?: string | undefined;
   /** Form parameters; a repeated parameter may arrive as an array and is rejected. */
   form: Readonly<Record<string, unknown>>;
-}
-
-export interface ClientLookup {
-  findClient(clientId: string): Promise<OidcClient | undefined>;
 }
 
 export interface ClientAuthenticatorOptions {
@@ -59,7 +57,7 @@ export class ClientAuthenticator {
 
   constructor(
     private readonly clients: ClientLookup,
-    private readonly oneTimeRecords: OneTimeRecords,
+    private readonly oneTimeRecords: OneTimeStore,
     private readonly clock: () => number,
     options: ClientAuthenticatorOptions = {},
   ) {
@@ -78,7 +76,7 @@ export class ClientAuthenticator {
   async authenticate(input: ClientCredentialsInput, audiences: readonly string[], options: AuthenticateOptions = {}): Promise<OidcClient> {
     if (audiences.length === 0) throw new RangeError("at least one audience is required");
     const presented = readCredentials(input);
-    const client = await this.clients.findClient(presented.clientId);
+    const client = await this.clients.find(presented.clientId);
     switch (presented.method) {
       case "client_secret_basic":
       case "client_secret_post":

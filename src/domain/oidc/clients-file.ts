@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import type { ClientsRepository } from "../../storage/clients-repository.ts";
+import type { ClientStore } from "./stores.ts";
 import { DomainError } from "../errors.ts";
 import { registrationFromMetadata } from "./client-registration.ts";
 
@@ -9,7 +9,7 @@ import { registrationFromMetadata } from "./client-registration.ts";
  * clients registered otherwise (CLI) are left alone. Secrets in the file are
  * hashed before storage; prefer `client_secret_sha256` so the file holds none.
  */
-export async function applyClientsFile(file: string, clients: ClientsRepository, now: number): Promise<string[]> {
+export async function applyClientsFile(file: string, clients: Pick<ClientStore, "save">, now: number): Promise<string[]> {
   let document: unknown;
   try {
     document = JSON.parse(await readFile(file, "utf8"));

@@ -3,6 +3,7 @@ import type { OidcClient } from "./client.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
+import type { ClientLookup } from "./stores.ts";
 
 /** A validated RP-Initiated Logout request (OpenID Connect RP-Initiated Logout 1.0 §2–3). */
 export interface LogoutRequest {
@@ -23,23 +24,23 @@ const logoutParameters = ["id_token_hint", "client_id", "post_logout_redirect_ur
  */
 export async function resolveLogoutRequest(
   raw: RawParameters,
-  deps: { issuer: string; keys: SigningKeys; findClient(clientId: string): Promise<OidcClient | undefined> },
+  deps: { issuer: string; keys: SigningKeys; clients: ClientLookup },
 ): Promise<LogoutRequest> {
-  const params = singleValues(raw, logoutParameters, false);
+  const params = singleValues(raw, logoutParameters);
   const hint = params.get("id_token_hint");
   const hintedClientId = hint === undefined ? undefined : await audienceOfHint(hint, deps);
   const clientId = params.get("client_id");
   if (clientId !== undefined && hintedClientId !== undefined && clientId !== hintedClientId) {
-    throw new OAuthError("invalid_request", "client_id does not match the audience of id_token_hint", false);
+    throw new OAuthError("invalid_request", "client_id does not match the audience of id_token_hint");
   }
   const resolvedId = clientId ?? hintedClientId;
-  const client = resolvedId === undefined ? undefined : await deps.findClient(resolvedId);
-  if (resolvedId !== undefined && !client) throw new OAuthError("invalid_client", "unknown client", false);
+  const client = resolvedId === undefined ? undefined : await deps.clients.find(resolvedId);
+  if (resolvedId !== undefined && !client) throw new OAuthError("invalid_client", "unknown client");
   const postLogoutRedirectUri = params.get("post_logout_redirect_uri");
   if (postLogoutRedirectUri !== undefined) {
-    if (!client) throw new OAuthError("invalid_request", "post_logout_redirect_uri needs client_id or id_token_hint", false);
+    if (!client) throw new OAuthError("invalid_request", "post_logout_redirect_uri needs client_id or id_token_hint");
     if (!client.postLogoutRedirectUris.includes(postLogoutRedirectUri)) {
-      throw new OAuthError("invalid_request", "post_logout_redirect_uri is not registered for this client", false);
+      throw new OAuthError("invalid_request", "post_logout_redirect_uri is not registered for this client");
     }
   }
   const state = params.get("state");
@@ -57,10 +58,10 @@ async function audienceOfHint(token: string, deps: { issuer: string; keys: Signi
     const verified = await compactVerify(token, createLocalJWKSet(await deps.keys.jwks()), { algorithms: ["ES256"] });
     payload = JSON.parse(new TextDecoder().decode(verified.payload)) as Record<string, unknown>;
   } catch {
-    throw new OAuthError("invalid_request", "id_token_hint is not an ID token issued by this provider", false);
+    throw new OAuthError("invalid_request", "id_token_hint is not an ID token issued by this provider");
   }
-  if (payload.iss !== deps.issuer) throw new OAuthError("invalid_request", "id_token_hint was issued by another provider", false);
+  if (payload.iss !== deps.issuer) throw new OAuthError("invalid_request", "id_token_hint was issued by another provider");
   const audience = typeof payload.azp === "string" ? payload.azp : Array.isArray(payload.aud) ? payload.aud[0] : payload.aud;
-  if (typeof audience !== "string" || audience === "") throw new OAuthError("invalid_request", "id_token_hint names no client", false);
+  if (typeof audience !== "string" || audience === "") throw new OAuthError("invalid_request", "id_token_hint names no client");
   return audience;
 }

@@ -9,13 +9,13 @@ export type RawParameters = Record<string, unknown>;
  * MUST be treated as if they were omitted"). Names other than `known` are
  * ignored, as OAuth requires, even when repeated.
  */
-export function singleValues(raw: RawParameters, known: readonly string[], redirectable: boolean): Map<string, string> {
+export function singleValues(raw: RawParameters, known: readonly string[]): Map<string, string> {
   const values = new Map<string, string>();
   for (const name of known) {
     const value = raw[name];
     if (value === undefined) continue;
-    if (Array.isArray(value)) throw new OAuthError("invalid_request", `parameter ${name} is repeated`, redirectable);
-    if (typeof value !== "string") throw new OAuthError("invalid_request", `parameter ${name} is malformed`, redirectable);
+    if (Array.isArray(value)) throw new OAuthError("invalid_request", `parameter ${name} is repeated`);
+    if (typeof value !== "string") throw new OAuthError("invalid_request", `parameter ${name} is malformed`);
     if (value !== "") values.set(name, value);
   }
   return values;

@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from "node:crypto";
-import type { OneTimeRecords } from "../../storage/one-time-records.ts";
+import type { OneTimeStore } from "../single-use.ts";
 import type { Clock } from "../clock.ts";
 import { authorizationParameters, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
 import type { OidcClient } from "./client.ts";
+import { randomToken, sha256Hex } from "./flow/secrets.ts";
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
+import { requireRegisteredRedirectUri, requireSameClient } from "./redirect-uri.ts";
 
 const requestUriPrefix = "urn:ietf:params:oauth:request_uri:";
 const kind = "request_uri";
@@ -24,35 +25,22 @@ export interface PushedRequest {
  */
 export class PushedRequests {
   constructor(
-    private readonly records: OneTimeRecords,
+    private readonly records: Pick<OneTimeStore, "issue" | "consume">,
     private readonly clock: Clock,
     private readonly lifetimeSeconds: number,
   ) {}
 
-  /** Validates as the authorization endpoint would (errors are never redirected) and stores the request. */
+  /** Validates as the authorization endpoint would and stores the request. Errors carry no redirect: they are answered to the client. */
   async push(client: OidcClient, raw: RawParameters): Promise<PushedRequest> {
-    const params = singleValues(raw, authorizationParameters, false);
-    if (params.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint", false);
-    const clientId = params.get("client_id");
-    if (clientId !== undefined && clientId !== client.clientId) {
-      throw new OAuthError("invalid_request", "client_id does not match the authenticated client", false);
-    }
-    const redirectUri = params.get("redirect_uri");
-    if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required", false);
-    if (!client.redirectUris.includes(redirectUri)) {
-      throw new OAuthError("invalid_request", "redirect_uri does not match a registered redirect URI", false);
-    }
-    let request: AuthorizationRequest;
-    try {
-      request = validateAuthorizationRequest(params, client, redirectUri);
-    } catch (error) {
-      if (error instanceof OAuthError) throw new OAuthError(error.error, error.description, false);
-      throw error;
-    }
-    const secret = randomBytes(32).toString("base64url");
+    const params = singleValues(raw, authorizationParameters);
+    if (params.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint");
+    requireSameClient(client, params.get("client_id"));
+    const redirectUri = requireRegisteredRedirectUri(client, params.get("redirect_uri"));
+    const request = validateAuthorizationRequest(params, client, redirectUri);
+    const secret = randomToken();
     await this.records.issue({
       kind,
-      keyHash: hash(secret),
+      keyHash: sha256Hex(secret),
       owner: client.clientId,
       payload: request,
       now: this.clock(),
@@ -61,13 +49,16 @@ export class PushedRequests {
     return { requestUri: requestUriPrefix + secret, expiresIn: this.lifetimeSeconds };
   }
 
-  /** Consumes a request_uri for the client presenting it; errors are invalid_request_uri and leave a foreign or expired one as it was. */
-  async take(clientId: string, requestUri: string, redirectable: boolean): Promise<AuthorizationRequest> {
+  /**
+   * Consumes a request_uri for the client presenting it; errors are invalid_request_uri and leave a foreign or
+   * expired one as it was. Whether they may be redirected is the authorization endpoint's call.
+   */
+  async take(clientId: string, requestUri: string): Promise<AuthorizationRequest> {
     const secret = requestUri.startsWith(requestUriPrefix) ? requestUri.slice(requestUriPrefix.length) : "";
     if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) {
-      throw new OAuthError("invalid_request_uri", "request_uri is not one this server issued", redirectable);
+      throw new OAuthError("invalid_request_uri", "request_uri is not one this server issued");
     }
-    const result = await this.records.consume(kind, hash(secret), this.clock(), clientId);
+    const result = await this.records.consume(kind, sha256Hex(secret), this.clock(), clientId);
     if (result.ok) return result.record.payload as AuthorizationRequest;
     const description = {
       unknown: "request_uri is not one this server issued",
@@ -75,10 +66,6 @@ export class PushedRequests {
       expired: "request_uri has expired",
       consumed: "request_uri has already been used",
     }[result.reason];
-    throw new OAuthError("invalid_request_uri", description, redirectable);
+    throw new OAuthError("invalid_request_uri", description);
   }
-}
-
-function hash(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
 }

@@ -1,6 +1,7 @@
 import type { AttemptOutcome, LoginThrottle } from "../credentials/login-throttle.ts";
 import type { AuthMethod } from "./acr.ts";
-import type { OidcUserRow, OidcUsers } from "./users.ts";
+import type { OidcUserRow } from "./model.ts";
+import type { OidcUsers } from "./users.ts";
 
 /** Which secret was wrong, so the page can mark that field. */
 export type WrongSecret = "password" | "otp";

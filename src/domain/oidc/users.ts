@@ -4,10 +4,9 @@ import { generateTotpSecret, totpCode, verifyTotp } from "../credentials/totp.ts
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { newId } from "../ids.ts";
-import type { OidcRepository, OidcUserRow } from "../../storage/oidc-repository.ts";
+import type { OidcUserRow } from "./model.ts";
+import type { OidcUserStore } from "./stores.ts";
 import type { AuthMethod } from "./acr.ts";
-
-export type { OidcUserRow };
 
 /** Hashing a password nobody has, so that an unknown login costs as much time as a wrong password. */
 const decoyHash = hashPassword("decoy password for unknown logins");
@@ -15,7 +14,7 @@ const decoyHash = hashPassword("decoy password for unknown logins");
 /** End users: password and TOTP verification, enrolment. */
 export class OidcUsers {
   constructor(
-    private readonly repository: OidcRepository,
+    private readonly repository: OidcUserStore,
     /** Key that seals TOTP secrets at rest. */
     private readonly key: Buffer,
     private readonly clock: Clock,

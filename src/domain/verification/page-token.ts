@@ -1,4 +1,4 @@
-import type { VerificationCursor, VerificationFilter } from "../../storage/verifications-repository.ts";
+import type { VerificationCursor, VerificationFilter } from "./verification-store.ts";
 import { DomainError } from "../errors.ts";
 
 /**

@@ -1,9 +1,10 @@
-import type { CertificatesRepository } from "../../storage/certificates-repository.ts";
-import type { VerificationFilter, VerificationsRepository } from "../../storage/verifications-repository.ts";
+import type { CertificateStore } from "../certificates/certificate-store.ts";
+import type { VerificationFilter, VerificationStore } from "./verification-store.ts";
 import type { CertificateRegistry } from "../certificates/registry.ts";
 import type { CheckMethod, StatusRecord, StoredCertificate } from "../certificates/model.ts";
 import { creationTime } from "../certificates/model.ts";
-import { defaultPageSize, maxPageSize, requireUuid, type CertificateStatusChecks } from "../certificates/status-checks.ts";
+import { requireUuid } from "../certificates/lookup-errors.ts";
+import { defaultPageSize, maxPageSize, type CertificateStatusChecks } from "../certificates/status-checks.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid, newId } from "../ids.ts";
@@ -47,8 +48,8 @@ export interface VerificationSettings {
  */
 export class Verifications {
   constructor(
-    private readonly repository: VerificationsRepository,
-    private readonly certificates: CertificatesRepository,
+    private readonly repository: VerificationStore,
+    private readonly certificates: CertificateStore,
     private readonly registry: CertificateRegistry,
     private readonly statusChecks: CertificateStatusChecks,
     private readonly box: ContentBox,

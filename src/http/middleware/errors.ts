@@ -1,11 +1,13 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
+import { errorRedirect } from "../../domain/oidc/flow/redirects.ts";
+import { OAuthError } from "../../domain/oidc/oauth-error.ts";
 import { isUnavailable } from "../../storage/database.ts";
 import type { Logger } from "../../observability/logger.ts";
-import { HttpError } from "../errors.ts";
+import { renderAuthorizationErrorPage } from "../pages/error-page.ts";
 import { html } from "../pages/html.ts";
 import { page } from "../pages/layout.ts";
 
-/** Browsers get a page, everything else (APIs, curl) gets JSON. */
+/** Browsers get a page, everything else (APIs, curl) gets JSON; an empty description is left out of the JSON. */
 function send(req: Request, res: Response, status: number, error: string, description: string): void {
   if (res.headersSent) {
     res.end();
@@ -16,7 +18,7 @@ function send(req: Request, res: Response, status: number, error: string, descri
   if (wantsPage) {
     res.type("html").send(page(error.replace(/_/g, " "), html`<h1>${titleFor(status)}</h1><p>${description}</p>`));
   } else {
-    res.json({ error, error_description: description });
+    res.json(description ? { error, error_description: description } : { error });
   }
 }
 
@@ -28,14 +30,56 @@ function titleFor(status: number): string {
   return "This request cannot be processed";
 }
 
+/**
+ * Marks the routes a person reaches in the browser from an application (the
+ * authorization and end-session endpoints): an OAuth error that may not be
+ * redirected is shown there as the authorization error page, whatever the
+ * Accept header says.
+ */
+export const authorizationErrorPages: RequestHandler = (_req, res, next) => {
+  res.locals.authorizationErrorPage = true;
+  next();
+};
+
+/** An OAuth error: back to the client when it carries a checked redirect_uri, else a page or JSON with its challenge. */
+function sendOAuthError(err: OAuthError, req: Request, res: Response, issuer: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (err.redirect) {
+    res.redirect(303, errorRedirect(err.redirect.redirectUri, issuer, err.error, err.description, err.redirect.state));
+    return;
+  }
+  if (err.wwwAuthenticate) res.set("WWW-Authenticate", err.wwwAuthenticate);
+  if (res.locals.authorizationErrorPage === true) {
+    res.status(err.status).set("Cache-Control", "no-store").type("html");
+    res.send(renderAuthorizationErrorPage({ error: err.error, description: err.description }));
+    return;
+  }
+  send(req, res, err.status, err.error, err.description);
+}
+
+/** What body-parser raises for a body over its limit; the size check before the parsers raises the same. */
+export function requestTooLarge(limit: number): Error {
+  return Object.assign(new Error("request entity too large"), { status: 413, expose: true, type: "entity.too.large", limit });
+}
+
 export const notFound: RequestHandler = (req, res) => {
   send(req, res, 404, "not_found", `no route for ${req.method} ${req.path}`);
 };
 
-/** Client mistakes are explained; server faults are logged and answered without details. */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+/**
+ * Every error of the Express app leaves here, the counterpart of the RPC
+ * `errorBoundary`: OAuth errors are rendered as the client needs them; client
+ * mistakes are explained; server faults are logged and answered without details.
+ */
+export function errorHandler(logger: Logger, issuer: string): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    if (err instanceof HttpError) return send(req, res, err.status, err.error, err.description);
+    if (err instanceof OAuthError) {
+      if (err.reason) logger.debug({ path: req.path, error: err.error, reason: err.reason }, "oauth error");
+      return sendOAuthError(err, req, res, issuer);
+    }
     // body-parser and friends mark client errors with a status and `expose`.
     const e = err as { status?: number; expose?: boolean; type?: string; message?: string; limit?: number };
     if (e && typeof e.status === "number" && e.status >= 400 && e.status < 500) {

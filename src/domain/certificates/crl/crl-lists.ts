@@ -178,7 +178,7 @@ export class CrlLists {
     clearInterval(this.ticker);
     this.ticker = undefined;
     await this.ticking;
-    await Promise.all([...this.states.values()].map((s) => s.inFlight));
+    await Promise.all([...this.states.values()].map((s) => s.inFlight ?? Promise.resolve()));
   }
 
   private async tick(): Promise<void> {

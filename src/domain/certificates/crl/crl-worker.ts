@@ -11,7 +11,7 @@ import type { CrlWorkerReply, CrlWorkerRequest } from "./crl-worker-protocol.ts"
 const port = parentPort;
 if (!port) throw new Error("crl-worker.ts runs only as a worker thread");
 
-port.on("message", async (request: CrlWorkerRequest) => {
+async function answer(request: CrlWorkerRequest): Promise<void> {
   let reply: CrlWorkerReply;
   let transfer: ArrayBuffer[] = [];
   try {
@@ -23,5 +23,8 @@ port.on("message", async (request: CrlWorkerRequest) => {
     else if (error instanceof TypeError) reply = { id: request.id, ok: false, kind: "type", message: error.message };
     else reply = { id: request.id, ok: false, kind: "internal", message: error instanceof Error ? error.message : String(error) };
   }
-  port.postMessage(reply, transfer);
-});
+  port!.postMessage(reply, transfer);
+}
+
+// answer() catches every failure of the work itself; a failure to post the reply ends the worker, which the loader reports.
+port.on("message", (request: CrlWorkerRequest) => void answer(request));

@@ -1,5 +1,4 @@
-import type { OidcRepository, SessionRow } from "../../../storage/oidc-repository.ts";
-import type { OneTimeRecords } from "../../../storage/one-time-records.ts";
+import type { OneTimeStore } from "../../single-use.ts";
 import type { Clock } from "../../clock.ts";
 import { acrForMethods, methodsToReach, reachableAcrs, type AcrPolicy, type AuthMethod } from "../acr.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
@@ -8,10 +7,12 @@ import type { OidcClient } from "../client.ts";
 import { decideAuthorization, type DecisionOutcome } from "../decision-flow.ts";
 import { alreadyGranted, applyGrantAction } from "../grants/index.ts";
 import { OAuthError } from "../oauth-error.ts";
-import type { OidcUserRow, OidcUsers } from "../users.ts";
+import type { GrantRow, OidcUserRow, SessionRow } from "../model.ts";
+import type { ClientLookup, GrantStore, InteractionStore, SessionStore } from "../stores.ts";
+import type { OidcUsers } from "../users.ts";
 import type { InteractionState } from "./interaction-state.ts";
 import { errorRedirect, redirectTo } from "./redirects.ts";
-import { randomToken, sha256Hex } from "./tokens.ts";
+import { randomToken, sha256Hex } from "./secrets.ts";
 
 export interface FlowSettings {
   issuer: string;
@@ -48,8 +49,9 @@ export interface LoadedInteraction {
   user: OidcUserRow | undefined;
 }
 
-export class InteractionNotFound extends Error {
-  override name = "InteractionNotFound";
+/** An interaction that cannot continue here: the browser is sent back to the application to start again. */
+function interactionNotFound(why: string): OAuthError {
+  return new OAuthError("invalid_request", `${why}. Return to the application and start again.`);
 }
 
 /**
@@ -59,10 +61,10 @@ export class InteractionNotFound extends Error {
  */
 export class AuthorizationFlow {
   constructor(
-    private readonly repository: OidcRepository,
+    private readonly repository: SessionStore & InteractionStore & GrantStore,
     private readonly users: OidcUsers,
-    private readonly clients: { find(clientId: string): Promise<OidcClient | undefined> },
-    private readonly codes: OneTimeRecords,
+    private readonly clients: ClientLookup,
+    private readonly codes: OneTimeStore,
     private readonly settings: FlowSettings,
     private readonly clock: Clock,
   ) {}
@@ -86,11 +88,11 @@ export class AuthorizationFlow {
   async load(id: string, browserId: string | undefined): Promise<LoadedInteraction> {
     const row = id ? await this.repository.findInteraction(sha256Hex(id), this.clock()) : undefined;
     if (!row || !browserId || row.browserHash !== sha256Hex(browserId)) {
-      throw new InteractionNotFound("this sign-in request has expired or belongs to another browser");
+      throw interactionNotFound("this sign-in request has expired or belongs to another browser");
     }
     const state = row.state as InteractionState;
     const client = await this.clients.find(state.clientId);
-    if (!client) throw new InteractionNotFound("the application of this sign-in request is no longer registered");
+    if (!client) throw interactionNotFound("the application of this sign-in request is no longer registered");
     const user = state.userId ? await this.users.find(state.userId) : undefined;
     return { id, state, client, user };
   }
@@ -218,10 +220,10 @@ export class AuthorizationFlow {
     request: AuthorizationRequest,
     session: SessionRow,
     user: OidcUserRow,
-    existing: Awaited<ReturnType<OidcRepository["findGrant"]>>,
+    existing: GrantRow | undefined,
   ): Promise<Step> {
     // Deleting the interaction is the single-use gate: a double submit issues one code.
-    if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw new InteractionNotFound("this sign-in request was already completed");
+    if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw interactionNotFound("this sign-in request was already completed");
     const now = this.clock();
     const requested = { scopes: request.scopes, authorizationDetails: request.authorizationDetails };
     const action = request.grantManagementAction;

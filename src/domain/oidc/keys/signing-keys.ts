@@ -1,5 +1,6 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
-import type { SigningKeyRow, SigningKeysRepository } from "../../../storage/signing-keys-repository.ts";
+import type { SigningKeyRow } from "../model.ts";
+import type { SigningKeyStore } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import { open, seal } from "../../credentials/secret-box.ts";
 
@@ -68,7 +69,7 @@ export class SigningKeys {
   private loading: Promise<ActiveSigningKey> | undefined;
 
   constructor(
-    private readonly repository: SigningKeysRepository,
+    private readonly repository: SigningKeyStore,
     private readonly secretKey: Buffer,
     private readonly clock: Clock,
     options: SigningKeysOptions = {},

@@ -1,9 +1,11 @@
-import type { OidcRepository } from "../../../storage/oidc-repository.ts";
-import type { TokenRow, TokensRepository } from "../../../storage/tokens-repository.ts";
+import type { TokenRow } from "../model.ts";
+import type { GrantStore, TokenStore } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import type { OidcClient } from "../client.ts";
-import { sha256Hex } from "../flow/tokens.ts";
+import { sha256Hex } from "../flow/secrets.ts";
 import { requestCovered } from "../grants/coverage.ts";
+import type { RawParameters } from "../parameters.ts";
+import { readPresentedToken } from "./token-request.ts";
 
 /** Introspection answer (RFC 7662 §2.2). */
 export type Introspection =
@@ -30,8 +32,8 @@ export type Introspection =
  */
 export class TokenAdministration {
   constructor(
-    private readonly tokens: TokensRepository,
-    private readonly oidc: OidcRepository,
+    private readonly tokens: TokenStore,
+    private readonly grants: Pick<GrantStore, "findGrant">,
     private readonly issuer: string,
     private readonly clock: Clock,
   ) {}
@@ -44,8 +46,8 @@ export class TokenAdministration {
   }
 
   /** RFC 7009: revokes a token of this client; unknown or foreign tokens are ignored (the answer is the same). */
-  async revoke(client: OidcClient, value: string): Promise<void> {
-    const row = await this.tokens.find(sha256Hex(value));
+  async revoke(client: OidcClient, form: RawParameters): Promise<void> {
+    const row = await this.tokens.find(sha256Hex(readPresentedToken(form)));
     if (!row || row.clientId !== client.clientId) return;
     const now = this.clock();
     // Revoking a refresh token ends everything issued from the same code (RFC 7009 §2.1 allows it and it is the safe reading).
@@ -53,8 +55,8 @@ export class TokenAdministration {
   }
 
   /** RFC 7662: a client may introspect only its own tokens; anything else is simply inactive. */
-  async introspect(client: OidcClient, value: string): Promise<Introspection> {
-    const row = await this.tokens.find(sha256Hex(value));
+  async introspect(client: OidcClient, form: RawParameters): Promise<Introspection> {
+    const row = await this.tokens.find(sha256Hex(readPresentedToken(form)));
     if (!row || row.clientId !== client.clientId || !(await this.live(row))) return { active: false };
     if (row.kind === "refresh" && row.consumedAt !== null) return { active: false };
     return {
@@ -73,7 +75,7 @@ export class TokenAdministration {
 
   private async live(row: TokenRow): Promise<boolean> {
     if (row.revokedAt !== null || row.expiresAt <= this.clock()) return false;
-    const grant = await this.oidc.findGrant(row.grantId);
+    const grant = await this.grants.findGrant(row.grantId);
     // Revoked, or replaced with fewer rights than the token carries: either way it stops.
     return grant !== undefined && requestCovered(grant, row);
   }

@@ -1,16 +1,18 @@
-import type { OidcRepository } from "../../../storage/oidc-repository.ts";
-import type { OneTimeRecords } from "../../../storage/one-time-records.ts";
-import type { TokenRow, TokensRepository } from "../../../storage/tokens-repository.ts";
+import type { OneTimeStore } from "../../single-use.ts";
+import type { TokenRow } from "../model.ts";
+import type { GrantStore, TokenStore } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { OidcClient } from "../client.ts";
 import type { AuthorizationCodePayload } from "../flow/authorization-flow.ts";
-import { randomToken, sha256Hex } from "../flow/tokens.ts";
+import { randomToken, sha256Hex } from "../flow/secrets.ts";
 import { requestCovered } from "../grants/coverage.ts";
 import { signIdToken } from "../keys/id-token.ts";
 import type { SigningKeys } from "../keys/signing-keys.ts";
+import type { RawParameters } from "../parameters.ts";
 import { pkceMatches } from "./pkce.ts";
-import { TokenError } from "./token-error.ts";
+import { readTokenRequest } from "./token-request.ts";
+import { OAuthError } from "../oauth-error.ts";
 
 /** One-time record kind marking a family whose code or refresh token was presented again after use. */
 export const replayedFamilyKind = "replayed_family";
@@ -47,43 +49,49 @@ type Authorization = Pick<TokenRow, "family" | "clientId" | "userId" | "grantId"
  */
 export class TokenService {
   constructor(
-    private readonly codes: OneTimeRecords,
-    private readonly tokens: TokensRepository,
-    private readonly oidc: OidcRepository,
+    private readonly codes: OneTimeStore,
+    private readonly tokens: TokenStore,
+    private readonly grants: Pick<GrantStore, "findGrant">,
     private readonly keys: SigningKeys,
     private readonly settings: TokenSettings,
     private readonly clock: Clock,
   ) {}
 
+  /** The token endpoint: the grant the request names, for a client registered for it. */
+  grant(client: OidcClient, form: RawParameters): Promise<TokenResponse> {
+    const { grantType, params } = readTokenRequest(client, form);
+    return grantType === "authorization_code" ? this.exchangeCode(client, params) : this.refresh(client, params);
+  }
+
   async exchangeCode(client: OidcClient, params: Map<string, string>): Promise<TokenResponse> {
     const code = params.get("code");
-    if (!code) throw new TokenError("invalid_request", "code is required");
+    if (!code) throw new OAuthError("invalid_request", "code is required");
     const redirectUri = params.get("redirect_uri");
-    if (!redirectUri) throw new TokenError("invalid_request", "redirect_uri is required");
+    if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required");
     const family = sha256Hex(code);
     const now = this.clock();
     const result = await this.codes.consume("authorization_code", family, now, client.clientId);
     if (!result.ok) {
       if (result.reason === "consumed") {
         await this.revokeReplayed(family, client, now);
-        throw new TokenError("invalid_grant", "the authorization code was already used; the tokens issued for it are revoked");
+        throw new OAuthError("invalid_grant", "the authorization code was already used; the tokens issued for it are revoked");
       }
-      throw new TokenError("invalid_grant", result.reason === "expired" ? "the authorization code has expired" : "the authorization code is not valid");
+      throw new OAuthError("invalid_grant", result.reason === "expired" ? "the authorization code has expired" : "the authorization code is not valid");
     }
     const payload = result.record.payload as AuthorizationCodePayload;
-    if (payload.redirectUri !== redirectUri) throw new TokenError("invalid_grant", "redirect_uri does not match the authorization request");
+    if (payload.redirectUri !== redirectUri) throw new OAuthError("invalid_grant", "redirect_uri does not match the authorization request");
     const verifier = params.get("code_verifier");
     if (payload.codeChallenge) {
-      if (!verifier) throw new TokenError("invalid_grant", "code_verifier is required for this code");
-      if (!pkceMatches(verifier, payload.codeChallenge)) throw new TokenError("invalid_grant", "code_verifier does not match the code_challenge");
+      if (!verifier) throw new OAuthError("invalid_grant", "code_verifier is required for this code");
+      if (!pkceMatches(verifier, payload.codeChallenge)) throw new OAuthError("invalid_grant", "code_verifier does not match the code_challenge");
     } else if (verifier !== undefined) {
-      throw new TokenError("invalid_grant", "code_verifier sent for a code issued without code_challenge");
+      throw new OAuthError("invalid_grant", "code_verifier sent for a code issued without code_challenge");
     } else if (client.type === "public") {
-      throw new TokenError("invalid_grant", "public clients must use PKCE");
+      throw new OAuthError("invalid_grant", "public clients must use PKCE");
     }
-    const grant = await this.oidc.findGrant(payload.grantId);
-    if (!grant) throw new TokenError("invalid_grant", "the grant behind this code was revoked");
-    if (!requestCovered(grant, payload)) throw new TokenError("invalid_grant", "the grant behind this code was since replaced with fewer rights");
+    const grant = await this.grants.findGrant(payload.grantId);
+    if (!grant) throw new OAuthError("invalid_grant", "the grant behind this code was revoked");
+    if (!requestCovered(grant, payload)) throw new OAuthError("invalid_grant", "the grant behind this code was since replaced with fewer rights");
     const response = await this.issue(
       client,
       {
@@ -106,7 +114,7 @@ export class TokenService {
 
   async refresh(client: OidcClient, params: Map<string, string>): Promise<TokenResponse> {
     const presented = params.get("refresh_token");
-    if (!presented) throw new TokenError("invalid_request", "refresh_token is required");
+    if (!presented) throw new OAuthError("invalid_request", "refresh_token is required");
     const hash = sha256Hex(presented);
     const now = this.clock();
     const requested = params.get("scope");
@@ -121,15 +129,15 @@ export class TokenService {
       const known = await this.tokens.find(hash);
       if (known && known.kind === "refresh" && known.clientId === client.clientId && known.consumedAt !== null) {
         await this.revokeReplayed(known.family, client, now);
-        throw new TokenError("invalid_grant", "the refresh token was already used; its whole family is revoked");
+        throw new OAuthError("invalid_grant", "the refresh token was already used; its whole family is revoked");
       }
-      throw new TokenError("invalid_grant", "the refresh token is not valid");
+      throw new OAuthError("invalid_grant", "the refresh token is not valid");
     }
-    const grant = await this.oidc.findGrant(used.grantId);
-    if (!grant) throw new TokenError("invalid_grant", "the grant behind this refresh token was revoked");
+    const grant = await this.grants.findGrant(used.grantId);
+    if (!grant) throw new OAuthError("invalid_grant", "the grant behind this refresh token was revoked");
     // A grant replaced with fewer rights ends the tokens it no longer covers (Grant Management "replace").
     if (!requestCovered(grant, used)) {
-      throw new TokenError("invalid_grant", "the grant behind this refresh token was replaced with fewer rights; authorize again");
+      throw new OAuthError("invalid_grant", "the grant behind this refresh token was replaced with fewer rights; authorize again");
     }
     const scopes = requested === undefined ? used.scopes : refreshScopes(requested, used.scopes);
     // RFC 6749 §6: the new refresh token keeps the scope of the one presented; only the access token is narrowed.
@@ -152,7 +160,7 @@ export class TokenService {
   private async failIfReplayedMeanwhile(family: string, now: number, description: string): Promise<void> {
     if (!(await this.codes.find(replayedFamilyKind, family))) return;
     await this.tokens.revoke({ family }, now);
-    throw new TokenError("invalid_grant", description);
+    throw new OAuthError("invalid_grant", description);
   }
 
   private async issue(client: OidcClient, a: Authorization, now: number, refreshScopes: string[] = a.scopes): Promise<TokenResponse> {
@@ -222,8 +230,8 @@ export class TokenService {
  */
 function refreshScopes(requested: string, held: readonly string[] | undefined): string[] {
   const scopes = [...new Set(requested.split(" ").filter(Boolean))];
-  if (scopes.length === 0) throw new TokenError("invalid_scope", "scope must name at least one scope");
+  if (scopes.length === 0) throw new OAuthError("invalid_scope", "scope must name at least one scope");
   const extra = held && scopes.find((s) => !held.includes(s));
-  if (extra) throw new TokenError("invalid_scope", `scope ${extra} was not granted`);
+  if (extra) throw new OAuthError("invalid_scope", `scope ${extra} was not granted`);
   return scopes;
 }

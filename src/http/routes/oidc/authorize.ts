@@ -1,12 +1,11 @@
 import express, { type Request, type Response, type Router } from "express";
-import { AuthorizationError, resolveAuthorizationRequest } from "../../../domain/oidc/authorization-endpoint.ts";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
-import { errorRedirect } from "../../../domain/oidc/flow/redirects.ts";
-import { randomToken } from "../../../domain/oidc/flow/tokens.ts";
+import { resolveAuthorizationRequest } from "../../../domain/oidc/authorization-endpoint.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
+import { randomToken } from "../../../domain/oidc/flow/secrets.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { cookieNames, readCookie, setCookie, type CookieNames } from "../../cookies.ts";
+import { authorizationErrorPages } from "../../middleware/errors.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
-import { renderAuthorizationErrorPage } from "../../pages/error-page.ts";
 import { sendStep } from "./steps.ts";
 
 const browserCookieMaxAge = 365 * 24 * 3600;
@@ -24,26 +23,16 @@ export function browserId(req: Request, res: Response, cookies: CookieNames): st
 export function registerAuthorizeRoute(router: Router, oidc: Oidc, limitBytes: number): void {
   const cookies = cookieNames(oidc.issuer);
   const handle = async (req: Request, res: Response, raw: RawParameters) => {
-    let resolved;
-    try {
-      resolved = await resolveAuthorizationRequest(raw, { find: (id) => oidc.clients.find(id) }, oidc.pushed);
-    } catch (error) {
-      if (!(error instanceof AuthorizationError)) throw error;
-      const { error: e, redirectUri, state } = error;
-      if (e.redirectable && redirectUri) {
-        res.redirect(303, errorRedirect(redirectUri, oidc.issuer, e.error, e.description, state));
-      } else {
-        res.status(400).type("html").send(renderAuthorizationErrorPage({ error: e.error, description: e.description }));
-      }
-      return;
-    }
+    // An OAuthError leaves through the error middleware: redirected when it carries the matched redirect_uri, else a page.
+    const resolved = await resolveAuthorizationRequest(raw, oidc.clients, oidc.pushed);
     const step = await oidc.flow.start(resolved.client, resolved.request, browserId(req, res, cookies), readCookie(req, cookies.session));
     sendStep(res, step);
   };
-  router.get("/api/oidc/v1/authorize", pageHeaders, (req, res) => handle(req, res, req.query as RawParameters));
+  router.get("/api/oidc/v1/authorize", pageHeaders, authorizationErrorPages, (req, res) => handle(req, res, req.query as RawParameters));
   router.post(
     "/api/oidc/v1/authorize",
     pageHeaders,
+    authorizationErrorPages,
     express.urlencoded({ extended: false, limit: limitBytes, parameterLimit: 100 }),
     (req, res) => handle(req, res, (req.body ?? {}) as RawParameters),
   );

@@ -1,5 +1,5 @@
 import type { Response, Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { clientAssertionAlgorithms } from "../../../domain/oidc/client-authentication.ts";
 
 /** OpenID Connect Discovery 1.0 and RFC 8414 metadata (the same document), and the JWKS. */

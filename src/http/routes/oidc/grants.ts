@@ -1,30 +1,19 @@
 import type { Request, Response, Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
-import type { GrantRow } from "../../../storage/oidc-repository.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { requireAccessToken } from "./bearer.ts";
 
 /**
  * Grant Management API (OpenID Grant Management draft §6): GET returns a
  * grant's scopes and authorization_details, DELETE revokes it with every token
  * issued under it. The caller is the owning client, proven by an access token
- * issued to it; another client's grant answers 404 like an unknown one.
+ * issued to it.
  */
 export function registerGrantRoutes(router: Router, oidc: Oidc): void {
-  /** The grant of the path, if the caller's client owns it; otherwise the answer (401 or 404) is sent. */
-  async function ownedGrant(req: Request<{ grantId: string }>, res: Response): Promise<GrantRow | undefined> {
-    const token = await requireAccessToken(oidc, req, res);
-    if (!token) return undefined;
-    const grant = await oidc.grants.find(req.params.grantId);
-    if (!grant || grant.clientId !== token.clientId) {
-      res.status(404).json({ error: "invalid_grant_id", error_description: "no such grant for this client" });
-      return undefined;
-    }
-    return grant;
-  }
+  const ownedGrant = async (req: Request<{ grantId: string }>, res: Response) =>
+    oidc.grants.owned(req.params.grantId, (await requireAccessToken(oidc, req, res)).clientId);
 
   router.get("/api/oidc/v1/grants/:grantId", async (req, res) => {
     const grant = await ownedGrant(req, res);
-    if (!grant) return;
     res.json({
       scopes: [{ scope: grant.scopes.join(" ") }],
       ...(grant.authorizationDetails.length ? { authorization_details: grant.authorizationDetails } : {}),
@@ -32,7 +21,6 @@ export function registerGrantRoutes(router: Router, oidc: Oidc): void {
   });
   router.delete("/api/oidc/v1/grants/:grantId", async (req, res) => {
     const grant = await ownedGrant(req, res);
-    if (!grant) return;
     await oidc.grants.revoke(grant.id);
     res.status(204).end();
   });

@@ -1,9 +1,9 @@
 import express, { type Request, type Response, type Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
-import { InteractionNotFound, type LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
-import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/tokens.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
+import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
+import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/secrets.ts";
+import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
-import { HttpError } from "../../errors.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
 import { renderConsentPage } from "../../pages/consent.ts";
 import { renderLoginPage } from "../../pages/login.ts";
@@ -24,19 +24,14 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
   const interactionId = (req: Request) => (typeof req.query.interaction === "string" ? req.query.interaction : "");
   const action = (page: string, id: string) => `/auth/${page}?interaction=${encodeURIComponent(id)}`;
 
-  async function load(req: Request): Promise<LoadedInteraction> {
-    try {
-      return await oidc.flow.load(interactionId(req), readCookie(req, cookies.browser));
-    } catch (error) {
-      if (error instanceof InteractionNotFound) throw new HttpError(400, "invalid_request", `${error.message}. Return to the application and start again.`);
-      throw error;
-    }
-  }
+  const load = (req: Request): Promise<LoadedInteraction> => oidc.flow.load(interactionId(req), readCookie(req, cookies.browser));
 
   function requireCsrf(req: Request, interaction: LoadedInteraction): void {
     const body = req.body as Record<string, unknown> | undefined;
     if (!csrfTokenMatches(oidc.secretKey, interaction.id, body?.csrf)) {
-      throw new HttpError(403, "invalid_request", "the form has expired or did not come from this site. Go back, reload the page and try again.");
+      throw new OAuthError("invalid_request", "the form has expired or did not come from this site. Go back, reload the page and try again.", {
+        status: 403,
+      });
     }
   }
 
@@ -154,7 +149,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const interaction = await load(req);
     requireCsrf(req, interaction);
     const decision = (req.body as Record<string, unknown>).decision;
-    if (decision !== "allow" && decision !== "deny") throw new HttpError(400, "invalid_request", "choose Allow or Deny");
+    if (decision !== "allow" && decision !== "deny") throw new OAuthError("invalid_request", "choose Allow or Deny");
     sendStep(res, await oidc.flow.consent(interaction, decision, browser(req), session(req)));
   });
 }

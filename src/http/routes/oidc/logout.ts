@@ -1,12 +1,11 @@
 import express, { type Request, type Response, type Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
-import { csrfToken, csrfTokenMatches, sha256Hex } from "../../../domain/oidc/flow/tokens.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
+import { csrfToken, csrfTokenMatches, sha256Hex } from "../../../domain/oidc/flow/secrets.ts";
 import { resolveLogoutRequest, type LogoutRequest } from "../../../domain/oidc/logout.ts";
-import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { clearCookie, cookieNames, readCookie } from "../../cookies.ts";
+import { authorizationErrorPages } from "../../middleware/errors.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
-import { renderAuthorizationErrorPage } from "../../pages/error-page.ts";
 import { renderLogoutPage, renderSignedOutPage } from "../../pages/logout.ts";
 
 /**
@@ -23,17 +22,11 @@ import { renderLogoutPage, renderSignedOutPage } from "../../pages/logout.ts";
 export function registerLogoutRoute(router: Router, oidc: Oidc): void {
   const cookies = cookieNames(oidc.issuer);
   const resolve = (raw: RawParameters) =>
-    resolveLogoutRequest(raw, { issuer: oidc.issuer, keys: oidc.signingKeys, findClient: (id) => oidc.clients.findClient(id) });
+    resolveLogoutRequest(raw, { issuer: oidc.issuer, keys: oidc.signingKeys, clients: oidc.clients });
 
   async function handle(req: Request, res: Response, raw: RawParameters) {
-    let request: LogoutRequest;
-    try {
-      request = await resolve(raw);
-    } catch (error) {
-      if (!(error instanceof OAuthError)) throw error;
-      res.status(400).type("html").send(renderAuthorizationErrorPage({ error: error.error, description: error.description }));
-      return;
-    }
+    // An invalid request is never redirected (the target is what is being checked): the error middleware shows a page.
+    const request = await resolve(raw);
     const sessionId = readCookie(req, cookies.session);
     const confirming = req.method === "POST" && raw.confirm === "yes";
     if (!sessionId) {
@@ -77,8 +70,8 @@ export function registerLogoutRoute(router: Router, oidc: Oidc): void {
     res.redirect(303, target.toString());
   }
 
-  router.get("/auth/logout", pageHeaders, (req, res) => handle(req, res, req.query as RawParameters));
-  router.post("/auth/logout", pageHeaders, express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 }), (req, res) =>
+  router.get("/auth/logout", pageHeaders, authorizationErrorPages, (req, res) => handle(req, res, req.query as RawParameters));
+  router.post("/auth/logout", pageHeaders, authorizationErrorPages, express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 }), (req, res) =>
     handle(req, res, (req.body ?? {}) as RawParameters),
   );
 }

@@ -1,5 +1,5 @@
 import type { Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { clientEndpoint } from "./client-endpoint.ts";
 
 /**

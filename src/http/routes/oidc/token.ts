@@ -1,28 +1,13 @@
 import type { Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
-import { singleValues } from "../../../domain/oidc/parameters.ts";
-import { TokenError } from "../../../domain/oidc/tokens/token-error.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { clientEndpoint } from "./client-endpoint.ts";
-import { grantTypes, type GrantType } from "../../../domain/oidc/client.ts";
-
-const isGrantType = (value: string): value is GrantType => (grantTypes as readonly string[]).includes(value);
-
-const tokenParameters = ["grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope"] as const;
 
 /** POST /api/oidc/v1/token: authorization_code (with PKCE) and refresh_token grants. */
 export function registerTokenRoute(router: Router, oidc: Oidc, limitBytes: number): void {
   router.post(
     "/api/oidc/v1/token",
     ...clientEndpoint(oidc, { limitBytes, allowPublicClients: true }, async (client, form, _req, res) => {
-      // A repeated parameter is an OAuthError invalid_request, answered by clientEndpoint like a TokenError.
-      const params = singleValues(form, tokenParameters, false);
-      const grantType = params.get("grant_type");
-      if (!grantType) throw new TokenError("invalid_request", "grant_type is required");
-      if (!isGrantType(grantType)) throw new TokenError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
-      if (!client.grantTypes.includes(grantType)) {
-        throw new TokenError("unauthorized_client", `this client is not registered for grant_type ${grantType}`);
-      }
-      res.json(grantType === "authorization_code" ? await oidc.tokens.exchangeCode(client, params) : await oidc.tokens.refresh(client, params));
+      res.json(await oidc.tokens.grant(client, form));
     }),
   );
 }

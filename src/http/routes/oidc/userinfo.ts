@@ -1,24 +1,20 @@
 import type { Request, Response, Router } from "express";
-import type { Oidc } from "../../../domain/oidc/compose.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
+import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { requireAccessToken } from "./bearer.ts";
 
 /** OIDC Core 5.3: claims of the token's user, by granted scope (profile: name; email: email). */
 export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
   const handle = async (req: Request, res: Response) => {
     const token = await requireAccessToken(oidc, req, res);
-    if (!token) return;
     if (!token.scopes.includes("openid")) {
-      res.set("WWW-Authenticate", 'Bearer realm="shomei", error="insufficient_scope", scope="openid"').status(403).json({
-        error: "insufficient_scope",
-        error_description: "the access token was not issued with the openid scope",
+      throw new OAuthError("insufficient_scope", "the access token was not issued with the openid scope", {
+        status: 403,
+        wwwAuthenticate: 'Bearer realm="shomei", error="insufficient_scope", scope="openid"',
       });
-      return;
     }
     const user = await oidc.users.find(token.userId);
-    if (!user) {
-      res.status(401).set("WWW-Authenticate", 'Bearer realm="shomei", error="invalid_token"').json({ error: "invalid_token" });
-      return;
-    }
+    if (!user) throw new OAuthError("invalid_token", "", { status: 401, wwwAuthenticate: 'Bearer realm="shomei", error="invalid_token"' });
     res.json({
       sub: user.id,
       ...(token.scopes.includes("profile") ? { name: user.name ?? undefined, preferred_username: user.login } : {}),

@@ -1,45 +1,50 @@
 import path from "node:path";
 import type { Config } from "../config/schema.ts";
-import { loadOrCreateKeyFile } from "./credentials/key-file.ts";
+import { loadOrCreateKeyFile } from "../domain/credentials/key-file.ts";
 import { AccountsRepository } from "../storage/accounts-repository.ts";
 import { CertificatesRepository } from "../storage/certificates-repository.ts";
 import type { Database } from "../storage/database.ts";
 import { MockRepository } from "../storage/mock-repository.ts";
-import { Accounts } from "./accounts/accounts.ts";
-import { BatchStatusChecks } from "./certificates/batch-checks.ts";
-import type { StoredCertificate } from "./certificates/model.ts";
-import type { RevocationSource } from "./certificates/revocation-source.ts";
-import { CertificateStatusChecks } from "./certificates/status-checks.ts";
-import { UnconfiguredSource } from "./certificates/unconfigured-source.ts";
-import { systemClock, type Clock } from "./clock.ts";
-import { MockEnvironment } from "./mock/mock-environment.ts";
-import { MockRevocationSource } from "./mock/mock-revocation-source.ts";
-import { createOidc, type Oidc } from "./oidc/compose.ts";
-import { noLinkSource } from "./certificates/link-source.ts";
-import { CertificateRegistry } from "./certificates/registry.ts";
-import { MockLinkSource } from "./mock/mock-link-source.ts";
-import type { TrustAnchor } from "./trust/trust-anchor.ts";
-import { TrustAnchorSet } from "./trust/trust-anchor-set.ts";
-import { loadTrustAnchorsFile } from "./trust/trust-anchors-file.ts";
-import { ContentBox } from "./verification/content-box.ts";
-import { Verifications } from "./verification/verifications.ts";
+import { Accounts } from "../domain/accounts/accounts.ts";
+import { BatchStatusChecks } from "../domain/certificates/batch-checks.ts";
+import type { StoredCertificate } from "../domain/certificates/model.ts";
+import type { RevocationSource } from "../domain/certificates/revocation-source.ts";
+import { CertificateStatusChecks } from "../domain/certificates/status-checks.ts";
+import { UnconfiguredSource } from "../domain/certificates/unconfigured-source.ts";
+import { systemClock, type Clock } from "../domain/clock.ts";
+import { MockEnvironment } from "../domain/mock/mock-environment.ts";
+import { MockRevocationSource } from "../domain/mock/mock-revocation-source.ts";
+import { createOidc } from "./compose-oidc.ts";
+import type { Oidc } from "../domain/oidc/provider.ts";
+import { noLinkSource } from "../domain/certificates/link-source.ts";
+import { CertificateRegistry } from "../domain/certificates/registry.ts";
+import { MockLinkSource } from "../domain/mock/mock-link-source.ts";
+import type { TrustAnchor } from "../domain/trust/trust-anchor.ts";
+import { TrustAnchorSet } from "../domain/trust/trust-anchor-set.ts";
+import { loadTrustAnchorsFile } from "../domain/trust/trust-anchors-file.ts";
+import { ContentBox } from "../domain/verification/content-box.ts";
+import { Verifications } from "../domain/verification/verifications.ts";
 import { VerificationsRepository } from "../storage/verifications-repository.ts";
-import { ExpiredRowsSweeper } from "./maintenance/expired-rows-sweeper.ts";
+import { ExpiredRowsSweeper } from "../domain/maintenance/expired-rows-sweeper.ts";
 import { ExpiredRowsRepository } from "../storage/expired-rows-repository.ts";
 import { OneTimeRecords } from "../storage/one-time-records.ts";
 import { CrlListsRepository } from "../storage/crl-lists-repository.ts";
-import { CrlLists, type CrlIssuer, type RefreshReport } from "./certificates/crl/crl-lists.ts";
-import { CrlRevocationSource } from "./certificates/crl/crl-revocation-source.ts";
-import { fetchCrl } from "./certificates/crl/fetch-crl.ts";
-import { loadCrl } from "./certificates/crl/load-crl.ts";
-import type { CrlLoader } from "./certificates/crl/verified-crl.ts";
+import { CrlLists, type CrlIssuer, type RefreshReport } from "../domain/certificates/crl/crl-lists.ts";
+import { CrlRevocationSource } from "../domain/certificates/crl/crl-revocation-source.ts";
+import { fetchCrl } from "../domain/certificates/crl/fetch-crl.ts";
+import { loadCrl } from "../domain/certificates/crl/load-crl.ts";
+import type { CrlLoader } from "../domain/certificates/crl/verified-crl.ts";
 import { OcspResponsesRepository } from "../storage/ocsp-responses-repository.ts";
-import { fetchOcsp, type OcspFetcher } from "./certificates/ocsp/fetch-ocsp.ts";
-import { OcspResponses, type OcspFetchReport, type OcspIssuer } from "./certificates/ocsp/ocsp-responses.ts";
-import { OcspRevocationSource } from "./certificates/ocsp/ocsp-revocation-source.ts";
-import { MethodSelectingSource } from "./certificates/method-selecting-source.ts";
+import { fetchOcsp, type OcspFetcher } from "../domain/certificates/ocsp/fetch-ocsp.ts";
+import { OcspResponses, type OcspFetchReport, type OcspIssuer } from "../domain/certificates/ocsp/ocsp-responses.ts";
+import { OcspRevocationSource } from "../domain/certificates/ocsp/ocsp-revocation-source.ts";
+import { MethodSelectingSource } from "../domain/certificates/method-selecting-source.ts";
 
-/** Every domain service, wired to its repositories. Transports and the CLI take what they need from here. */
+/**
+ * The composition root: every domain service, wired to the repositories that
+ * implement its stores. The server, the CLI and the tests build from here;
+ * transports and the CLI take what they need.
+ */
 export interface Domain {
   accounts: Accounts;
   statusChecks: CertificateStatusChecks;

@@ -1,5 +1,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
+/*
+ * The provider's secret values and what is kept of them: random ids and codes,
+ * their SHA-256 (stored in their place), and CSRF tokens derived from the server key.
+ * (Token issuance is domain/oidc/tokens/.)
+ */
+
 /** 256 random bits, base64url: session ids, interaction ids, codes. */
 export function randomToken(): string {
   return randomBytes(32).toString("base64url");

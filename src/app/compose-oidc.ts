@@ -1,0 +1,87 @@
+import type { Config } from "../config/schema.ts";
+import { ClientsRepository } from "../storage/clients-repository.ts";
+import type { Database } from "../storage/database.ts";
+import { OidcRepository } from "../storage/oidc-repository.ts";
+import { OneTimeRecords } from "../storage/one-time-records.ts";
+import { SigningKeysRepository } from "../storage/signing-keys-repository.ts";
+import { TokensRepository } from "../storage/tokens-repository.ts";
+import type { Clock } from "../domain/clock.ts";
+import { LoginThrottle } from "../domain/credentials/login-throttle.ts";
+import { LoginAttemptsRepository } from "../storage/login-attempts-repository.ts";
+import { defaultAcrPolicy } from "../domain/oidc/acr.ts";
+import { ClientAuthenticator } from "../domain/oidc/client-authentication.ts";
+import type { Oidc, OidcEndpoints } from "../domain/oidc/provider.ts";
+import { AuthorizationFlow } from "../domain/oidc/flow/authorization-flow.ts";
+import { SigningKeys } from "../domain/oidc/keys/signing-keys.ts";
+import { TokenAdministration } from "../domain/oidc/tokens/token-administration.ts";
+import { TokenService } from "../domain/oidc/tokens/token-service.ts";
+import { PushedRequests } from "../domain/oidc/pushed-requests.ts";
+import { SignIn } from "../domain/oidc/sign-in.ts";
+import { OidcUsers } from "../domain/oidc/users.ts";
+import { ClientGrants } from "../domain/oidc/grants/client-grants.ts";
+
+/** Lifetimes of what the token endpoint issues. */
+export const tokenLifetimes = {
+  accessTokenLifetimeSeconds: 3600,
+  refreshTokenLifetimeSeconds: 30 * 24 * 3600,
+  idTokenLifetimeSeconds: 3600,
+};
+
+function endpointsOf(issuer: string): OidcEndpoints {
+  const api = `${issuer}/api/oidc/v1`;
+  return {
+    authorization: `${api}/authorize`,
+    par: `${api}/par`,
+    token: `${api}/token`,
+    userinfo: `${api}/userinfo`,
+    jwks: `${api}/jwks`,
+    revocation: `${api}/revoke`,
+    introspection: `${api}/introspect`,
+    grants: `${api}/grants`,
+  };
+}
+
+/** The OpenID Connect provider, wired to its repositories. */
+export function createOidc(config: Config, database: Database, secretKey: Buffer, clock: Clock): Oidc {
+  const issuer = config.baseUrl;
+  const records = new OneTimeRecords(database);
+  const repository = new OidcRepository(database);
+  const clients = new ClientsRepository(database);
+  const users = new OidcUsers(repository, secretKey, clock);
+  const tokensRepository = new TokensRepository(database);
+  const signingKeys = new SigningKeys(new SigningKeysRepository(database), secretKey, clock);
+  return {
+    issuer,
+    policy: defaultAcrPolicy,
+    clients,
+    clientAuthenticator: new ClientAuthenticator(clients, records, clock),
+    pushed: new PushedRequests(records, clock, config.parLifetimeSeconds),
+    users,
+    flow: new AuthorizationFlow(repository, users, clients, records, {
+      issuer,
+      policy: defaultAcrPolicy,
+      interactionLifetimeMs: 30 * 60 * 1000,
+      sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
+      codeLifetimeMs: 60 * 1000,
+    }, clock),
+    signIn: new SignIn(
+      users,
+      new LoginThrottle(new LoginAttemptsRepository(database), secretKey, clock, {
+        maxFailuresPerAccount: config.loginMaxFailuresPerAccount,
+        maxFailuresPerAddress: config.loginMaxFailuresPerAddress,
+        windowMs: config.loginThrottleWindowSeconds * 1000,
+      }),
+    ),
+    secretKey,
+    sessionLifetimeSeconds: config.sessionLifetimeSeconds,
+    tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock),
+    tokenAdministration: new TokenAdministration(tokensRepository, repository, issuer, clock),
+    signingKeys,
+    grants: new ClientGrants(repository, clock),
+    async authorizationDetailsTypes() {
+      const types = new Set((await clients.list()).flatMap((c) => c.allowedAuthorizationDetailsTypes));
+      return [...types].sort();
+    },
+    endpoints: endpointsOf(issuer),
+  };
+}

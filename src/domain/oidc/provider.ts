@@ -1,0 +1,48 @@
+import type { AcrPolicy } from "./acr.ts";
+import type { ClientAuthenticator } from "./client-authentication.ts";
+import type { AuthorizationFlow } from "./flow/authorization-flow.ts";
+import type { ClientGrants } from "./grants/client-grants.ts";
+import type { SigningKeys } from "./keys/signing-keys.ts";
+import type { PushedRequests } from "./pushed-requests.ts";
+import type { SignIn } from "./sign-in.ts";
+import type { ClientStore } from "./stores.ts";
+import type { TokenAdministration } from "./tokens/token-administration.ts";
+import type { TokenService } from "./tokens/token-service.ts";
+import type { OidcUsers } from "./users.ts";
+
+/**
+ * The OpenID Connect provider's services, as the transports see them; built
+ * by the composition root (src/app/compose-oidc.ts).
+ */
+export interface Oidc {
+  issuer: string;
+  policy: AcrPolicy;
+  clients: ClientStore;
+  clientAuthenticator: ClientAuthenticator;
+  pushed: PushedRequests;
+  users: OidcUsers;
+  flow: AuthorizationFlow;
+  /** Password and step-up checks, throttled. */
+  signIn: SignIn;
+  /** Server key: CSRF tokens, sealing TOTP secrets. */
+  secretKey: Buffer;
+  sessionLifetimeSeconds: number;
+  tokens: TokenService;
+  tokenAdministration: TokenAdministration;
+  signingKeys: SigningKeys;
+  grants: ClientGrants;
+  /** Every authorization_details type some registered client may request (for discovery). */
+  authorizationDetailsTypes(): Promise<string[]>;
+  endpoints: OidcEndpoints;
+}
+
+export interface OidcEndpoints {
+  authorization: string;
+  par: string;
+  token: string;
+  userinfo: string;
+  jwks: string;
+  revocation: string;
+  introspection: string;
+  grants: string;
+}

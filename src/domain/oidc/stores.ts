@@ -1,0 +1,69 @@
+import type { OidcClient } from "./client.ts";
+import type { GrantRow, InteractionRow, OidcUserRow, SessionRow, SigningKeyRow, TokenRow, TokenSelection } from "./model.ts";
+
+/**
+ * What the provider's services need from storage, each as narrow as its
+ * users; src/storage implements them. Values are looked up by hash where the
+ * client holds a secret (session ids, interaction ids, tokens).
+ */
+
+/** Finds a registered client by its client_id. */
+export interface ClientLookup {
+  find(clientId: string): Promise<OidcClient | undefined>;
+}
+
+export interface ClientStore extends ClientLookup {
+  list(): Promise<OidcClient[]>;
+  save(client: OidcClient, now: number): Promise<void>;
+  /** Removes the client with its grants and tokens; false when there was none. */
+  delete(clientId: string, now: number): Promise<boolean>;
+}
+
+export interface OidcUserStore {
+  insertUser(user: OidcUserRow): Promise<void>;
+  findUserByLogin(login: string): Promise<OidcUserRow | undefined>;
+  findUser(id: string): Promise<OidcUserRow | undefined>;
+  updateUserSecrets(id: string, values: { passwordHash?: string; totpSecretSealed?: string | null }): Promise<void>;
+  /** Records a used TOTP time step; false when it (or a later one) was used already. */
+  advanceTotpStep(userId: string, step: number): Promise<boolean>;
+}
+
+export interface SessionStore {
+  insertSession(session: SessionRow): Promise<void>;
+  findSession(idHash: string, now: number): Promise<SessionRow | undefined>;
+  updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void>;
+  deleteSession(idHash: string): Promise<void>;
+}
+
+export interface InteractionStore {
+  insertInteraction(interaction: InteractionRow): Promise<void>;
+  findInteraction(idHash: string, now: number): Promise<InteractionRow | undefined>;
+  updateInteraction(idHash: string, state: unknown): Promise<void>;
+  /** True for the one caller that deleted it: the single-use gate of an interaction. */
+  deleteInteraction(idHash: string): Promise<boolean>;
+}
+
+export interface GrantStore {
+  findGrant(id: string): Promise<GrantRow | undefined>;
+  findLatestGrant(userId: string, clientId: string): Promise<GrantRow | undefined>;
+  saveGrant(grant: GrantRow): Promise<void>;
+  /** Revokes the grant and every token issued under it. */
+  revokeGrant(id: string, now: number): Promise<void>;
+}
+
+export interface TokenStore {
+  insert(token: TokenRow): Promise<void>;
+  find(tokenHash: string): Promise<TokenRow | undefined>;
+  /** Marks a live refresh token of this client used, atomically; undefined when it was not live or not this client's. */
+  consumeRefresh(tokenHash: string, clientId: string, now: number): Promise<TokenRow | undefined>;
+  /** Marks the selected live tokens revoked; returns how many. */
+  revoke(selection: TokenSelection, now: number): Promise<number>;
+}
+
+export interface SigningKeyStore {
+  findNewest(): Promise<SigningKeyRow | undefined>;
+  find(kid: string): Promise<SigningKeyRow | undefined>;
+  insertIfAbsent(key: SigningKeyRow): Promise<boolean>;
+  retireOlderThan(generation: number, now: number): Promise<number>;
+  listPublished(retiredAfter: number): Promise<SigningKeyRow[]>;
+}

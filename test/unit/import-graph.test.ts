@@ -1,0 +1,83 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const srcRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../src");
+
+/** Every relative import and re-export of every file under src, type-only ones included: a cycle of types is still a cycle. */
+function importGraph(): Map<string, string[]> {
+  const files = (readdirSync(srcRoot, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts")).map((f) => path.join(srcRoot, f));
+  const specifier = /^\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.{1,2}\/[^"]+)"/gms;
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(file, "utf8");
+    graph.set(file, [...text.matchAll(specifier)].map((m) => path.resolve(path.dirname(file), m[1]!)));
+  }
+  return graph;
+}
+
+/** The strongly connected components with more than one file (Tarjan): each is an import circle. */
+function circles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(path.relative(srcRoot, w));
+      } while (w !== v);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+describe("the import graph of src", () => {
+  const graph = importGraph();
+
+  it("reads the imports: every one into src names a file it found, and there are many", () => {
+    const inSrc = [...graph].flatMap(([file, targets]) => targets.filter((t) => t.startsWith(srcRoot + path.sep)).map((t) => [file, t] as const));
+    expect(inSrc.filter(([, t]) => !graph.has(t)).map(([f, t]) => `${path.relative(srcRoot, f)} -> ${path.relative(srcRoot, t)}`)).toEqual([]);
+    expect(inSrc.length).toBeGreaterThan(500);
+  });
+
+  it("has no import circles", () => {
+    expect(circles(graph)).toEqual([]);
+  });
+
+  it("finds a circle when there is one (the check itself works)", () => {
+    const a = path.join(srcRoot, "a.ts");
+    const b = path.join(srcRoot, "b.ts");
+    expect(circles(new Map([[a, [b]], [b, [a]]]))).toEqual([["a.ts", "b.ts"]]);
+  });
+
+  it("keeps src/domain free of storage, transports and the composition root", () => {
+    const outside = ["storage", "http", "rpc", "server", "app", "cli"].map((folder) => path.join(srcRoot, folder) + path.sep);
+    const domain = path.join(srcRoot, "domain") + path.sep;
+    const offending = [...graph]
+      .filter(([file]) => file.startsWith(domain))
+      .flatMap(([file, targets]) => targets.filter((t) => outside.some((o) => t.startsWith(o))).map((t) => `${path.relative(srcRoot, file)} -> ${path.relative(srcRoot, t)}`));
+    expect(offending).toEqual([]);
+  });
+});
