@@ -80,6 +80,8 @@ export class MockEnvironment {
   ) {}
 
   private responder: Promise<MockOcspSigner> | undefined;
+  /** When the responder certificate held is due for renewal (a month before it expires). */
+  private responderRenewAt = Number.POSITIVE_INFINITY;
 
   private anchor: Promise<TrustAnchor> | undefined;
 
@@ -209,35 +211,34 @@ export class MockEnvironment {
    * month of its year is left.
    */
   ocspResponder(): Promise<MockOcspSigner> {
-    this.responder ??= (async () => {
-      const ca = await this.ca();
-      let material = await this.mock.findAuthority(responderId);
-      const now = this.clock();
-      const expiresAt = material && new x509.X509Certificate(material.certificatePem).notAfter.getTime();
-      if (!material || expiresAt! - now < responderRenewBeforeMs) {
-        const issued = await issueOcspResponderCertificate(ca, new Date(now));
-        if (material) await this.mock.replaceAuthority({ id: responderId, ...issued, createdAt: now });
-        else await this.mock.insertAuthorityIfAbsent({ id: responderId, ...issued, createdAt: now });
-        material = await this.mock.findAuthority(responderId);
-        if (!material) throw new Error("mock OCSP responder was not stored");
-      }
-      const responderDer = new Uint8Array(new x509.X509Certificate(material.certificatePem).rawData);
-      return {
-        ca: new CertificateIdentity(new Uint8Array(new x509.X509Certificate(ca.certificatePem).rawData)),
-        responder: new CertificateIdentity(responderDer),
-        responderDer,
-        responderKey: createPrivateKey(material.privateKeyPem),
-      };
-    })().catch((error: unknown) => {
+    if (this.responder && this.clock() >= this.responderRenewAt) this.responder = undefined;
+    this.responder ??= this.loadResponder().catch((error: unknown) => {
       this.responder = undefined;
       throw error;
     });
-    const held = this.responder;
-    // A responder certificate past renewal time is replaced at the next answer.
-    void held.then((signer) => {
-      if (Date.parse(signer.responder.certificate.validTo) - this.clock() < responderRenewBeforeMs && this.responder === held) this.responder = undefined;
-    }, () => undefined);
-    return held;
+    return this.responder;
+  }
+
+  private async loadResponder(): Promise<MockOcspSigner> {
+    const ca = await this.ca();
+    const now = this.clock();
+    const notAfter = (m: { certificatePem: string }) => new x509.X509Certificate(m.certificatePem).notAfter.getTime();
+    let material = await this.mock.findAuthority(responderId);
+    if (!material || notAfter(material) - now < responderRenewBeforeMs) {
+      const issued = await issueOcspResponderCertificate(ca, new Date(now));
+      if (material) await this.mock.replaceAuthority({ id: responderId, ...issued, createdAt: now });
+      else await this.mock.insertAuthorityIfAbsent({ id: responderId, ...issued, createdAt: now });
+      material = await this.mock.findAuthority(responderId);
+      if (!material) throw new Error("mock OCSP responder was not stored");
+    }
+    this.responderRenewAt = notAfter(material) - responderRenewBeforeMs;
+    const responderDer = new Uint8Array(new x509.X509Certificate(material.certificatePem).rawData);
+    return {
+      ca: new CertificateIdentity(new Uint8Array(new x509.X509Certificate(ca.certificatePem).rawData)),
+      responder: new CertificateIdentity(responderDer),
+      responderDer,
+      responderKey: createPrivateKey(material.privateKeyPem),
+    };
   }
 
   /** The mock OCSP responder's answer (DER OCSPResponse) to a DER OCSPRequest, from the mock state as it is now. */
