@@ -13,7 +13,7 @@ import { CertificateStatusChecks } from "../domain/certificates/status-checks.ts
 import { UnconfiguredSource } from "../domain/certificates/unconfigured-source.ts";
 import { systemClock, type Clock } from "../domain/clock.ts";
 import { MockEnvironment } from "../domain/mock/mock-environment.ts";
-import { MockRevocationSource } from "../domain/mock/mock-revocation-source.ts";
+import { MockCaSource } from "../domain/mock/mock-ca-source.ts";
 import { createOidc } from "./compose-oidc.ts";
 import type { Oidc } from "../domain/oidc/provider.ts";
 import { noLinkSource } from "../domain/certificates/link-source.ts";
@@ -105,7 +105,6 @@ export function createDomain(
   const certificates = new CertificatesRepository(database);
   const mockRepository = new MockRepository(database);
   const mockMode = config.mode === "mock";
-  const mockSource = new MockRevocationSource(mockRepository);
   const unconfigured = new UnconfiguredSource();
   const crlLists = new CrlLists(
     crlIssuers(anchors),
@@ -126,14 +125,33 @@ export function createDomain(
     options.onOcspFetch,
   );
   const ocspSource = new OcspRevocationSource(ocspResponses);
-  const anchorSource = new MethodSelectingSource(config.checkMethodOrder === "ocsp,crl" ? [ocspSource, crlSource] : [crlSource, ocspSource]);
+  const order: ("crl" | "ocsp")[] = config.checkMethodOrder === "ocsp,crl" ? ["ocsp", "crl"] : ["crl", "ocsp"];
+  const anchorSource = new MethodSelectingSource(order.map((m) => (m === "crl" ? crlSource : ocspSource)));
+  // The mock CA is an issuer of the same sources, known once it exists (created on first use).
+  let mockIssuer: Promise<void> | undefined;
+  const mockReady = (): Promise<void> =>
+    (mockIssuer ??= mock!.issuer().then((issuer) => {
+      crlLists.addIssuer(issuer);
+      ocspResponses.addIssuer(issuer);
+    })).catch((error: unknown) => {
+      mockIssuer = undefined;
+      throw error;
+    });
+  // After SetMockCertificateStatus: the re-issued CRL fetched now, the certificate's stored OCSP answer dropped.
+  const mockChanged = async (serialNumber: string): Promise<void> => {
+    await mockReady();
+    const issuer = (await mock!.issuer());
+    await Promise.all([crlLists.reissued(issuer, mockCrlUrl(config)), ocspResponses.forget({ issuerAnchor: issuer.id, serialNumber })]);
+  };
+  const mock = mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config), mockOcspUrl(config), mockChanged) : undefined;
+  const mockSource = new MockCaSource(mockRepository, { crl: crlSource, ocsp: ocspSource }, order, mockReady);
   // Production mode never consults the mock: its certificates get no source, so no status at all.
-  // Certificates of a configured anchor get theirs from the anchor's CRLs and OCSP responders, in either mode.
+  // Certificates of a configured anchor get theirs from the anchor's CRLs and OCSP responders, in either mode;
+  // in mock mode the mock CA's go through the same sources, to this server's own CRL and OCSP routes.
   const sourceFor = (certificate: StoredCertificate): RevocationSource => {
     if (mockMode && (certificate.origin === "mock" || certificate.trustAnchor === "mock")) return mockSource;
     return crlLists.issuer(certificate.trustAnchor) ? anchorSource : unconfigured;
   };
-  const mock = mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config), mockOcspUrl(config)) : undefined;
   const trustAnchors = new TrustAnchorSet(anchors, mock && (() => mock.trustAnchor()));
   const registry = new CertificateRegistry(certificates, trustAnchors, mock ? new MockLinkSource(mockRepository) : noLinkSource, clock);
   const statusChecks = new CertificateStatusChecks(certificates, sourceFor, clock, registry);

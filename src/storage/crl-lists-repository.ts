@@ -118,6 +118,10 @@ export class CrlListsRepository implements CrlListStore {
       .execute();
   }
 
+  async forget(key: CrlListKey): Promise<void> {
+    await this.database.db.deleteFrom("crl_lists").where("issuer_anchor", "=", key.issuerAnchor).where("url", "=", key.url).execute();
+  }
+
   async list(): Promise<CrlListRecord[]> {
     const rows = await this.database.db.selectFrom("crl_lists").select(metadata).orderBy("issuer_anchor").orderBy("url").execute();
     return rows.map(record);

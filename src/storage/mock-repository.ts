@@ -13,6 +13,55 @@ export class MockRepository implements MockStore {
     return row && { id: row.id, certificatePem: row.certificate_pem, privateKeyPem: row.private_key_pem, createdAt: Number(row.created_at) };
   }
 
+  /** Replaces the material kept under this id (a renewed OCSP responder certificate). */
+  async replaceAuthority(row: MockAuthorityRow): Promise<void> {
+    await this.database.db
+      .updateTable("mock_authorities")
+      .set({ certificate_pem: row.certificatePem, private_key_pem: row.privateKeyPem, created_at: row.createdAt })
+      .where("id", "=", row.id)
+      .execute();
+  }
+
+  /** The mock CA's current CRL issue: its cRLNumber and thisUpdate (null: no change since the CA was made). */
+  async crlIssue(id: string): Promise<{ crlNumber: number; thisUpdate: number | null; createdAt: number } | undefined> {
+    const row = await this.database.db
+      .selectFrom("mock_authorities")
+      .select(["crl_number", "crl_this_update", "created_at"])
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return row && { crlNumber: Number(row.crl_number), thisUpdate: row.crl_this_update === null ? null : Number(row.crl_this_update), createdAt: Number(row.created_at) };
+  }
+
+  /** A new CRL issue: the next cRLNumber, in one statement so that concurrent changes each get their own. */
+  async nextCrlIssue(id: string, thisUpdate: number): Promise<void> {
+    await this.database.db
+      .updateTable("mock_authorities")
+      .set((eb) => ({ crl_number: eb("crl_number", "+", 1), crl_this_update: thisUpdate }))
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /**
+   * What the mock OCSP responder says of these serial numbers: the mock
+   * certificates with them (of any account) and their states (null: never
+   * set); a serial the mock CA never issued is missing from the map.
+   */
+  async findStatesBySerials(serialNumbers: readonly string[]): Promise<Map<string, MockCertificateState | null>> {
+    const found = new Map<string, MockCertificateState | null>();
+    for (const chunk of chunked([...new Set(serialNumbers)], maxParameters)) {
+      const rows = await this.database.db
+        .selectFrom("certificates as c")
+        .leftJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
+        .selectAll("s")
+        .select("c.serial_number")
+        .where("c.origin", "=", "mock")
+        .where("c.serial_number", "in", chunk)
+        .execute();
+      for (const row of rows) found.set(row.serial_number, row.certificate_id === null ? null : toState(row as Selectable<MockCertificateStateTable>));
+    }
+    return found;
+  }
+
   /** Inserts unless another instance got there first; the caller re-reads to learn which one won. */
   async insertAuthorityIfAbsent(row: MockAuthorityRow): Promise<void> {
     await this.database.db

@@ -48,6 +48,14 @@ export class OcspResponsesRepository implements OcspResponseStore {
     return found;
   }
 
+  async forget(key: OcspResponseKey): Promise<void> {
+    await this.database.db
+      .deleteFrom("ocsp_responses")
+      .where("issuer_anchor", "=", key.issuerAnchor)
+      .where("serial_number", "=", key.serialNumber)
+      .execute();
+  }
+
   /** One statement, so that of two instances saving at once the later response wins whatever the order. */
   async save(response: StoredOcspResponse): Promise<void> {
     const values = {

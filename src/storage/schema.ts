@@ -1,3 +1,5 @@
+import type { Generated } from "kysely";
+
 /**
  * Table shapes shared by SQLite and PostgreSQL. Timestamps are epoch
  * milliseconds (INTEGER / BIGINT): both databases compare them the same way
@@ -186,6 +188,8 @@ export interface MockAuthorityTable {
   certificate_pem: string;
   private_key_pem: string;
   created_at: number;
+  crl_number: Generated<number>;
+  crl_this_update: number | null;
 }
 
 export interface MockCertificateStateTable {

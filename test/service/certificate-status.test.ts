@@ -26,7 +26,6 @@ import {
   protocols,
   setupClients,
   sleep,
-  startOfUtcDay,
   statusRecords,
   uuidPattern,
   type Clients,
@@ -63,8 +62,9 @@ function expectGoodRecord(status: CertificateStatus | undefined, method: CheckMe
   expect(s.status).toBe(Status.GOOD);
   expect(s.checkMethod).toBe(method);
   expect(s.checkPurpose).toBe(CheckPurpose.LIVENESS_CHECK);
-  // Mock CRLs are "issued" at the start of the current UTC day.
-  expect([startOfUtcDay(before), startOfUtcDay(after)]).toContain(ms(s.sourceUpdatedAt));
+  // Through the real sources: the mock CRL's thisUpdate or the OCSP producedAt (whole seconds, not after the check), no longer a start-of-day default.
+  expect(ms(s.sourceUpdatedAt) % 1000).toBe(0);
+  expect(ms(s.sourceUpdatedAt)).toBeLessThanOrEqual(after);
   // Same clock as the server; a creation time on a whole second is moved by 1 ms.
   expect(ms(s.createdAt)).toBeGreaterThanOrEqual(before);
   expect(ms(s.createdAt)).toBeLessThanOrEqual(after + 1);
@@ -171,7 +171,8 @@ for (const target of targets) {
         });
 
         it("CheckCertificateStatus: revoked for key compromise, with the revocation and source times set, exactly", async () => {
-          const revokedAt = Date.UTC(2026, 0, 15, 8, 30, 12, 345);
+          // Whole seconds: CRLs and OCSP carry no fraction, so the mock state keeps none (see docs, mock environment).
+          const revokedAt = Date.UTC(2026, 0, 15, 8, 30, 12, 0);
           const sourceUpdatedAt = Date.UTC(2026, 0, 16, 0, 0, 0, 0);
           const set = await api.mock.setMockCertificateStatus({
             certificateId: revocable.certificate!.id,
@@ -203,7 +204,7 @@ for (const target of targets) {
           expect(s.checkPurpose).toBe(CheckPurpose.LIVENESS_CHECK);
           expect(s.revokedReason).toBe(CrlReason.KEY_COMPROMISE);
           // Exactly, to the nanosecond.
-          expect(s.revokedAt).toMatchObject({ seconds: BigInt(Math.floor(revokedAt / 1000)), nanos: 345_000_000 });
+          expect(s.revokedAt).toMatchObject({ seconds: BigInt(Math.floor(revokedAt / 1000)), nanos: 0 });
           expect(s.sourceUpdatedAt).toMatchObject({ seconds: BigInt(sourceUpdatedAt / 1000), nanos: 0 });
           expect(await countStatuses(server, a.account.id)).toBe(count + 1);
 
@@ -400,9 +401,9 @@ for (const target of targets) {
         expect(status.createdAt).toMatch(fractionalTime);
         expect(Date.parse(status.createdAt!)).toBeGreaterThanOrEqual(before);
         expect(Date.parse(status.createdAt!)).toBeLessThanOrEqual(after + 1);
-        // The start of a UTC day, written as protobuf JSON writes a time on a whole second.
-        expect(status.sourceUpdatedAt).toMatch(/^\d{4}-\d\d-\d\dT00:00:00Z$/);
-        expect([startOfUtcDay(before), startOfUtcDay(after)]).toContain(Date.parse(status.sourceUpdatedAt!));
+        // The mock CRL's thisUpdate (real sources: no start-of-day default), a whole second as protobuf JSON writes it.
+        expect(status.sourceUpdatedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+        expect(Date.parse(status.sourceUpdatedAt!)).toBeLessThanOrEqual(after);
         expect(await countStatuses(server, a.account.id)).toBe(count + 1);
       });
 
@@ -429,7 +430,8 @@ for (const target of targets) {
           certificateId: revoked.certificate!.id,
           status: Status.REVOKED,
           revokedReason: CrlReason.KEY_COMPROMISE,
-          revokedAt: timestampFromMs(Date.parse("2026-11-22T04:31:08.120Z")),
+          // Whole seconds: CRLs and OCSP carry no fraction.
+          revokedAt: timestampFromMs(Date.parse("2026-11-22T04:31:08Z")),
           sourceUpdatedAt: timestampFromMs(Date.parse("2026-11-22T00:00:00Z")),
         });
         const count = await countStatuses(server, a.account.id);
@@ -448,7 +450,7 @@ for (const target of targets) {
           checkMethod: "CHECK_METHOD_CRL",
           checkPurpose: "CHECK_PURPOSE_LIVENESS_CHECK",
           sourceUpdatedAt: "2026-11-22T00:00:00Z",
-          revokedAt: "2026-11-22T04:31:08.120Z",
+          revokedAt: "2026-11-22T04:31:08Z",
           revokedReason: "CRL_REASON_KEY_COMPROMISE",
         });
         expect(status.createdAt).toMatch(fractionalTime);
@@ -457,7 +459,8 @@ for (const target of targets) {
 
       it('revoked with reason CRL_REASON_UNSPECIFIED, set explicitly or not at all: "revokedReason" is still present', async () => {
         for (const reason of [CrlReason.UNSPECIFIED, undefined]) {
-          const revokedAt = Date.parse("2026-10-01T12:00:00.500Z");
+          // Whole seconds: CRLs and OCSP carry no fraction.
+          const revokedAt = Date.parse("2026-10-01T12:00:00Z");
           const set = await setupA.mock.setMockCertificateStatus({
             certificateId: revoked.certificate!.id,
             status: Status.REVOKED,
@@ -473,7 +476,7 @@ for (const target of targets) {
           expect(Object.keys(status).sort()).toEqual([
             "checkMethod", "checkPurpose", "createdAt", "id", "revokedAt", "revokedReason", "sourceUpdatedAt", "status",
           ]);
-          expect(status).toMatchObject({ status: "STATUS_REVOKED", revokedAt: "2026-10-01T12:00:00.500Z", revokedReason: "CRL_REASON_UNSPECIFIED" });
+          expect(status).toMatchObject({ status: "STATUS_REVOKED", revokedAt: "2026-10-01T12:00:00Z", revokedReason: "CRL_REASON_UNSPECIFIED" });
           expect(await countStatuses(server, a.account.id)).toBe(count + 1);
         }
       });
@@ -485,7 +488,8 @@ for (const target of targets) {
         const reply = await check(JSON.stringify({ certificateId: revoked.certificate!.id }));
         const status = (JSON.parse(reply.text) as { certificateStatus: Record<string, string> }).certificateStatus;
         expect(status.revokedReason).toBe("CRL_REASON_UNSPECIFIED");
-        expect(Date.parse(status.revokedAt!)).toBeGreaterThanOrEqual(before);
+        // Truncated to the second, as a CRL entry carries it.
+        expect(Date.parse(status.revokedAt!)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
         expect(Date.parse(status.revokedAt!)).toBeLessThanOrEqual(after);
       });
 

@@ -6,7 +6,11 @@ import type { StatusRecord, StoredCertificate } from "../../src/domain/certifica
 import { UnconfiguredSource } from "../../src/domain/certificates/unconfigured-source.ts";
 import { newId } from "../../src/domain/ids.ts";
 import { MockEnvironment } from "../../src/domain/mock/mock-environment.ts";
-import { MockRevocationSource } from "../../src/domain/mock/mock-revocation-source.ts";
+import { MockCaSource } from "../../src/domain/mock/mock-ca-source.ts";
+import { loadCrl } from "../../src/domain/certificates/crl/load-crl.ts";
+import type { VerifiedCrl } from "../../src/domain/certificates/crl/verified-crl.ts";
+import type { SingleMethodSource } from "../../src/domain/certificates/revocation-source.ts";
+import { x509 } from "../../src/domain/mock-ca/x509-runtime.ts";
 import { AccountsRepository } from "../../src/storage/accounts-repository.ts";
 import { CertificatesRepository } from "../../src/storage/certificates-repository.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
@@ -40,13 +44,25 @@ for (const target of targets) {
     let accountId: string;
     /** 200 certificates of 200 users: one issued by the mock CA, the rest copies of its row under new ids. */
     let certificates: StoredCertificate[];
+    let crl: VerifiedCrl;
     const clock = () => Date.now();
 
     /** The batch checks, over a connection that counts what it sends; mock certificates answered by the mock source. */
     function counted(): { checks: BatchStatusChecks; counter: StatementCounter } {
       const counter = new StatementCounter();
       const view: Database = { ...database, db: database.db.withPlugin(counter) };
-      const mockSource = new MockRevocationSource(new MockRepository(view));
+      // The mock CA's real CRL, held in memory as the CRL source holds it: no reads of its own.
+      const crlSource: SingleMethodSource = {
+        method: "crl",
+        offers: () => true,
+        check: () => Promise.reject(new Error("batch only")),
+        checkMany: async (cs) =>
+          cs.map((c) => {
+            const entry = crl.lookup(c.serialNumber);
+            return { status: entry ? "revoked" : "good", method: "crl", sourceUpdatedAt: crl.thisUpdate, revokedAt: entry?.revokedAt ?? null, revokedReason: entry?.reason ?? null };
+          }),
+      };
+      const mockSource = new MockCaSource(new MockRepository(view), { crl: crlSource, ocsp: crlSource }, ["crl"], async () => undefined);
       const unconfigured = new UnconfiguredSource();
       const checks = new BatchStatusChecks(
         new CertificatesRepository(view),
@@ -68,7 +84,7 @@ for (const target of targets) {
       for (let i = 1; i < 200; i++) {
         const userId = newId();
         await repository.insertUser({ id: userId, accountId, createdAt: issued.user.createdAt });
-        const copy = { ...issued.certificate, id: newId(), userId, fingerprintSha256: `${i}`.padStart(64, "0") };
+        const copy = { ...issued.certificate, id: newId(), userId, fingerprintSha256: `${i}`.padStart(64, "0"), serialNumber: (0x1000 + i).toString(16) };
         await repository.insertCertificate(copy);
         certificates.push(copy);
       }
@@ -76,6 +92,7 @@ for (const target of targets) {
       for (const c of certificates.filter((_, i) => i % 10 === 5)) {
         await mock.setStatus(accountId, c.id, { status: "revoked", revokedReason: 1 });
       }
+      crl = await loadCrl(await mock.currentCrl(), new Uint8Array(new x509.X509Certificate((await mock.ca()).certificatePem).rawData));
     }, 60_000);
 
     afterAll(async () => {

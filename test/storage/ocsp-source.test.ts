@@ -42,6 +42,9 @@ class CountingStore implements OcspResponseStore {
   save(response: StoredOcspResponse): Promise<void> {
     return this.inner.save(response);
   }
+  forget(key: OcspResponseKey): Promise<void> {
+    return this.inner.forget(key);
+  }
 }
 
 function rewriteRequest(der: Uint8Array, change: (request: OCSPRequest) => void): Uint8Array {

@@ -23,9 +23,6 @@ export const mockServicePath = "/service.verify.v2.MockService";
 
 export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const dayMs = 24 * 60 * 60 * 1000;
-export const startOfUtcDay = (ms: number): number => ms - (ms % dayMs);
-
 /** An API account with an active token. */
 export interface Tenant {
   account: AccountRow;

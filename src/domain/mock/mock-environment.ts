@@ -1,6 +1,9 @@
 import type { CertificateStore } from "../certificates/certificate-store.ts";
 import type { MockCertificateState, MockStore } from "./mock-store.ts";
-import { X509Certificate } from "node:crypto";
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { CertificateIdentity } from "../certificates/ocsp/certificate-identity.ts";
+import { answerOcspRequest, type MockOcspSigner, type MockOcspState } from "../mock-ca/ocsp-answer.ts";
+import { issueOcspResponderCertificate, responderRenewBeforeMs } from "../mock-ca/ocsp-responder.ts";
 import type { CertificateType, CertificateUser, CheckMethod, RevocationReasonCode, Status, StoredCertificate } from "../certificates/model.ts";
 import { creationTime, isSignatureType } from "../certificates/model.ts";
 import type { JpkiFacts } from "../certificates/jpki-facts.ts";
@@ -47,6 +50,15 @@ export interface MockStatusInput {
 }
 
 const authorityId = "default";
+/** The delegated OCSP responder's certificate and key, kept beside the CA's. */
+const responderId = "default-ocsp-responder";
+const dayMs = 24 * 60 * 60 * 1000;
+/** Times a CRL index holds (seconds since 1950 in 32 bits: up to 2086); both CRLs and OCSP carry whole seconds. */
+const earliestTime = Date.UTC(1950, 0, 1);
+const latestRevocationTime = Date.UTC(2086, 0, 1);
+
+/** Told after SetMockCertificateStatus changed what the mock CA publishes, so that the next check sees it. */
+export type RevocationChangeListener = (serialNumber: string) => Promise<void>;
 
 /**
  * The mock environment: one mock CA per database (created on first use and
@@ -64,7 +76,12 @@ export class MockEnvironment {
     private readonly crlUrl: string,
     /** The OCSP URL written into every certificate it issues (authorityInfoAccess). */
     private readonly ocspUrl: string,
+    private readonly onRevocationChange: RevocationChangeListener = async () => undefined,
   ) {}
+
+  private responder: Promise<MockOcspSigner> | undefined;
+  /** When the responder certificate held is due for renewal (a month before it expires). */
+  private responderRenewAt = Number.POSITIVE_INFINITY;
 
   private anchor: Promise<TrustAnchor> | undefined;
 
@@ -158,36 +175,103 @@ export class MockEnvironment {
     if (!revoked && input.revokedAt !== undefined) {
       throw invalidField("revoked_at", "revoked_at is only allowed with STATUS_REVOKED");
     }
+    if (revoked && input.revokedReason === 8) {
+      throw invalidField("revoked_reason", "removeFromCRL (8) only takes an entry off a delta CRL: it is not a reason a certificate is revoked for");
+    }
     const now = this.clock();
+    // CRLs and OCSP carry whole seconds: the state keeps what checks will report.
+    const revokedAt = revoked ? wholeSeconds(input.revokedAt ?? now) : null;
+    if (revokedAt !== null && (revokedAt < earliestTime || revokedAt >= latestRevocationTime)) {
+      throw invalidField("revoked_at", "revoked_at must be between 1950-01-01 and 2085-12-31");
+    }
+    const sourceUpdatedAt = input.sourceUpdatedAt === undefined ? null : wholeSeconds(input.sourceUpdatedAt);
+    if (sourceUpdatedAt !== null && (sourceUpdatedAt < earliestTime || sourceUpdatedAt > now)) {
+      throw invalidField("source_updated_at", "source_updated_at must be between 1950-01-01 and now: a CRL or OCSP answer dated in the future is never used");
+    }
     const state: MockCertificateState = {
       certificateId: certificate.id,
       status: input.status,
-      revokedAt: revoked ? (input.revokedAt ?? now) : null,
+      revokedAt,
       revokedReason: revoked ? (input.revokedReason ?? 0) : null,
-      sourceUpdatedAt: input.sourceUpdatedAt ?? null,
+      sourceUpdatedAt,
       updatedAt: now,
       offeredMethods: input.offeredMethods?.length ? [...new Set(input.offeredMethods)] : null,
     };
+    await this.ca();
     await this.mock.saveState(state);
+    // A new CRL issue: the next cRLNumber, dated as the developer said (or now).
+    await this.mock.nextCrlIssue(authorityId, sourceUpdatedAt ?? wholeSeconds(now));
+    await this.onRevocationChange(certificate.serialNumber);
     return state;
   }
 
   /**
-   * The mock CA's CRL as of now (DER): every revoked mock certificate, with
-   * its reason. Issued fresh on each request; valid for a day, like JPKI's.
+   * The delegated OCSP responder (certificate and key), issued by the mock
+   * CA once and kept beside it in the database; renewed when less than a
+   * month of its year is left.
+   */
+  ocspResponder(): Promise<MockOcspSigner> {
+    if (this.responder && this.clock() >= this.responderRenewAt) this.responder = undefined;
+    this.responder ??= this.loadResponder().catch((error: unknown) => {
+      this.responder = undefined;
+      throw error;
+    });
+    return this.responder;
+  }
+
+  private async loadResponder(): Promise<MockOcspSigner> {
+    const ca = await this.ca();
+    const now = this.clock();
+    const notAfter = (m: { certificatePem: string }) => new x509.X509Certificate(m.certificatePem).notAfter.getTime();
+    let material = await this.mock.findAuthority(responderId);
+    if (!material || notAfter(material) - now < responderRenewBeforeMs) {
+      const issued = await issueOcspResponderCertificate(ca, new Date(now));
+      if (material) await this.mock.replaceAuthority({ id: responderId, ...issued, createdAt: now });
+      else await this.mock.insertAuthorityIfAbsent({ id: responderId, ...issued, createdAt: now });
+      material = await this.mock.findAuthority(responderId);
+      if (!material) throw new Error("mock OCSP responder was not stored");
+    }
+    this.responderRenewAt = notAfter(material) - responderRenewBeforeMs;
+    const responderDer = new Uint8Array(new x509.X509Certificate(material.certificatePem).rawData);
+    return {
+      ca: new CertificateIdentity(new Uint8Array(new x509.X509Certificate(ca.certificatePem).rawData)),
+      responder: new CertificateIdentity(responderDer),
+      responderDer,
+      responderKey: createPrivateKey(material.privateKeyPem),
+    };
+  }
+
+  /** The mock OCSP responder's answer (DER OCSPResponse) to a DER OCSPRequest, from the mock state as it is now. */
+  async answerOcsp(requestDer: Uint8Array): Promise<Uint8Array> {
+    const signer = await this.ocspResponder();
+    const now = this.clock();
+    return answerOcspRequest(requestDer, signer, async (serials) => {
+      const states = await this.mock.findStatesBySerials(serials);
+      return new Map([...states].map(([serial, state]) => [serial, ocspStateOf(state, now)]));
+    }, now);
+  }
+
+  /**
+   * The mock CA's CRL (DER): every revoked mock certificate, with its reason.
+   * Its cRLNumber and thisUpdate are those of the last change (see
+   * nextCrlIssue), so a list only moves forward; nextUpdate is a day from
+   * now, like JPKI's daily lists.
    */
   async currentCrl(): Promise<Uint8Array> {
+    const ca = await this.ca();
     const now = this.clock();
-    const revoked = await this.mock.listRevoked();
-    return createMockCrl(await this.ca(), {
+    const [issue, revoked] = await Promise.all([this.mock.crlIssue(authorityId), this.mock.listRevoked()]);
+    if (!issue) throw new Error("mock CA is not stored");
+    const thisUpdate = issue.thisUpdate ?? issue.createdAt;
+    return createMockCrl(ca, {
       entries: revoked.map((r) => ({
         serialNumberHex: r.serialNumber,
         revokedAt: new Date(r.revokedAt),
         reason: revocationReasonForCode(r.revokedReason) ?? "unspecified",
       })),
-      thisUpdate: new Date(now),
-      nextUpdate: new Date(now + 24 * 60 * 60 * 1000),
-      crlNumber: Math.floor(now / 1000),
+      thisUpdate: new Date(thisUpdate),
+      nextUpdate: new Date(Math.max(now, thisUpdate) + dayMs),
+      crlNumber: issue.crlNumber,
     });
   }
 
@@ -201,6 +285,12 @@ export class MockEnvironment {
     return (await this.mock.findState(certificateId))?.status ?? "good";
   }
 
+  /** The mock CA as the CRL and OCSP sources know an issuer; its lists and responder are this server's own routes. */
+  async issuer(): Promise<{ id: string; name: string; certificateDer: Uint8Array; crlUrls: string[]; ocspUrls: string[] }> {
+    const anchor = await this.trustAnchor();
+    return { id: anchor.id, name: anchor.name, certificateDer: new Uint8Array(anchor.certificate.raw), crlUrls: [this.crlUrl], ocspUrls: [this.ocspUrl] };
+  }
+
   private async existingUser(accountId: string, userId: string): Promise<CertificateUser> {
     requireUuid(userId, "user_id");
     const user = await this.certificates.findUser(accountId, canonicalUuid(userId));
@@ -209,3 +299,19 @@ export class MockEnvironment {
   }
 }
 
+
+function wholeSeconds(ms: number): number {
+  return Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * What the responder says from a state: thisUpdate is the sourceUpdatedAt
+ * set, else the time of the change, else (never changed) now. A certificate
+ * whose source offers no OCSP is refused.
+ */
+function ocspStateOf(state: MockCertificateState | null, now: number): MockOcspState {
+  if (state?.offeredMethods && !state.offeredMethods.includes("ocsp")) return { status: "unauthorized" };
+  const thisUpdate = state ? (state.sourceUpdatedAt ?? state.updatedAt) : now;
+  if (state?.status === "revoked") return { status: "revoked", thisUpdate, revokedAt: state.revokedAt ?? state.updatedAt, reason: state.revokedReason ?? 0 };
+  return { status: state?.status ?? "good", thisUpdate };
+}

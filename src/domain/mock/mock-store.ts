@@ -37,4 +37,12 @@ export interface MockStore {
   /** Serial numbers of every revoked mock certificate, of every account: the mock CA's CRL lists them all. */
   listRevoked(): Promise<{ serialNumber: string; revokedAt: number; revokedReason: RevocationReasonCode }[]>;
   saveState(state: MockCertificateState): Promise<void>;
+  /** Replaces the material kept under this id (a renewed OCSP responder certificate). */
+  replaceAuthority(row: MockAuthorityRow): Promise<void>;
+  /** The mock CA's current CRL issue: its cRLNumber and thisUpdate (null: no change since the CA was made). */
+  crlIssue(id: string): Promise<{ crlNumber: number; thisUpdate: number | null; createdAt: number } | undefined>;
+  /** A new CRL issue: the next cRLNumber, in one statement so that concurrent changes each get their own. */
+  nextCrlIssue(id: string, thisUpdate: number): Promise<void>;
+  /** The mock certificates with these serial numbers and their states (null: never set); serials never issued are missing. */
+  findStatesBySerials(serialNumbers: readonly string[]): Promise<Map<string, MockCertificateState | null>>;
 }

@@ -52,4 +52,6 @@ export interface CrlListStore {
   markChecked(key: CrlListKey, sha256: string, at: number, etag: string | undefined, lastModified: string | undefined): Promise<void>;
   recordError(key: CrlListKey, message: string, at: number): Promise<void>;
   list(): Promise<CrlListRecord[]>;
+  /** Drops the stored list: its issuer re-issued it, possibly dated back (see CrlLists.reissued). */
+  forget(key: CrlListKey): Promise<void>;
 }

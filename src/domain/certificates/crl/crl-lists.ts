@@ -92,11 +92,12 @@ class Refused extends Error {}
  */
 export class CrlLists {
   private readonly states = new Map<string, ListState>();
+  private readonly issuers: Map<string, CrlIssuer>;
   private ticker: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
 
   constructor(
-    private readonly issuers: ReadonlyMap<string, CrlIssuer>,
+    issuers: ReadonlyMap<string, CrlIssuer>,
     private readonly store: CrlListStore,
     private readonly fetcher: CrlFetcher,
     private readonly loader: CrlLoader,
@@ -104,7 +105,30 @@ export class CrlLists {
     private readonly clock: Clock,
     private readonly onRefresh: (report: RefreshReport) => void = () => undefined,
     private readonly random: () => number = Math.random,
-  ) {}
+  ) {
+    this.issuers = new Map(issuers);
+  }
+
+  /** An issuer known only once running (the mock CA, created on first use); an id already known is left as it is. */
+  addIssuer(issuer: CrlIssuer): void {
+    if (!this.issuers.has(issuer.id)) this.issuers.set(issuer.id, issuer);
+  }
+
+  /**
+   * The issuer says it has just re-issued this list, and the new one may be
+   * dated before the one held (the mock CA, when a developer sets an earlier
+   * sourceUpdatedAt): the list held here and in the database is dropped and
+   * the list fetched now, so the next check answers from it. Production
+   * issuers never get this: their lists only move forward.
+   */
+  async reissued(issuer: CrlIssuer, url: string): Promise<RefreshReport> {
+    const state = this.state(issuer, url);
+    await state.inFlight;
+    state.held = undefined;
+    state.consecutiveFailures = 0;
+    await this.store.forget({ issuerAnchor: issuer.id, url });
+    return this.refresh(issuer, url, true);
+  }
 
   issuer(anchorId: string | null): CrlIssuer | undefined {
     return anchorId === null ? undefined : this.issuers.get(anchorId);

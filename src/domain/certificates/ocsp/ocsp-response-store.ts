@@ -33,4 +33,6 @@ export interface OcspResponseStore {
   findMany(keys: readonly OcspResponseKey[]): Promise<Map<string, StoredOcspResponse>>;
   /** Stores a response unless the stored one for the certificate has a later thisUpdate. */
   save(response: StoredOcspResponse): Promise<void>;
+  /** Drops the stored response of a certificate: its issuer's answer changed (see OcspResponses.forget). */
+  forget(key: OcspResponseKey): Promise<void>;
 }

@@ -73,15 +73,33 @@ export class OcspResponses {
   private readonly verified = new Map<string, VerifiedOcspResponse>();
   private readonly responders = new Map<string, OcspResponderState>();
   private cachedAnswers = 0;
+  private readonly issuers: Map<string, OcspIssuer>;
 
   constructor(
-    private readonly issuers: ReadonlyMap<string, OcspIssuer>,
+    issuers: ReadonlyMap<string, OcspIssuer>,
     private readonly store: OcspResponseStore,
     private readonly fetcher: OcspFetcher,
     private readonly settings: OcspSettings,
     private readonly clock: Clock,
     private readonly onFetch: (report: OcspFetchReport) => void = () => undefined,
-  ) {}
+  ) {
+    this.issuers = new Map(issuers);
+  }
+
+  /** An issuer known only once running (the mock CA, created on first use); an id already known is left as it is. */
+  addIssuer(issuer: OcspIssuer): void {
+    if (!this.issuers.has(issuer.id)) this.issuers.set(issuer.id, issuer);
+  }
+
+  /**
+   * The issuer's answer for this certificate changed before the stored
+   * response's nextUpdate (the mock CA, after SetMockCertificateStatus): the
+   * stored response is dropped, for every instance, and the next check asks.
+   */
+  async forget(key: OcspResponseKey): Promise<void> {
+    await this.inFlight.get(responseKey(key))?.catch(() => undefined);
+    await this.store.forget(key);
+  }
 
   issuer(anchorId: string | null): OcspIssuer | undefined {
     return anchorId === null ? undefined : this.issuers.get(anchorId);
