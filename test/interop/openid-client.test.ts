@@ -136,13 +136,14 @@ for (const target of targets) {
      * PAR with PKCE S256, state and nonce through the library, then the
      * browser from the returned URL to the relying party's callback.
      */
-    async function authorize(rpClient: RelyingPartyClient, page: Page, user: TestUser): Promise<Authorization> {
+    async function authorize(rpClient: RelyingPartyClient, page: Page, user: TestUser, extra: Record<string, string> = {}): Promise<Authorization> {
       const verifier = client.randomPKCECodeVerifier();
       const state = client.randomState();
       const nonce = client.randomNonce();
       const url = await client.buildAuthorizationUrlWithPAR(rpClient.config, {
         redirect_uri: rp.redirectUri,
         scope,
+        ...extra,
         code_challenge: await client.calculatePKCECodeChallenge(verifier),
         code_challenge_method: "S256",
         state,
@@ -328,6 +329,38 @@ for (const target of targets) {
         });
       });
     }
+
+    describe("grant_management_action without grant_id acts on the user's current grant", () => {
+      it("replace without grant_id replaces the grant the user already gave; merge without grant_id adds to it", async () => {
+        const rpClient = await newClient("client_secret_basic", "replace");
+        const user = await createUser(server);
+        const page = await newPage();
+        const first = await authorize(rpClient, page, user);
+        expect(first.pages).toEqual(["login", "consent"]);
+        const firstTokens = await redeem(rpClient, first);
+        const grantId = firstTokens.grant_id as string;
+        const grantScopes = async (accessToken: string) => {
+          const reply = await client.fetchProtectedResource(rpClient.config, accessToken, grantUrl(rpClient, grantId), "GET");
+          expect(reply.status).toBe(200);
+          const grant = (await reply.json()) as { scopes: { scope: string }[] };
+          return grant.scopes.map((s) => s.scope.split(" ").sort());
+        };
+
+        // Narrower than the grant: no page; the same grant now holds only the request.
+        const replace = await authorize(rpClient, page, user, { scope: "openid email", grant_management_action: "replace" });
+        expect(replace.pages).toEqual([]);
+        const replaced = await redeem(rpClient, replace);
+        expect(replaced.grant_id).toBe(grantId);
+        expect(await grantScopes(replaced.access_token)).toEqual([["email", "openid"]]);
+
+        // Wider than the grant: consent, then the same grant holds both.
+        const merge = await authorize(rpClient, page, user, { scope: "openid profile", grant_management_action: "merge" });
+        expect(merge.pages).toEqual(["consent"]);
+        const merged = await redeem(rpClient, merge);
+        expect(merged.grant_id).toBe(grantId);
+        expect(await grantScopes(merged.access_token)).toEqual([["email", "openid", "profile"]]);
+      });
+    });
 
     describe("the server's refusals reach the library as OAuth errors", () => {
       let owner: RelyingPartyClient;

@@ -2,7 +2,7 @@ import type { OneTimeStore } from "../../single-use.ts";
 import type { Clock } from "../../clock.ts";
 import { acrForMethods, methodsToReach, reachableAcrs, type AcrPolicy, type AuthMethod } from "../acr.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
-import type { AuthorizationRequest } from "../authorization-request.ts";
+import type { AuthorizationRequest, GrantManagementAction } from "../authorization-request.ts";
 import type { OidcClient } from "../client.ts";
 import { decideAuthorization, type DecisionOutcome } from "../decision-flow.ts";
 import { alreadyGranted, applyGrantAction } from "../grants/index.ts";
@@ -203,7 +203,11 @@ export class AuthorizationFlow {
     return sessionId ? this.repository.findSession(sha256Hex(sessionId), this.clock()) : undefined;
   }
 
-  /** The grant this request is compared with: the named one (replace, merge), else the user's latest for the client. */
+  /**
+   * The grant this request is compared with and acts on: the one named by
+   * grant_id, else the user's current (latest) grant for the client; `replace`
+   * and `merge` without a grant_id mean that current grant.
+   */
   private async grantFor(request: AuthorizationRequest, userId: string, clientId: string) {
     if (request.grantId !== undefined) {
       const grant = await this.repository.findGrant(request.grantId);
@@ -226,7 +230,7 @@ export class AuthorizationFlow {
     if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw interactionNotFound("this sign-in request was already completed");
     const now = this.clock();
     const requested = { scopes: request.scopes, authorizationDetails: request.authorizationDetails };
-    const action = request.grantManagementAction;
+    const action = effectiveAction(request, existing);
     const base = action === "create" ? undefined : existing;
     const content = applyGrantAction(base ? { scopes: base.scopes, authorizationDetails: base.authorizationDetails } : undefined, action, requested);
     const grantId = base?.id ?? randomToken();
@@ -273,4 +277,14 @@ export class AuthorizationFlow {
   private save(id: string, state: InteractionState): Promise<void> {
     return this.repository.updateInteraction(sha256Hex(id), state);
   }
+}
+
+/**
+ * `replace` or `merge` without a grant_id and with no current grant for this
+ * user and client has nothing to act on: it makes the grant, like `create`.
+ */
+function effectiveAction(request: AuthorizationRequest, current: GrantRow | undefined): GrantManagementAction | undefined {
+  const action = request.grantManagementAction;
+  if ((action === "replace" || action === "merge") && request.grantId === undefined && current === undefined) return "create";
+  return action;
 }
