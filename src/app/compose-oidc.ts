@@ -53,6 +53,7 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
   return {
     issuer,
     policy: defaultAcrPolicy,
+    advertiseAuthorizationResponseIss: config.advertiseAuthorizationResponseIss,
     clients,
     clientAuthenticator: new ClientAuthenticator(clients, records, clock),
     pushed: new PushedRequests(records, clock, config.parLifetimeSeconds),

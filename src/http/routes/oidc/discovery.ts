@@ -35,7 +35,7 @@ export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
     claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "at_hash", "name", "preferred_username", "email", "email_verified"],
     acr_values_supported: oidc.policy.levels,
     prompt_values_supported: ["none", "login", "consent"],
-    authorization_response_iss_parameter_supported: true,
+    authorization_response_iss_parameter_supported: oidc.advertiseAuthorizationResponseIss,
     authorization_details_types_supported: authorizationDetailsTypes,
     claims_parameter_supported: false,
     request_parameter_supported: false,
