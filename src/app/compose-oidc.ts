@@ -64,6 +64,7 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
       interactionLifetimeMs: 30 * 60 * 1000,
       sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
       codeLifetimeMs: 60 * 1000,
+      secretKey,
     }, clock),
     signIn: new SignIn(
       users,

@@ -209,6 +209,7 @@ for (const target of targets) {
         let page: Page;
         let sub: string;
         let grantId: string;
+        let idClaims: client.IDToken;
         let accessToken: string;
         let refreshToken: string;
 
@@ -241,17 +242,23 @@ for (const target of targets) {
           expect(claims.amr).toEqual(["pwd"]);
           expect(claims.auth_time).toBeGreaterThanOrEqual(started - 1);
           expect(claims.auth_time).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 1);
+          expect(claims.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
           sub = claims.sub;
+          idClaims = claims;
           grantId = tokens.grant_id as string;
           accessToken = tokens.access_token;
           refreshToken = tokens.refresh_token!;
         });
 
-        it("userinfo: the claims of the granted scopes, for the expected subject", async () => {
+        it("userinfo: the claims of the granted scopes and the authentication's, for the expected subject", async () => {
           const info = await client.fetchUserInfo(rpClient.config, accessToken, sub);
           expect(info).toEqual({
             sub,
+            auth_time: idClaims.auth_time,
+            acr: "low",
+            amr: ["pwd"],
+            sid: idClaims.sid,
             name: "Test User",
             preferred_username: user.login,
             email: `${user.login}@example.com`,

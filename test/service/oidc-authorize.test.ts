@@ -357,6 +357,7 @@ describe("decision flow (spec 3.1) through real requests", () => {
       authTime: expect.any(Number),
       acr: "low",
       amr: ["pwd"],
+      sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
     expect(record!.payload.authTime).toBeGreaterThanOrEqual(before);
     expect(record!.payload.authTime).toBeLessThanOrEqual(after);

@@ -13,6 +13,7 @@ import * as m0011 from "./0011_verifications.ts";
 import * as m0012 from "./0012_server_key_check.ts";
 import * as m0013 from "./0013_crl_lists.ts";
 import * as m0014 from "./0014_ocsp_responses.ts";
+import * as m0015 from "./0015_token_sid.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   "0012_server_key_check": m0012,
   "0013_crl_lists": m0013,
   "0014_ocsp_responses": m0014,
+  "0015_token_sid": m0015,
 };

@@ -12,7 +12,7 @@ import type { ClientLookup, GrantStore, InteractionStore, SessionStore } from ".
 import type { OidcUsers } from "../users.ts";
 import type { InteractionState } from "./interaction-state.ts";
 import { errorRedirect, redirectTo } from "./redirects.ts";
-import { randomToken, sha256Hex } from "./secrets.ts";
+import { randomToken, sessionSid, sha256Hex } from "./secrets.ts";
 
 export interface FlowSettings {
   issuer: string;
@@ -20,6 +20,8 @@ export interface FlowSettings {
   interactionLifetimeMs: number;
   sessionLifetimeMs: number;
   codeLifetimeMs: number;
+  /** The server key: derives each session's `sid`. */
+  secretKey: Buffer;
 }
 
 /** Where the browser goes next. */
@@ -40,6 +42,8 @@ export interface AuthorizationCodePayload {
   authTime: number;
   acr: string;
   amr: string[];
+  /** The session's `sid` (see sessionSid); absent in codes issued before it existed. */
+  sid?: string;
 }
 
 export interface LoadedInteraction {
@@ -257,6 +261,7 @@ export class AuthorizationFlow {
       authTime: session.authTime,
       acr: session.acr,
       amr: session.amr,
+      sid: sessionSid(this.settings.secretKey, session.idHash),
     };
     await this.codes.issue({
       kind: "authorization_code",
