@@ -305,7 +305,7 @@ for (const target of targets) {
         }
         expect(m.authorization_response_iss_parameter_supported).toBe(true);
         expect(m.acr_values_supported).toEqual(["low", "high", "very_high"]);
-        expect(m.acr_values_supported).toEqual([...s.domain.oidc.policy.levels]);
+
         expect(m.scopes_supported).toEqual(expect.arrayContaining(["openid", "profile", "email", "offline_access"]));
         expect(m.claims_supported).toEqual(expect.arrayContaining(["sub", "name", "preferred_username", "email"]));
         expect(m.prompt_values_supported).toEqual(expect.arrayContaining(["none", "login", "consent"]));

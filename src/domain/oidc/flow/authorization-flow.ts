@@ -1,6 +1,6 @@
 import type { OneTimeStore } from "../../single-use.ts";
 import type { Clock } from "../../clock.ts";
-import { acrForMethods, methodsToReach, reachableAcrs, type AcrPolicy, type AuthMethod } from "../acr.ts";
+import { acrForMethods, methodsToReach, reachableAcrs, reportedAcr, type AcrPolicy, type AuthMethod } from "../acr.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { AuthorizationRequest, GrantManagementAction } from "../authorization-request.ts";
 import type { OidcClient } from "../client.ts";
@@ -259,7 +259,8 @@ export class AuthorizationFlow {
       grantId,
       userId: user.id,
       authTime: session.authTime,
-      acr: session.acr,
+      // In the client's words: the requested name or alias the session satisfies (see reportedAcr).
+      acr: reportedAcr(this.settings.policy, session.acr, request.acrValues),
       amr: session.amr,
       sid: sessionSid(this.settings.secretKey, session.idHash),
     };
