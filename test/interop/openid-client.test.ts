@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { exportJWK, generateKeyPair } from "jose";
@@ -90,7 +90,19 @@ for (const target of targets) {
     beforeAll(async () => {
       dataDir = mkdtempSync(path.join(tmpdir(), "shomei-interop-"));
       database = await target.create();
-      server = await startTestServer(database.url, { dataDir });
+      // Levels named by URNs too, as deployments do; the built-in names stay.
+      const acrPolicyFile = path.join(dataDir, "acr.json");
+      writeFileSync(
+        acrPolicyFile,
+        JSON.stringify({
+          levels: [
+            { name: "low", aliases: ["urn:example:acr:low"], methods: [["pwd"]] },
+            { name: "high", aliases: ["urn:example:acr:high"], methods: [["pwd", "otp"]] },
+            { name: "very_high" },
+          ],
+        }),
+      );
+      server = await startTestServer(database.url, { dataDir, acrPolicyFile });
       issuer = server.domain.oidc.issuer;
       rp = await startRelyingParty();
       browser = await launchBrowser();
@@ -136,7 +148,12 @@ for (const target of targets) {
      * PAR with PKCE S256, state and nonce through the library, then the
      * browser from the returned URL to the relying party's callback.
      */
-    async function authorize(rpClient: RelyingPartyClient, page: Page, user: TestUser, extra: Record<string, string> = {}): Promise<Authorization> {
+    async function authorize(
+      rpClient: RelyingPartyClient,
+      page: Page,
+      user: TestUser & { otp?: () => string },
+      extra: Record<string, string> = {},
+    ): Promise<Authorization> {
       const verifier = client.randomPKCECodeVerifier();
       const state = client.randomState();
       const nonce = client.randomNonce();
@@ -366,6 +383,46 @@ for (const target of targets) {
         const merged = await redeem(rpClient, merge);
         expect(merged.grant_id).toBe(grantId);
         expect(await grantScopes(merged.access_token)).toEqual([["email", "openid", "profile"]]);
+      });
+    });
+
+    describe("ACR levels named by URNs", () => {
+      it("acr_values=urn:example:acr:high → the step-up page; the library validates an ID token whose acr is the URN", async () => {
+        const rpClient = await newClient("client_secret_basic", "acr-urn");
+        const user = await createUser(server, { totp: true });
+        const page = await newPage();
+        const otp = () => server.domain.oidc.users.currentOtp(user.row)!;
+        const a = await authorize(rpClient, page, { ...user, otp }, { acr_values: "urn:example:acr:high" });
+        expect(a.pages).toEqual(["login", "reauth", "consent"]);
+        const tokens = await redeem(rpClient, a);
+        expect(tokens.claims()!.acr).toBe("urn:example:acr:high");
+        expect(tokens.claims()!.amr).toEqual(["pwd", "otp"]);
+        expect(rpClient.config.serverMetadata().acr_values_supported).toEqual(["low", "urn:example:acr:low", "high", "urn:example:acr:high", "very_high"]);
+      });
+
+      it("acr_values of only unknown values: the library receives unmet_authentication_requirements", async () => {
+        const rpClient = await newClient("client_secret_basic", "acr-unknown");
+        const user = await createUser(server);
+        const page = await newPage();
+        const state = client.randomState();
+        const verifier = client.randomPKCECodeVerifier();
+        const url = await client.buildAuthorizationUrlWithPAR(rpClient.config, {
+          redirect_uri: rp.redirectUri,
+          scope: "openid",
+          code_challenge: await client.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: "S256",
+          state,
+          acr_values: "urn:example:acr:unknown",
+        });
+        expect(await authorizeInBrowser(page, url, rp.redirectUri, user)).toEqual([]);
+        const refused = await client
+          .authorizationCodeGrant(rpClient.config, rp.responseFor(state), { pkceCodeVerifier: verifier, expectedState: state })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        expect(refused).toBeInstanceOf(client.AuthorizationResponseError);
+        expect((refused as client.AuthorizationResponseError).error).toBe("unmet_authentication_requirements");
       });
     });
 
