@@ -586,8 +586,9 @@ describe("decision flow (spec 3.1) through real requests", () => {
     expect((await findCode(s, merged))!.payload.grantId).toBe(grantId);
     expect((await repository.findGrant(grantId))!.scopes).toEqual(["openid", "email"]);
 
-    // replace, asking for something else: the consent page, then the same grant holds only the request.
+    // replace, asking for something else: the consent page says so, then the same grant holds only the request.
     const replaceStart = await b.get(authorizeUrl(params({ scope: "openid profile", grant_management_action: "replace" })));
+    expect((await b.get(expectPage(replaceStart, "consent"))).body).toContain("Allowing replaces the access you gave");
     const replacedAgain = expectCode(await submitPage(b, replaceStart, "consent", { decision: "allow" }));
     expect((await findCode(s, replacedAgain))!.payload.grantId).toBe(grantId);
     expect((await repository.findGrant(grantId))!.scopes).toEqual(["openid", "profile"]);
@@ -599,12 +600,16 @@ describe("decision flow (spec 3.1) through real requests", () => {
     expect((await repository.findGrant(grantId))!.scopes).toEqual(["openid", "profile"]);
   });
 
-  it.each(["replace", "merge"])("%s without grant_id and no grant yet → consent page, then a new grant holding the request", async (action) => {
+  it.each(["replace", "merge"])("%s without grant_id and no grant yet → consent page (not saying it changes a grant), then a new grant holding the request", async (action) => {
     const s = live();
     const user = await createUser(s);
     const b = browser();
     const start = await b.get(authorizeUrl(params({ scope: "openid email", grant_management_action: action })));
     const consent = await signIn(b, start, user.login, user.password);
+    const shown = await b.get(expectPage(consent, "consent"));
+    expect(shown.status).toBe(200);
+    expect(shown.body).not.toContain("Allowing replaces the access you gave");
+    expect(shown.body).not.toContain("Allowing adds to the access you already gave");
     const code = expectCode(await submitPage(b, consent, "consent", { decision: "allow" }));
     const grant = await new OidcRepository(s.database).findGrant((await findCode(s, code))!.payload.grantId);
     expect(grant).toMatchObject({ userId: user.row.id, clientId: "web-app", scopes: ["openid", "email"], revokedAt: null });

@@ -199,6 +199,18 @@ export class AuthorizationFlow {
     return methods ? { acr: outcome.requiredAcr, methods, reasons: outcome.reasons } : undefined;
   }
 
+  /**
+   * What approving the consent page will do to the user's grants, for the
+   * page to say: `replace` or `merge` without a grant_id and with no grant yet
+   * is `create`. An unusable grant_id never reaches the page (the flow fails first).
+   */
+  async consentAction(interaction: LoadedInteraction): Promise<GrantManagementAction | undefined> {
+    const request = interaction.state.request;
+    if (!interaction.user || request.grantManagementAction === undefined) return request.grantManagementAction;
+    const grant = await this.grantFor(request, interaction.user.id, interaction.client.clientId);
+    return effectiveAction(request, grant instanceof OAuthError ? undefined : grant);
+  }
+
   async endSession(sessionId: string): Promise<void> {
     await this.repository.deleteSession(sha256Hex(sessionId));
   }
