@@ -48,6 +48,7 @@ describe("loadConfig defaults", () => {
       maxBodyBytes: 1024 * 1024,
       shutdownTimeoutMs: 10_000,
       parLifetimeSeconds: 60,
+      advertiseAuthorizationResponseIss: true,
       sessionLifetimeSeconds: 8 * 3600,
       sweepIntervalSeconds: 600,
       storeCertificateContent: true,
@@ -109,6 +110,8 @@ describe("loadConfig sources", () => {
         SHOMEI_TLS_CERT_FILE: "cert.pem",
         SHOMEI_TLS_KEY_FILE: "key.pem",
         SHOMEI_SWEEP_INTERVAL_SECONDS: "0",
+        SHOMEI_ADVERTISE_AUTHORIZATION_RESPONSE_ISS: "false",
+        SHOMEI_ACR_POLICY_FILE: "/etc/shomei/acr.json",
         SHOMEI_TRUST_ANCHORS_FILE: "/etc/shomei/trust-anchors.json",
         SHOMEI_STORE_CERTIFICATE_CONTENT: "false",
         SHOMEI_CRL_FETCH_TIMEOUT_MS: "5000",
@@ -143,6 +146,8 @@ describe("loadConfig sources", () => {
       tlsCertFile: "cert.pem",
       tlsKeyFile: "key.pem",
       parLifetimeSeconds: 60,
+      advertiseAuthorizationResponseIss: false,
+      acrPolicyFile: "/etc/shomei/acr.json",
       sessionLifetimeSeconds: 8 * 3600,
       sweepIntervalSeconds: 0,
       trustAnchorsFile: "/etc/shomei/trust-anchors.json",
@@ -205,6 +210,13 @@ describe("loadConfig flags", () => {
     ["yes", true],
   ])("SHOMEI_MIGRATE_ON_START=%s gives %s", (value, expected) => {
     expect(loadConfig({ env: { SHOMEI_MIGRATE_ON_START: value } }).migrateOnStart).toBe(expected);
+  });
+
+  it("SHOMEI_ADVERTISE_AUTHORIZATION_RESPONSE_ISS is a flag like the others", () => {
+    expect(loadConfig({ env: { SHOMEI_ADVERTISE_AUTHORIZATION_RESPONSE_ISS: "no" } }).advertiseAuthorizationResponseIss).toBe(false);
+    expect(configError({ env: { SHOMEI_ADVERTISE_AUTHORIZATION_RESPONSE_ISS: "off" } })).toBe(
+      invalid(`SHOMEI_ADVERTISE_AUTHORIZATION_RESPONSE_ISS must be true or false (got "off")`),
+    );
   });
 
   it("takes JSON booleans from the file", () => {

@@ -9,6 +9,7 @@ import type { Clock } from "../domain/clock.ts";
 import { LoginThrottle } from "../domain/credentials/login-throttle.ts";
 import { LoginAttemptsRepository } from "../storage/login-attempts-repository.ts";
 import { defaultAcrPolicy } from "../domain/oidc/acr.ts";
+import { loadAcrPolicyFile } from "../domain/oidc/acr-policy-file.ts";
 import { ClientAuthenticator } from "../domain/oidc/client-authentication.ts";
 import type { Oidc, OidcEndpoints } from "../domain/oidc/provider.ts";
 import { AuthorizationFlow } from "../domain/oidc/flow/authorization-flow.ts";
@@ -44,6 +45,8 @@ function endpointsOf(issuer: string): OidcEndpoints {
 /** The OpenID Connect provider, wired to its repositories. */
 export function createOidc(config: Config, database: Database, secretKey: Buffer, clock: Clock): Oidc {
   const issuer = config.baseUrl;
+  // A bad file throws here, and the server does not start.
+  const policy = config.acrPolicyFile ? loadAcrPolicyFile(config.acrPolicyFile) : defaultAcrPolicy;
   const records = new OneTimeRecords(database);
   const repository = new OidcRepository(database);
   const clients = new ClientsRepository(database);
@@ -52,17 +55,19 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
   const signingKeys = new SigningKeys(new SigningKeysRepository(database), secretKey, clock);
   return {
     issuer,
-    policy: defaultAcrPolicy,
+    policy,
+    advertiseAuthorizationResponseIss: config.advertiseAuthorizationResponseIss,
     clients,
     clientAuthenticator: new ClientAuthenticator(clients, records, clock),
     pushed: new PushedRequests(records, clock, config.parLifetimeSeconds),
     users,
     flow: new AuthorizationFlow(repository, users, clients, records, {
       issuer,
-      policy: defaultAcrPolicy,
+      policy,
       interactionLifetimeMs: 30 * 60 * 1000,
       sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
       codeLifetimeMs: 60 * 1000,
+      secretKey,
     }, clock),
     signIn: new SignIn(
       users,

@@ -20,6 +20,8 @@ export const settings = {
   tlsKeyFile: { env: "SHOMEI_TLS_KEY_FILE" },
   secretKeyFile: { env: "SHOMEI_SECRET_KEY_FILE" },
   parLifetimeSeconds: { env: "SHOMEI_PAR_LIFETIME_SECONDS" },
+  advertiseAuthorizationResponseIss: { env: "SHOMEI_ADVERTISE_AUTHORIZATION_RESPONSE_ISS" },
+  acrPolicyFile: { env: "SHOMEI_ACR_POLICY_FILE" },
   sessionLifetimeSeconds: { env: "SHOMEI_SESSION_LIFETIME_SECONDS" },
   clientsFile: { env: "SHOMEI_CLIENTS_FILE" },
   sweepIntervalSeconds: { env: "SHOMEI_SWEEP_INTERVAL_SECONDS" },
@@ -94,6 +96,13 @@ export const configSchema = z
     tlsKeyFile: z.string().min(1, { error: "must not be empty" }).optional(),
     secretKeyFile: z.string().min(1, { error: "must not be empty" }).optional(),
     parLifetimeSeconds: integer(5, 600).default(60),
+    /**
+     * Whether discovery says authorization responses carry `iss` (RFC 9207). They always do; false only stops
+     * saying so, for clients that rebuild the callback URL from code and state and then miss the promised `iss`.
+     */
+    advertiseAuthorizationResponseIss: flag.default(true),
+    /** JSON file of the ACR levels (names, aliases, the methods that earn each); the built-in policy without it. */
+    acrPolicyFile: z.string().min(1, { error: "must not be empty" }).optional(),
     sessionLifetimeSeconds: integer(60, 30 * 24 * 3600).default(8 * 3600),
     clientsFile: z.string().min(1, { error: "must not be empty" }).optional(),
     /** How often expired codes, tokens, interactions and sessions are deleted; 0 turns it off. */

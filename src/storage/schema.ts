@@ -249,6 +249,8 @@ export interface OidcTokenTable {
   auth_time: number;
   acr: string;
   amr: string;
+  /** See migration 0015; null for tokens issued before it. */
+  sid: string | null;
   created_at: number;
   expires_at: number;
   consumed_at: number | null;

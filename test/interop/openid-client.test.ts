@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { exportJWK, generateKeyPair } from "jose";
@@ -90,7 +90,19 @@ for (const target of targets) {
     beforeAll(async () => {
       dataDir = mkdtempSync(path.join(tmpdir(), "shomei-interop-"));
       database = await target.create();
-      server = await startTestServer(database.url, { dataDir });
+      // Levels named by URNs too, as deployments do; the built-in names stay.
+      const acrPolicyFile = path.join(dataDir, "acr.json");
+      writeFileSync(
+        acrPolicyFile,
+        JSON.stringify({
+          levels: [
+            { name: "low", aliases: ["urn:example:acr:low"], methods: [["pwd"]] },
+            { name: "high", aliases: ["urn:example:acr:high"], methods: [["pwd", "otp"]] },
+            { name: "very_high" },
+          ],
+        }),
+      );
+      server = await startTestServer(database.url, { dataDir, acrPolicyFile });
       issuer = server.domain.oidc.issuer;
       rp = await startRelyingParty();
       browser = await launchBrowser();
@@ -136,13 +148,19 @@ for (const target of targets) {
      * PAR with PKCE S256, state and nonce through the library, then the
      * browser from the returned URL to the relying party's callback.
      */
-    async function authorize(rpClient: RelyingPartyClient, page: Page, user: TestUser): Promise<Authorization> {
+    async function authorize(
+      rpClient: RelyingPartyClient,
+      page: Page,
+      user: TestUser & { otp?: () => string },
+      extra: Record<string, string> = {},
+    ): Promise<Authorization> {
       const verifier = client.randomPKCECodeVerifier();
       const state = client.randomState();
       const nonce = client.randomNonce();
       const url = await client.buildAuthorizationUrlWithPAR(rpClient.config, {
         redirect_uri: rp.redirectUri,
         scope,
+        ...extra,
         code_challenge: await client.calculatePKCECodeChallenge(verifier),
         code_challenge_method: "S256",
         state,
@@ -208,6 +226,7 @@ for (const target of targets) {
         let page: Page;
         let sub: string;
         let grantId: string;
+        let idClaims: client.IDToken;
         let accessToken: string;
         let refreshToken: string;
 
@@ -240,17 +259,23 @@ for (const target of targets) {
           expect(claims.amr).toEqual(["pwd"]);
           expect(claims.auth_time).toBeGreaterThanOrEqual(started - 1);
           expect(claims.auth_time).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 1);
+          expect(claims.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
           sub = claims.sub;
+          idClaims = claims;
           grantId = tokens.grant_id as string;
           accessToken = tokens.access_token;
           refreshToken = tokens.refresh_token!;
         });
 
-        it("userinfo: the claims of the granted scopes, for the expected subject", async () => {
+        it("userinfo: the claims of the granted scopes and the authentication's, for the expected subject", async () => {
           const info = await client.fetchUserInfo(rpClient.config, accessToken, sub);
           expect(info).toEqual({
             sub,
+            auth_time: idClaims.auth_time,
+            acr: "low",
+            amr: ["pwd"],
+            sid: idClaims.sid,
             name: "Test User",
             preferred_username: user.login,
             email: `${user.login}@example.com`,
@@ -328,6 +353,78 @@ for (const target of targets) {
         });
       });
     }
+
+    describe("grant_management_action without grant_id acts on the user's current grant", () => {
+      it("replace without grant_id replaces the grant the user already gave; merge without grant_id adds to it", async () => {
+        const rpClient = await newClient("client_secret_basic", "replace");
+        const user = await createUser(server);
+        const page = await newPage();
+        const first = await authorize(rpClient, page, user);
+        expect(first.pages).toEqual(["login", "consent"]);
+        const firstTokens = await redeem(rpClient, first);
+        const grantId = firstTokens.grant_id as string;
+        const grantScopes = async (accessToken: string) => {
+          const reply = await client.fetchProtectedResource(rpClient.config, accessToken, grantUrl(rpClient, grantId), "GET");
+          expect(reply.status).toBe(200);
+          const grant = (await reply.json()) as { scopes: { scope: string }[] };
+          return grant.scopes.map((s) => s.scope.split(" ").sort());
+        };
+
+        // Narrower than the grant: no page; the same grant now holds only the request.
+        const replace = await authorize(rpClient, page, user, { scope: "openid email", grant_management_action: "replace" });
+        expect(replace.pages).toEqual([]);
+        const replaced = await redeem(rpClient, replace);
+        expect(replaced.grant_id).toBe(grantId);
+        expect(await grantScopes(replaced.access_token)).toEqual([["email", "openid"]]);
+
+        // Wider than the grant: consent, then the same grant holds both.
+        const merge = await authorize(rpClient, page, user, { scope: "openid profile", grant_management_action: "merge" });
+        expect(merge.pages).toEqual(["consent"]);
+        const merged = await redeem(rpClient, merge);
+        expect(merged.grant_id).toBe(grantId);
+        expect(await grantScopes(merged.access_token)).toEqual([["email", "openid", "profile"]]);
+      });
+    });
+
+    describe("ACR levels named by URNs", () => {
+      it("acr_values=urn:example:acr:high → the step-up page; the library validates an ID token whose acr is the URN", async () => {
+        const rpClient = await newClient("client_secret_basic", "acr-urn");
+        const user = await createUser(server, { totp: true });
+        const page = await newPage();
+        const otp = () => server.domain.oidc.users.currentOtp(user.row)!;
+        const a = await authorize(rpClient, page, { ...user, otp }, { acr_values: "urn:example:acr:high" });
+        expect(a.pages).toEqual(["login", "reauth", "consent"]);
+        const tokens = await redeem(rpClient, a);
+        expect(tokens.claims()!.acr).toBe("urn:example:acr:high");
+        expect(tokens.claims()!.amr).toEqual(["pwd", "otp"]);
+        expect(rpClient.config.serverMetadata().acr_values_supported).toEqual(["low", "urn:example:acr:low", "high", "urn:example:acr:high", "very_high"]);
+      });
+
+      it("acr_values of only unknown values: the library receives unmet_authentication_requirements", async () => {
+        const rpClient = await newClient("client_secret_basic", "acr-unknown");
+        const user = await createUser(server);
+        const page = await newPage();
+        const state = client.randomState();
+        const verifier = client.randomPKCECodeVerifier();
+        const url = await client.buildAuthorizationUrlWithPAR(rpClient.config, {
+          redirect_uri: rp.redirectUri,
+          scope: "openid",
+          code_challenge: await client.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: "S256",
+          state,
+          acr_values: "urn:example:acr:unknown",
+        });
+        expect(await authorizeInBrowser(page, url, rp.redirectUri, user)).toEqual([]);
+        const refused = await client
+          .authorizationCodeGrant(rpClient.config, rp.responseFor(state), { pkceCodeVerifier: verifier, expectedState: state })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        expect(refused).toBeInstanceOf(client.AuthorizationResponseError);
+        expect((refused as client.AuthorizationResponseError).error).toBe("unmet_authentication_requirements");
+      });
+    });
 
     describe("the server's refusals reach the library as OAuth errors", () => {
       let owner: RelyingPartyClient;

@@ -211,8 +211,6 @@ describe("validation errors redirected to the client (spec 4.1, section 7)", () 
     ["authorization_details entry with an empty type", { authorization_details: details([{ type: "" }]) }, "invalid_authorization_details"],
     ["authorization_details type not allowed", { authorization_details: details([{ type: "tax_returns" }]) }, "invalid_authorization_details"],
     ["grant_management_action invalid", { grant_management_action: "update" }, "invalid_request"],
-    ["grant_management_action=replace without grant_id", { grant_management_action: "replace" }, "invalid_request"],
-    ["grant_management_action=merge without grant_id", { grant_management_action: "merge" }, "invalid_request"],
     ["grant_management_action=create with grant_id", { grant_management_action: "create", grant_id: "g-1" }, "invalid_request"],
     ["grant_id without grant_management_action", { grant_id: "g-1" }, "invalid_request"],
   ];
@@ -268,6 +266,8 @@ describe("valid requests start the flow", () => {
     ["acr_values with unknown values", { acr_values: "urn:x:unknown low" }],
     ["allowed authorization_details", { authorization_details: JSON.stringify([{ type: "payment_initiation", amount: "10.00" }]) }],
     ["grant_management_action=create", { grant_management_action: "create" }],
+    ["grant_management_action=replace without grant_id", { grant_management_action: "replace" }],
+    ["grant_management_action=merge without grant_id", { grant_management_action: "merge" }],
     [
       "unknown parameters, even repeated ones",
       { login_hint: "someone", ui_locales: "de", claims: "{}", foo: "1", "a[b]": "c" },
@@ -357,6 +357,7 @@ describe("decision flow (spec 3.1) through real requests", () => {
       authTime: expect.any(Number),
       acr: "low",
       amr: ["pwd"],
+      sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
     expect(record!.payload.authTime).toBeGreaterThanOrEqual(before);
     expect(record!.payload.authTime).toBeLessThanOrEqual(after);
@@ -564,6 +565,64 @@ describe("decision flow (spec 3.1) through real requests", () => {
     const replaced = expectCode(await b.get(authorizeUrl(params({ scope: "openid", grant_management_action: "replace", grant_id: ownGrant }))));
     expect((await findCode(s, replaced))!.payload.grantId).toBe(ownGrant);
     expect((await new OidcRepository(s.database).findGrant(ownGrant))!.scopes).toEqual(["openid"]);
+  });
+
+  it("replace without grant_id replaces the user's current grant for the client; merge without grant_id adds to it", async () => {
+    const s = live();
+    const user = await createUser(s);
+    const b = browser();
+    const firstCode = await signedInWithGrant(b, user, "openid profile");
+    const grantId = (await findCode(s, firstCode))!.payload.grantId;
+    const repository = new OidcRepository(s.database);
+
+    // replace, narrower than the grant: covered, so no consent page; same grant, now exactly the request.
+    const replaced = expectCode(await b.get(authorizeUrl(params({ scope: "openid", grant_management_action: "replace" }))));
+    expect((await findCode(s, replaced))!.payload.grantId).toBe(grantId);
+    expect((await repository.findGrant(grantId))!.scopes).toEqual(["openid"]);
+
+    // merge, asking for more: the consent page, then the same grant holds both.
+    const mergeStart = await b.get(authorizeUrl(params({ scope: "openid email", grant_management_action: "merge" })));
+    const merged = expectCode(await submitPage(b, mergeStart, "consent", { decision: "allow" }));
+    expect((await findCode(s, merged))!.payload.grantId).toBe(grantId);
+    expect((await repository.findGrant(grantId))!.scopes).toEqual(["openid", "email"]);
+
+    // replace, asking for something else: the consent page says so, then the same grant holds only the request.
+    const replaceStart = await b.get(authorizeUrl(params({ scope: "openid profile", grant_management_action: "replace" })));
+    expect((await b.get(expectPage(replaceStart, "consent"))).body).toContain("Allowing replaces the access you gave");
+    const replacedAgain = expectCode(await submitPage(b, replaceStart, "consent", { decision: "allow" }));
+    expect((await findCode(s, replacedAgain))!.payload.grantId).toBe(grantId);
+    expect((await repository.findGrant(grantId))!.scopes).toEqual(["openid", "profile"]);
+
+    // create still makes a new grant beside it, and from then on that newest grant is the current one.
+    const created = expectCode(await submitPage(b, await b.get(authorizeUrl(params({ scope: "openid", grant_management_action: "create" }))), "consent", { decision: "allow" }));
+    const newGrant = (await findCode(s, created))!.payload.grantId;
+    expect(newGrant).not.toBe(grantId);
+    expect((await repository.findGrant(grantId))!.scopes).toEqual(["openid", "profile"]);
+  });
+
+  it.each(["replace", "merge"])("%s without grant_id and no grant yet → consent page (not saying it changes a grant), then a new grant holding the request", async (action) => {
+    const s = live();
+    const user = await createUser(s);
+    const b = browser();
+    const start = await b.get(authorizeUrl(params({ scope: "openid email", grant_management_action: action })));
+    const consent = await signIn(b, start, user.login, user.password);
+    const shown = await b.get(expectPage(consent, "consent"));
+    expect(shown.status).toBe(200);
+    expect(shown.body).not.toContain("Allowing replaces the access you gave");
+    expect(shown.body).not.toContain("Allowing adds to the access you already gave");
+    const code = expectCode(await submitPage(b, consent, "consent", { decision: "allow" }));
+    const grant = await new OidcRepository(s.database).findGrant((await findCode(s, code))!.payload.grantId);
+    expect(grant).toMatchObject({ userId: user.row.id, clientId: "web-app", scopes: ["openid", "email"], revokedAt: null });
+  });
+
+  it("replace without grant_id under prompt=none and no grant yet → consent_required", async () => {
+    const s = live();
+    const user = await createUser(s);
+    const b = browser();
+    // A session for the user, with a grant for another client only.
+    const other = await b.get(authorizeUrl(params({ client_id: "other-app", redirect_uri: "https://other.example/cb" })));
+    await submitPage(b, await signIn(b, other, user.login, user.password), "consent", { decision: "allow" });
+    expectError(await b.get(authorizeUrl(params({ prompt: "none", grant_management_action: "replace" }))), "consent_required");
   });
 
   it("an interaction continues only in the browser that started it", async () => {

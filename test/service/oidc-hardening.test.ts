@@ -127,7 +127,13 @@ for (const target of targets) {
         expect((await getUserinfo(server, wide.access_token!)).status).toBe(401);
         const introspected = await postForm(server, "/api/oidc/v1/introspect", { token: wide.access_token! }, auth());
         expect(introspected.json).toEqual({ active: false });
-        expect((await getUserinfo(server, narrow.json!.access_token as string)).json).toEqual({ sub: user.row.id });
+        expect((await getUserinfo(server, narrow.json!.access_token as string)).json).toEqual({
+          sub: user.row.id,
+          auth_time: expect.any(Number),
+          acr: "low",
+          amr: ["pwd"],
+          sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        });
       });
     });
 

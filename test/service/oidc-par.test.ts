@@ -309,7 +309,7 @@ for (const target of targets) {
         ["authorization_details entry without type", { authorization_details: JSON.stringify([{ actions: ["x"] }]) }, "invalid_authorization_details"],
         ["authorization_details type not allowed", { authorization_details: JSON.stringify([{ type: "tax_returns" }]) }, "invalid_authorization_details"],
         ["grant_id without grant_management_action", { grant_id: "g-1" }, "invalid_request"],
-        ["grant_management_action=replace without grant_id", { grant_management_action: "replace" }, "invalid_request"],
+        ["grant_management_action=create with grant_id", { grant_management_action: "create", grant_id: "g-1" }, "invalid_request"],
         ["request_uri in the body", { request_uri: `${requestUriPrefix}${"a".repeat(43)}` }, "invalid_request"],
         ["client_id of another client than the authenticated one", { client_id: clientIds.post }, "invalid_request"],
       ];

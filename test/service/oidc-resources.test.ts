@@ -305,7 +305,7 @@ for (const target of targets) {
         }
         expect(m.authorization_response_iss_parameter_supported).toBe(true);
         expect(m.acr_values_supported).toEqual(["low", "high", "very_high"]);
-        expect(m.acr_values_supported).toEqual([...s.domain.oidc.policy.levels]);
+
         expect(m.scopes_supported).toEqual(expect.arrayContaining(["openid", "profile", "email", "offline_access"]));
         expect(m.claims_supported).toEqual(expect.arrayContaining(["sub", "name", "preferred_username", "email"]));
         expect(m.prompt_values_supported).toEqual(expect.arrayContaining(["none", "login", "consent"]));
@@ -465,7 +465,7 @@ for (const target of targets) {
         }
       });
 
-      it.each(["GET", "POST"] as const)("%s: claims follow the granted scopes; sub is the ID token's", async (method) => {
+      it.each(["GET", "POST"] as const)("%s: claims follow the granted scopes; sub, auth_time, acr, amr and sid are the ID token's", async (method) => {
         const cases: Array<[string, (user: TestUser) => Record<string, unknown>]> = [
           ["openid", () => ({})],
           ["openid profile", (u) => ({ name: "Test User", preferred_username: u.login })],
@@ -478,9 +478,13 @@ for (const target of targets) {
           const reply = await userinfo(issued.access, method);
           expect(reply.status, reply.text).toBe(200);
           expect(reply.headers.get("cache-control")).toBe("no-store");
-          const sub = decodeJwt(issued.idToken!).sub;
+          const { sub, auth_time, acr, amr, sid } = decodeJwt(issued.idToken!);
+          expect(amr).toEqual(["pwd"]);
           expect(sub).toBe(issued.user.row.id);
-          expect(reply.json, scope).toEqual({ sub, ...claims(issued.user) });
+          // The authentication the token stems from is always there, the same as in the ID token.
+          expect(sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+          expect(reply.json, scope).toEqual({ sub, auth_time, acr, amr, sid, ...claims(issued.user) });
+          expect(acr).toBe("low");
         }
       });
 
@@ -792,7 +796,7 @@ for (const target of targets) {
           scopes: [{ scope: "openid offline_access" }],
           authorization_details: paymentDetails,
         });
-        expect((await userinfo(renewed.access)).json).toEqual({ sub: user.row.id });
+        expect((await userinfo(renewed.access)).json).toEqual({ sub: user.row.id, auth_time: expect.any(Number), acr: "low", amr: ["pwd"], sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
       });
     });
   });

@@ -15,6 +15,7 @@ import {
   pkce,
   postToken,
   registerClient,
+  sessionCookie,
   type CodeRequest,
   type TestUser,
   type TokenReply,
@@ -200,7 +201,7 @@ for (const target of targets) {
       expect(kid).toMatch(/\S/);
       expect(await publishedKids()).toContain(kid);
       const stored = (await findCode(live(), expected.code))!.payload;
-      const members = ["iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "acr", "amr", "at_hash", ...(expected.nonce === undefined ? [] : ["nonce"])];
+      const members = ["iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "acr", "amr", "at_hash", "sid", ...(expected.nonce === undefined ? [] : ["nonce"])];
       expect(Object.keys(payload).sort()).toEqual(members.sort());
       expect(payload.iss).toBe(issuer);
       expect(payload.sub).toBe(user.row.id);
@@ -214,6 +215,8 @@ for (const target of targets) {
       expect(payload.acr).toBe("low");
       expect(payload.amr).toEqual(["pwd"]);
       expect(payload.at_hash).toBe(expectedAtHash(tokens.access_token));
+      expect(payload.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(payload.sid).toBe(stored.sid);
       if (expected.nonce === undefined) expect(payload).not.toHaveProperty("nonce");
       else expect(payload.nonce).toBe(expected.nonce);
       return payload;
@@ -865,7 +868,32 @@ for (const target of targets) {
         expectIssued(await refresh("basic", other.refresh_token!));
       });
 
-      it("the refreshed ID token keeps sub, auth_time, acr and amr, has no nonce, and its at_hash matches the new access token", async () => {
+      it("sid: one per session, stable across its codes, neither the cookie nor its stored hash; userinfo says the same", async () => {
+        const b = new Browser(live().url);
+        const request = { clientId: clientIds.basic, redirectUri: redirects.basic, scope: "openid" };
+        const first = expectIssued(await exchange("basic", await obtainCode(live(), b, user, request)));
+        const cookie = b.jar.get(sessionCookie);
+        expect(cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        const sid = (await verifiedIdToken(first.id_token!, clientIds.basic)).payload.sid;
+        expect(sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        expect(sid).not.toBe(cookie);
+        expect(sid).not.toBe(sha256Hex(cookie!));
+        expect(sid).not.toBe(Buffer.from(sha256Hex(cookie!), "hex").toString("base64url"));
+
+        // The same session, later: the same sid; in the ID token and at userinfo.
+        const second = expectIssued(await exchange("basic", await obtainCode(live(), b, user, request)));
+        expect((await verifiedIdToken(second.id_token!, clientIds.basic)).payload.sid).toBe(sid);
+        const info = await getUserinfo(live(), second.access_token);
+        expect(info.status).toBe(200);
+        expect(info.json).toMatchObject({ sid, acr: "low", amr: ["pwd"] });
+        expect(info.json.auth_time).toBe((await verifiedIdToken(second.id_token!, clientIds.basic)).payload.auth_time);
+
+        // Another session of the same user: another sid.
+        const other = expectIssued(await exchange("basic", await obtainCode(live(), new Browser(live().url), user, request)));
+        expect((await verifiedIdToken(other.id_token!, clientIds.basic)).payload.sid).not.toBe(sid);
+      });
+
+      it("the refreshed ID token keeps sub, auth_time, acr, amr and sid, has no nonce, and its at_hash matches the new access token", async () => {
         const code = await codeFor("basic", { scope: "openid offline_access", nonce: "original-nonce" });
         const first = expectIssued(await exchange("basic", code));
         const original = (await verifiedIdToken(first.id_token!, clientIds.basic)).payload;
@@ -876,7 +904,8 @@ for (const target of targets) {
         expect(refreshed.id_token).not.toBe(first.id_token);
         const { payload, kid } = await verifiedIdToken(refreshed.id_token!, clientIds.basic);
         expect(await publishedKids()).toContain(kid);
-        expect(Object.keys(payload).sort()).toEqual(["acr", "amr", "at_hash", "aud", "auth_time", "azp", "exp", "iat", "iss", "sub"]);
+        expect(Object.keys(payload).sort()).toEqual(["acr", "amr", "at_hash", "aud", "auth_time", "azp", "exp", "iat", "iss", "sid", "sub"]);
+        expect(payload.sid).toBe(original.sid);
         expect(payload).not.toHaveProperty("nonce");
         expect(payload.sub).toBe(original.sub);
         expect(payload.sub).toBe(user.row.id);
@@ -899,7 +928,7 @@ for (const target of targets) {
         expect(narrowed.scope).toBe("openid offline_access");
         const narrowInfo = await getUserinfo(live(), narrowed.access_token);
         expect(narrowInfo.status).toBe(200);
-        expect(narrowInfo.json).toEqual({ sub: user.row.id });
+        expect(narrowInfo.json).toEqual({ sub: user.row.id, auth_time: expect.any(Number), acr: "low", amr: ["pwd"], sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
         expect(JSON.parse((await tokenRow(narrowed.access_token))!.scopes)).toEqual(["openid", "offline_access"]);
 
         // Narrower still, without offline_access: the client keeps a refresh token.

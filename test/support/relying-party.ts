@@ -59,13 +59,14 @@ export type InteractionPage = "login" | "consent" | "reauth";
  * Opens an authorization URL in the tab and does what a person would until the
  * browser lands on the relying party's callback: signs in on the login page,
  * clicks Allow on the consent page. Returns the pages seen, in order. A
- * re-authentication page is not expected here and fails the flow.
+ * re-authentication page fails the flow unless the user can answer it
+ * (`otp` gives the current one-time code): then password and code are entered.
  */
 export async function authorizeInBrowser(
   page: Page,
   authorizationUrl: URL,
   redirectUri: string,
-  user: { login: string; password: string },
+  user: { login: string; password: string; otp?: () => string },
 ): Promise<InteractionPage[]> {
   const provider = authorizationUrl.origin;
   const where = (url: URL): InteractionPage | "callback" | undefined => {
@@ -89,9 +90,13 @@ export async function authorizeInBrowser(
   let at = await settle(undefined);
   while (at !== "callback") {
     seen.push(at);
-    if (at === "reauth") throw new Error(`unexpected re-authentication page at ${page.url()}`);
+    if (at === "reauth" && !user.otp) throw new Error(`unexpected re-authentication page at ${page.url()}`);
     const before = page.url();
-    if (at === "login") {
+    if (at === "reauth") {
+      await page.getByLabel("Password", { exact: true }).fill(user.password);
+      await page.getByLabel("One-time code", { exact: true }).fill(user.otp!());
+      await page.getByRole("button", { name: "Continue", exact: true }).click();
+    } else if (at === "login") {
       await page.getByLabel("Username", { exact: true }).fill(user.login);
       await page.getByLabel("Password", { exact: true }).fill(user.password);
       await page.getByRole("button", { name: "Sign in", exact: true }).click();

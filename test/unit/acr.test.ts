@@ -3,6 +3,7 @@ import {
   acrForMethods,
   acrRank,
   acrToRequest,
+  acrValuesSupported,
   createAcrPolicy,
   defaultAcrPolicy as policy,
   knownRequestedAcrs,
@@ -10,6 +11,7 @@ import {
   minimumRequestedAcr,
   parseAcrValues,
   reachableAcrs,
+  reportedAcr,
   satisfies,
   strongestReachable,
 } from "../../src/domain/oidc/acr.ts";
@@ -24,7 +26,7 @@ describe("ACR policy", () => {
 
   it("rejects incoherent policies", () => {
     expect(() => createAcrPolicy([], [])).toThrow(RangeError);
-    expect(() => createAcrPolicy(["a", "a"], [])).toThrow(/duplicate/);
+    expect(() => createAcrPolicy(["a", "a"], [])).toThrow(/ACR name "a" is used twice/);
     expect(() => createAcrPolicy(["a b"], [])).toThrow(/invalid/);
     expect(() => createAcrPolicy(["a"], [{ acr: "b", requires: ["pwd"] }])).toThrow(/unknown level/);
     expect(() => createAcrPolicy(["a"], [{ acr: "a", requires: [] }])).toThrow(/no method/);
@@ -118,5 +120,54 @@ describe("acrToRequest (the level asked for on the re-authentication page)", () 
     { requested: [], reachable: ["urn:x"], expected: undefined },
   ])("acr_values $requested, reachable $reachable → $expected", ({ requested, reachable, expected }) => {
     expect(acrToRequest(policy, requested, reachable)).toBe(expected);
+  });
+});
+
+describe("ACR aliases", () => {
+  const urn = (level: string) => `urn:example:acr:${level}`;
+  const aliased = createAcrPolicy(["low", "high", "very_high"], [{ acr: "low", requires: ["pwd"] }, { acr: "high", requires: ["pwd", "otp"] }], {
+    low: [urn("low")],
+    high: [urn("high"), "https://acr.example/high"],
+  });
+
+  it("an alias ranks as its level, everywhere", () => {
+    expect(acrRank(aliased, urn("high"))).toBe(1);
+    expect(acrRank(aliased, "https://acr.example/high")).toBe(1);
+    expect(satisfies(aliased, "low", [urn("high")])).toBe(false);
+    expect(satisfies(aliased, "high", [urn("high")])).toBe(true);
+    expect(minimumRequestedAcr(aliased, [urn("high"), "very_high"])).toBe("high");
+    expect(knownRequestedAcrs(aliased, ["urn:x", urn("low")])).toEqual([urn("low")]);
+    expect(acrToRequest(aliased, [urn("high")], ["low", "high"])).toBe("high");
+  });
+
+  it("discovery lists each name followed by its aliases, weakest first", () => {
+    expect(acrValuesSupported(aliased)).toEqual(["low", urn("low"), "high", urn("high"), "https://acr.example/high", "very_high"]);
+    expect(acrValuesSupported(policy)).toEqual(["low", "high", "very_high"]);
+  });
+
+  it.each([
+    // The first requested value, in the client's order, that the session satisfies; as the client wrote it.
+    { have: "high", requested: [urn("high")], expected: urn("high") },
+    { have: "high", requested: [urn("low")], expected: urn("low") },
+    { have: "high", requested: ["very_high", urn("high"), "low"], expected: urn("high") },
+    { have: "low", requested: [urn("high"), urn("low")], expected: urn("low") },
+    { have: "high", requested: ["urn:x", "high"], expected: "high" },
+    // Nothing requested, or nothing the session reaches: the session's own level.
+    { have: "high", requested: [], expected: "high" },
+    { have: "low", requested: [urn("high")], expected: "low" },
+    { have: "urn:legacy", requested: [urn("low")], expected: "urn:legacy" },
+  ])("reportedAcr($have, $requested) = $expected", ({ have, requested, expected }) => {
+    expect(reportedAcr(aliased, have, requested)).toBe(expected);
+  });
+
+  it("rejects aliases that clash, name unknown levels, or are not acr values", () => {
+    const rules = [{ acr: "a", requires: ["pwd"] }] as const;
+    expect(() => createAcrPolicy(["a", "b"], rules, { a: ["b"] })).toThrow('ACR name "b" is used twice');
+    expect(() => createAcrPolicy(["a", "b"], rules, { a: ["x"], b: ["x"] })).toThrow('ACR name "x" is used twice');
+    expect(() => createAcrPolicy(["a"], rules, { c: ["x"] })).toThrow('ACR aliases name unknown level "c"');
+    expect(() => createAcrPolicy(["a"], rules, { a: ["x y"] })).toThrow(/invalid ACR alias "x y"/);
+    expect(() => createAcrPolicy(["a"], rules, { a: [""] })).toThrow(/invalid ACR alias ""/);
+    expect(() => createAcrPolicy(["a"], rules, { a: ["u".repeat(65)] })).toThrow(/1 to 64 printable characters/);
+    expect(() => createAcrPolicy(["a"], rules, { a: ["u".repeat(64)] })).not.toThrow();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultAcrPolicy } from "../../src/domain/oidc/acr.ts";
+import { createAcrPolicy, defaultAcrPolicy } from "../../src/domain/oidc/acr.ts";
 import { decideAuthorization, type DecisionInput, type DecisionOutcome, type Prompt } from "../../src/domain/oidc/decision-flow.ts";
 
 const now = 1_750_000_000_000;
@@ -311,11 +311,34 @@ describe("decision flow: acr_values", () => {
     expect(decideAuthorization(input({ acrValues: ["urn:x", "high"] }))).toMatchObject({ kind: "reauth", requiredAcr: "high", row: 5 });
   });
 
-  it("a request of only unknown values places no requirement", () => {
-    expect(decideAuthorization(input({ acrValues: ["urn:example:loa:4"], alreadyGranted: true }))).toEqual({
-      kind: "issue_code",
-      row: 6,
+  it("a request of only unknown values → unmet_authentication_requirements (row 4), with or without a session, even under prompt=none", () => {
+    const unmet = {
+      kind: "error",
+      error: "unmet_authentication_requirements",
+      description: "none of the requested acr_values is supported (supported: low, high, very_high and their aliases)",
+      reasons: ["acr"],
+      row: 4,
+    };
+    expect(decideAuthorization(input({ acrValues: ["urn:example:loa:4"], alreadyGranted: true }))).toEqual(unmet);
+    expect(decideAuthorization(input({ acrValues: ["urn:x", "urn:y"], session: undefined }))).toEqual(unmet);
+    expect(decideAuthorization(input({ acrValues: ["urn:x"], prompt: ["none"], session: undefined }))).toEqual(unmet);
+    // A refusal still comes first: it grants nothing.
+    expect(decideAuthorization(input({ acrValues: ["urn:x"], consent: "deny" }))).toMatchObject({ error: "access_denied", row: 10 });
+  });
+
+  it("aliases count as their level", () => {
+    const aliased = createAcrPolicy(["low", "high"], [{ acr: "low", requires: ["pwd"] }, { acr: "high", requires: ["pwd", "otp"] }], {
+      high: ["urn:example:acr:high"],
     });
+    expect(decideAuthorization(input({ policy: aliased, acrValues: ["urn:example:acr:high"] }))).toEqual({
+      kind: "reauth",
+      requiredAcr: "high",
+      reasons: ["acr"],
+      row: 5,
+    });
+    expect(
+      decideAuthorization(input({ policy: aliased, session: highSession, acrValues: ["urn:example:acr:high"], alreadyGranted: true })),
+    ).toEqual({ kind: "issue_code", row: 6 });
   });
 
   it("a fresh login below the requested level is a step-up (row 5), not a loop back to login", () => {

@@ -56,6 +56,7 @@ for (const t of targets) {
             auth_time: now,
             acr: "low",
             amr: "[]",
+            sid: null,
             created_at: now - 2 * day,
             expires_at: expiresAt,
             consumed_at: null,

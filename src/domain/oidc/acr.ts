@@ -5,12 +5,16 @@
  * request for a lower one. Which authentication methods (RFC 8176 `amr`
  * values) earn which level is data in the policy, not code.
  *
+ * Each level has a name and may have aliases (other names clients use for the
+ * same level, such as URNs); every function here takes either.
+ *
  * `acr_values` (OpenID Connect Core 3.1.2.1) is a space-separated list in order
  * of preference and requests a voluntary claim. A session satisfies it when its
  * level is at least the lowest *known* requested level. Requested values the
- * policy does not know are ignored; a request made only of unknown values
- * places no requirement (any session satisfies it), as for a request without
- * `acr_values`. The ID token's `acr` claim tells the client what it got.
+ * policy does not know are ignored next to known ones; a request made only of
+ * unknown values is refused by the decision flow (unmet_authentication_requirements).
+ * The ID token's `acr` claim tells the client what it got, in the client's own
+ * words (see reportedAcr).
  */
 
 /** Authentication methods, named by their RFC 8176 `amr` values. */
@@ -25,8 +29,10 @@ export interface AcrMethodRule {
 }
 
 export interface AcrPolicy {
-  /** Known levels, weakest first. */
+  /** Known levels by name, weakest first. */
   readonly levels: readonly string[];
+  /** Other names of the levels: alias → level name. */
+  readonly aliases: ReadonlyMap<string, string>;
   /** Which combinations of methods earn which level. */
   readonly rules: readonly AcrMethodRule[];
 }
@@ -40,25 +46,56 @@ export const defaultAcrRules: readonly AcrMethodRule[] = [
 ];
 
 /**
- * Builds a policy, checking it is coherent: at least one level, no duplicate
- * or empty level, every rule names a known level and at least one method.
+ * The longest level name or alias: an `acr` is stored with sessions and
+ * tokens (64 characters), and URNs of this length are already generous.
  */
-export function createAcrPolicy(levels: readonly string[], rules: readonly AcrMethodRule[]): AcrPolicy {
+export const maxAcrNameLength = 64;
+/** Printable ASCII without space: `acr_values` is space-separated. */
+const acrNamePattern = /^[\x21-\x7e]+$/;
+
+/**
+ * Builds a policy, checking it is coherent: at least one level; names and
+ * aliases of 1 to 64 printable characters without spaces, each used once
+ * across all levels; aliases of known levels; every rule names a known level
+ * and at least one method.
+ */
+export function createAcrPolicy(
+  levels: readonly string[],
+  rules: readonly AcrMethodRule[],
+  aliases: Readonly<Record<string, readonly string[]>> = {},
+): AcrPolicy {
   if (levels.length === 0) throw new RangeError("an ACR policy needs at least one level");
   const seen = new Set<string>();
-  for (const level of levels) {
-    if (level === "" || /\s/.test(level)) throw new RangeError(`invalid ACR level ${JSON.stringify(level)}`);
-    if (seen.has(level)) throw new RangeError(`duplicate ACR level ${JSON.stringify(level)}`);
-    seen.add(level);
+  const use = (name: string, what: string) => {
+    if (name.length > maxAcrNameLength || !acrNamePattern.test(name)) {
+      throw new RangeError(`invalid ACR ${what} ${JSON.stringify(name)} (1 to ${maxAcrNameLength} printable characters, no spaces)`);
+    }
+    if (seen.has(name)) throw new RangeError(`ACR name ${JSON.stringify(name)} is used twice`);
+    seen.add(name);
+  };
+  for (const level of levels) use(level, "level");
+  const aliasMap = new Map<string, string>();
+  for (const [level, names] of Object.entries(aliases)) {
+    if (!levels.includes(level)) throw new RangeError(`ACR aliases name unknown level ${JSON.stringify(level)}`);
+    for (const alias of names) {
+      use(alias, "alias");
+      aliasMap.set(alias, level);
+    }
   }
   for (const rule of rules) {
-    if (!seen.has(rule.acr)) throw new RangeError(`ACR rule names unknown level ${JSON.stringify(rule.acr)}`);
+    if (!levels.includes(rule.acr)) throw new RangeError(`ACR rule names unknown level ${JSON.stringify(rule.acr)}`);
     if (rule.requires.length === 0) throw new RangeError(`ACR rule for ${JSON.stringify(rule.acr)} requires no method`);
   }
   return Object.freeze({
     levels: Object.freeze([...levels]),
+    aliases: aliasMap,
     rules: Object.freeze(rules.map((r) => Object.freeze({ acr: r.acr, requires: Object.freeze([...r.requires]) }))),
   });
+}
+
+/** Every value a client may send in `acr_values`, weakest level first, each name followed by its aliases (for discovery). */
+export function acrValuesSupported(policy: AcrPolicy): string[] {
+  return policy.levels.flatMap((level) => [level, ...[...policy.aliases].filter(([, of]) => of === level).map(([alias]) => alias)]);
 }
 
 export const defaultAcrPolicy: AcrPolicy = createAcrPolicy(defaultAcrLevels, defaultAcrRules);
@@ -69,9 +106,9 @@ export function parseAcrValues(raw: string | undefined): string[] {
   return raw.split(" ").filter((v) => v !== "");
 }
 
-/** The position of a level in the policy (0 = weakest), or undefined for an unknown value. */
+/** The position of a level, by name or alias, in the policy (0 = weakest), or undefined for an unknown value. */
 export function acrRank(policy: AcrPolicy, acr: string): number | undefined {
-  const i = policy.levels.indexOf(acr);
+  const i = policy.levels.indexOf(policy.aliases.get(acr) ?? acr);
   return i < 0 ? undefined : i;
 }
 
@@ -79,7 +116,25 @@ export function isKnownAcr(policy: AcrPolicy, acr: string): boolean {
   return acrRank(policy, acr) !== undefined;
 }
 
-/** The known requested levels, in request order, without duplicates. */
+/**
+ * What the ID token's `acr` says for a session at level `have`: the first
+ * requested value (in the client's order of preference, name or alias as the
+ * client wrote it) that the session satisfies, so a client that asked for
+ * `urn:example:acr:high` reads that back rather than a name it does not know.
+ * Without such a value (nothing requested, or only unknown ones), the
+ * session's own level.
+ */
+export function reportedAcr(policy: AcrPolicy, have: string, requested: readonly string[]): string {
+  const haveRank = acrRank(policy, have);
+  if (haveRank === undefined) return have;
+  for (const value of requested) {
+    const rank = acrRank(policy, value);
+    if (rank !== undefined && rank <= haveRank) return value;
+  }
+  return have;
+}
+
+/** The known requested values (names or aliases), in request order, without duplicates. */
 export function knownRequestedAcrs(policy: AcrPolicy, requested: readonly string[]): string[] {
   const out: string[] = [];
   for (const value of requested) if (isKnownAcr(policy, value) && !out.includes(value)) out.push(value);

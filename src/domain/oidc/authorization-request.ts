@@ -123,9 +123,11 @@ function parseScopes(value: string | undefined, client: OidcClient): string[] {
 
 /**
  * OpenID Grant Management: `create` starts a new grant (a grant_id with it is
- * an error); `replace` and `merge` need the grant_id of an existing grant of
- * this user and client (checked once the user is known); a grant_id without an
- * action is an error too, so that a client never updates a grant by accident.
+ * an error); `replace` and `merge` act on the grant named by grant_id (an
+ * existing grant of this user and client, checked once the user is known) or,
+ * without one, on the user's current grant for this client. A grant_id
+ * without an action is an error, so that a client never updates a grant by
+ * accident.
  */
 function parseGrantManagement(action: string | undefined, grantId: string | undefined): { action?: GrantManagementAction; grantId?: string } {
   if (action === undefined) {
@@ -137,9 +139,6 @@ function parseGrantManagement(action: string | undefined, grantId: string | unde
   }
   if (action === "create" && grantId !== undefined) {
     throw new OAuthError("invalid_request", "grant_management_action=create must not carry a grant_id");
-  }
-  if (action !== "create" && grantId === undefined) {
-    throw new OAuthError("invalid_request", `grant_management_action=${action} requires a grant_id`);
   }
   return { action, ...(grantId !== undefined ? { grantId } : {}) };
 }

@@ -1,4 +1,4 @@
-import { acrToRequest, satisfies, type AcrPolicy } from "./acr.ts";
+import { acrToRequest, knownRequestedAcrs, satisfies, type AcrPolicy } from "./acr.ts";
 
 /**
  * The authorization endpoint's decision flow (specification 3.1) as a pure
@@ -110,6 +110,12 @@ function describeReasons(reasons: readonly ReauthReason[]): string {
  * - A consent answer of "allow" completes the flow (row 9, `issue_code`) only
  *   once rows 1–5 pass: an answer never stands in for authentication.
  *
+ * - `acr_values` made only of values the policy does not know is
+ *   `unmet_authentication_requirements` (row 4) before anything else but a
+ *   refusal: no authentication can reach a level the provider does not have,
+ *   and issuing a code at some other level would give the client a different
+ *   class than it asked for.
+ *
  * No outcome that shows a page is returned under `prompt=none`: the login page
  * becomes row 1, the re-authentication page row 3, a consent page row 8.
  */
@@ -118,6 +124,16 @@ export function decideAuthorization(input: DecisionInput): DecisionOutcome {
 
   if (input.consent === "deny") {
     return { kind: "error", error: "access_denied", description: "the user refused consent", row: 10 };
+  }
+
+  if (input.acrValues.length > 0 && knownRequestedAcrs(input.policy, input.acrValues).length === 0) {
+    return {
+      kind: "error",
+      error: "unmet_authentication_requirements",
+      description: `none of the requested acr_values is supported (supported: ${input.policy.levels.join(", ")} and their aliases)`,
+      reasons: ["acr"],
+      row: 4,
+    };
   }
 
   const session = input.session;

@@ -59,6 +59,8 @@ export interface TokenRow {
   authTime: number;
   acr: string;
   amr: string[];
+  /** The session's identifier for clients (ID token `sid`); null for tokens issued before it was kept. */
+  sid: string | null;
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;

@@ -17,6 +17,8 @@ import type { OidcUsers } from "./users.ts";
 export interface Oidc {
   issuer: string;
   policy: AcrPolicy;
+  /** Whether discovery advertises the authorization response's `iss` (which is sent either way). */
+  advertiseAuthorizationResponseIss: boolean;
   clients: ClientStore;
   clientAuthenticator: ClientAuthenticator;
   pushed: PushedRequests;

@@ -1,8 +1,8 @@
 import type { OneTimeStore } from "../../single-use.ts";
 import type { Clock } from "../../clock.ts";
-import { acrForMethods, methodsToReach, reachableAcrs, type AcrPolicy, type AuthMethod } from "../acr.ts";
+import { acrForMethods, methodsToReach, reachableAcrs, reportedAcr, type AcrPolicy, type AuthMethod } from "../acr.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
-import type { AuthorizationRequest } from "../authorization-request.ts";
+import type { AuthorizationRequest, GrantManagementAction } from "../authorization-request.ts";
 import type { OidcClient } from "../client.ts";
 import { decideAuthorization, type DecisionOutcome } from "../decision-flow.ts";
 import { alreadyGranted, applyGrantAction } from "../grants/index.ts";
@@ -12,7 +12,7 @@ import type { ClientLookup, GrantStore, InteractionStore, SessionStore } from ".
 import type { OidcUsers } from "../users.ts";
 import type { InteractionState } from "./interaction-state.ts";
 import { errorRedirect, redirectTo } from "./redirects.ts";
-import { randomToken, sha256Hex } from "./secrets.ts";
+import { randomToken, sessionSid, sha256Hex } from "./secrets.ts";
 
 export interface FlowSettings {
   issuer: string;
@@ -20,6 +20,8 @@ export interface FlowSettings {
   interactionLifetimeMs: number;
   sessionLifetimeMs: number;
   codeLifetimeMs: number;
+  /** The server key: derives each session's `sid`. */
+  secretKey: Buffer;
 }
 
 /** Where the browser goes next. */
@@ -40,6 +42,8 @@ export interface AuthorizationCodePayload {
   authTime: number;
   acr: string;
   amr: string[];
+  /** The session's `sid` (see sessionSid); absent in codes issued before it existed. */
+  sid?: string;
 }
 
 export interface LoadedInteraction {
@@ -195,6 +199,18 @@ export class AuthorizationFlow {
     return methods ? { acr: outcome.requiredAcr, methods, reasons: outcome.reasons } : undefined;
   }
 
+  /**
+   * What approving the consent page will do to the user's grants, for the
+   * page to say: `replace` or `merge` without a grant_id and with no grant yet
+   * is `create`. An unusable grant_id never reaches the page (the flow fails first).
+   */
+  async consentAction(interaction: LoadedInteraction): Promise<GrantManagementAction | undefined> {
+    const request = interaction.state.request;
+    if (!interaction.user || request.grantManagementAction === undefined) return request.grantManagementAction;
+    const grant = await this.grantFor(request, interaction.user.id, interaction.client.clientId);
+    return effectiveAction(request, grant instanceof OAuthError ? undefined : grant);
+  }
+
   async endSession(sessionId: string): Promise<void> {
     await this.repository.deleteSession(sha256Hex(sessionId));
   }
@@ -203,7 +219,11 @@ export class AuthorizationFlow {
     return sessionId ? this.repository.findSession(sha256Hex(sessionId), this.clock()) : undefined;
   }
 
-  /** The grant this request is compared with: the named one (replace, merge), else the user's latest for the client. */
+  /**
+   * The grant this request is compared with and acts on: the one named by
+   * grant_id, else the user's current (latest) grant for the client; `replace`
+   * and `merge` without a grant_id mean that current grant.
+   */
   private async grantFor(request: AuthorizationRequest, userId: string, clientId: string) {
     if (request.grantId !== undefined) {
       const grant = await this.repository.findGrant(request.grantId);
@@ -226,7 +246,7 @@ export class AuthorizationFlow {
     if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw interactionNotFound("this sign-in request was already completed");
     const now = this.clock();
     const requested = { scopes: request.scopes, authorizationDetails: request.authorizationDetails };
-    const action = request.grantManagementAction;
+    const action = effectiveAction(request, existing);
     const base = action === "create" ? undefined : existing;
     const content = applyGrantAction(base ? { scopes: base.scopes, authorizationDetails: base.authorizationDetails } : undefined, action, requested);
     const grantId = base?.id ?? randomToken();
@@ -251,8 +271,10 @@ export class AuthorizationFlow {
       grantId,
       userId: user.id,
       authTime: session.authTime,
-      acr: session.acr,
+      // In the client's words: the requested name or alias the session satisfies (see reportedAcr).
+      acr: reportedAcr(this.settings.policy, session.acr, request.acrValues),
       amr: session.amr,
+      sid: sessionSid(this.settings.secretKey, session.idHash),
     };
     await this.codes.issue({
       kind: "authorization_code",
@@ -273,4 +295,14 @@ export class AuthorizationFlow {
   private save(id: string, state: InteractionState): Promise<void> {
     return this.repository.updateInteraction(sha256Hex(id), state);
   }
+}
+
+/**
+ * `replace` or `merge` without a grant_id and with no current grant for this
+ * user and client has nothing to act on: it makes the grant, like `create`.
+ */
+function effectiveAction(request: AuthorizationRequest, current: GrantRow | undefined): GrantManagementAction | undefined {
+  const action = request.grantManagementAction;
+  if ((action === "replace" || action === "merge") && request.grantId === undefined && current === undefined) return "create";
+  return action;
 }

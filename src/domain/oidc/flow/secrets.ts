@@ -16,6 +16,17 @@ export function sha256Hex(value: string): string {
   return createHash("sha256").update(value).digest("hex");
 }
 
+/**
+ * The `sid` clients see for a session (OpenID Connect Front-Channel and
+ * Back-Channel Logout): an HMAC of the stored session hash under the server
+ * key. Stable for the session's life, the same on every instance, and neither
+ * the cookie value nor what the database keeps, so it cannot be replayed as a
+ * cookie nor matched against a leaked sessions table.
+ */
+export function sessionSid(key: Buffer, sessionIdHash: string): string {
+  return createHmac("sha256", key).update(`sid:${sessionIdHash}`).digest("base64url");
+}
+
 /** A per-interaction CSRF token: an HMAC of the interaction id under the server key, so nothing needs storing. */
 export function csrfToken(key: Buffer, interactionId: string): string {
   return createHmac("sha256", key).update(`csrf:${interactionId}`).digest("base64url");

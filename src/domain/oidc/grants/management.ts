@@ -16,16 +16,18 @@ export interface GrantContent {
  *
  * - `create`: a new grant holding exactly `requested`; `existing` is ignored
  *   (the user's other grants for the client stay as they are).
- * - `replace`: the grant named by `grant_id` now holds exactly `requested`
- *   (same grant id); whatever it held before and `requested` lacks is gone.
- * - `merge`: the grant named by `grant_id` keeps what it held and gains
+ * - `replace`: the grant named by `grant_id` (without one, the user's current
+ *   grant for the client) now holds exactly `requested` (same grant id);
+ *   whatever it held before and `requested` lacks is gone.
+ * - `merge`: that grant keeps what it held and gains
  *   `requested` (see {@link mergeGrantContent}).
  * - no action: the user's grant for this client (the one grant a provider
  *   keeps per user and client when the client does not manage grants, as
  *   node-oidc-provider does) gains `requested` like `merge`; with no such
  *   grant yet, a grant holding exactly `requested` is made.
  *
- * `replace` and `merge` need the existing grant: without one this throws
+ * `replace` and `merge` need the existing grant (the caller turns them into
+ * `create` when no grant_id was sent and the user has no grant yet): without one this throws
  * `invalid_grant_id` (the caller looks the grant up by `grant_id`, user and
  * client first and answers that error itself; this is the last guard).
  * The result shares no objects with the arguments.

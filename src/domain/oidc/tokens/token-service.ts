@@ -38,7 +38,7 @@ export interface TokenResponse {
 }
 
 /** What a token stands for; the same for the tokens of one code and its refreshes. */
-type Authorization = Pick<TokenRow, "family" | "clientId" | "userId" | "grantId" | "scopes" | "authorizationDetails" | "authTime" | "acr" | "amr"> & {
+type Authorization = Pick<TokenRow, "family" | "clientId" | "userId" | "grantId" | "scopes" | "authorizationDetails" | "authTime" | "acr" | "amr" | "sid"> & {
   nonce: string | null;
 };
 
@@ -104,6 +104,7 @@ export class TokenService {
         authTime: payload.authTime,
         acr: payload.acr,
         amr: payload.amr,
+        sid: payload.sid ?? null,
         nonce: payload.nonce,
       },
       now,
@@ -175,6 +176,7 @@ export class TokenService {
       authTime: a.authTime,
       acr: a.acr,
       amr: a.amr,
+      sid: a.sid,
       createdAt: now,
       consumedAt: null,
       revokedAt: null,
@@ -218,6 +220,7 @@ export class TokenService {
         ...(a.nonce ? { nonce: a.nonce } : {}),
         acr: a.acr,
         amr: a.amr,
+        sid: a.sid ?? undefined,
       }, { accessToken });
     }
     return response;

@@ -1,6 +1,7 @@
 import type { Response, Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { clientAssertionAlgorithms } from "../../../domain/oidc/client-authentication.ts";
+import { acrValuesSupported } from "../../../domain/oidc/acr.ts";
 
 /** OpenID Connect Discovery 1.0 and RFC 8414 metadata (the same document), and the JWKS. */
 export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
@@ -32,10 +33,10 @@ export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
     revocation_endpoint_auth_signing_alg_values_supported: clientAssertionAlgorithms,
     introspection_endpoint_auth_signing_alg_values_supported: clientAssertionAlgorithms,
     scopes_supported: ["openid", "profile", "email", "offline_access"],
-    claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "at_hash", "name", "preferred_username", "email", "email_verified"],
-    acr_values_supported: oidc.policy.levels,
+    claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "sid", "azp", "at_hash", "name", "preferred_username", "email", "email_verified"],
+    acr_values_supported: acrValuesSupported(oidc.policy),
     prompt_values_supported: ["none", "login", "consent"],
-    authorization_response_iss_parameter_supported: true,
+    authorization_response_iss_parameter_supported: oidc.advertiseAuthorizationResponseIss,
     authorization_details_types_supported: authorizationDetailsTypes,
     claims_parameter_supported: false,
     request_parameter_supported: false,

@@ -132,6 +132,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const interaction = await load(req);
     if (!interaction.user) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     const request = interaction.state.request;
+    const grantAction = await oidc.flow.consentAction(interaction);
     res.type("html").send(
       renderConsentPage({
         action: action("consent", interaction.id),
@@ -140,7 +141,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
         userLogin: interaction.user.login,
         scopes: request.scopes,
         authorizationDetails: request.authorizationDetails,
-        ...(request.grantManagementAction ? { grantAction: request.grantManagementAction } : {}),
+        ...(grantAction ? { grantAction } : {}),
       }),
     );
   });

@@ -3,7 +3,11 @@ import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { requireAccessToken } from "./bearer.ts";
 
-/** OIDC Core 5.3: claims of the token's user, by granted scope (profile: name; email: email). */
+/**
+ * OIDC Core 5.3: claims of the token's user, by granted scope (profile: name;
+ * email: email), and always the authentication the token stems from (`acr`,
+ * `amr`, `auth_time`, `sid`), as in its ID token.
+ */
 export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
   const handle = async (req: Request, res: Response) => {
     const token = await requireAccessToken(oidc, req, res);
@@ -17,6 +21,10 @@ export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
     if (!user) throw new OAuthError("invalid_token", "", { status: 401, wwwAuthenticate: 'Bearer realm="shomei", error="invalid_token"' });
     res.json({
       sub: user.id,
+      auth_time: Math.floor(token.authTime / 1000),
+      acr: token.acr,
+      amr: token.amr,
+      ...(token.sid !== null ? { sid: token.sid } : {}),
       ...(token.scopes.includes("profile") ? { name: user.name ?? undefined, preferred_username: user.login } : {}),
       ...(token.scopes.includes("email") && user.email ? { email: user.email, email_verified: false } : {}),
     });
