@@ -1,4 +1,4 @@
-import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
+import { createAsyncIterable, encodeEnvelope, type UniversalServerRequest } from "@connectrpc/connect/protocol";
 
 /**
  * The request with its body replaced by an empty message in the same
@@ -15,16 +15,11 @@ export function withEmptyRequestBody(request: UniversalServerRequest): Universal
   if (!body) return request;
   const header = new Headers(request.header);
   for (const name of ["content-encoding", "grpc-encoding", "content-length"]) header.delete(name);
-  return { ...request, header, body: once(body) };
+  return { ...request, header, body: createAsyncIterable([body]) };
 }
 
 const emptyJson = Buffer.from("{}");
-const envelope = (payload: Buffer) => {
-  const frame = Buffer.alloc(5 + payload.byteLength);
-  frame.writeUInt32BE(payload.byteLength, 1);
-  payload.copy(frame, 5);
-  return frame;
-};
+const envelope = (payload: Uint8Array) => encodeEnvelope(0, payload);
 
 function emptyBodyFor(contentType: string): Uint8Array | undefined {
   switch (contentType) {
@@ -36,15 +31,11 @@ function emptyBodyFor(contentType: string): Uint8Array | undefined {
     case "application/grpc+proto":
     case "application/grpc-web":
     case "application/grpc-web+proto":
-      return envelope(Buffer.alloc(0));
+      return envelope(new Uint8Array(0));
     case "application/grpc+json":
     case "application/grpc-web+json":
       return envelope(emptyJson);
     default:
       return undefined;
   }
-}
-
-async function* once(chunk: Uint8Array): AsyncIterable<Uint8Array> {
-  yield chunk;
 }

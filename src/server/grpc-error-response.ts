@@ -1,25 +1,23 @@
-import type { Code } from "@connectrpc/connect";
+import { ConnectError, type Code } from "@connectrpc/connect";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import type { AnyResponse } from "./exchange.ts";
 
 /**
  * Answers a gRPC or gRPC-Web call with an error status when the protocol
  * layer could not: gRPC as a trailers-only response (the status in the
  * headers of an empty response), gRPC-Web as a body holding only the
- * trailer frame.
+ * trailer frame. The status fields are written by Connect's own encoder.
  */
 export function writeGrpcError(res: AnyResponse, requestContentType: string, error: { code: Code; message: string }): void {
-  const status = String(error.code);
-  const message = encodeURIComponent(error.message);
+  const status = setTrailerStatus(new Headers(), new ConnectError(error.message, error.code));
   if (/^application\/grpc-web/i.test(requestContentType)) {
-    const trailer = Buffer.from(`grpc-status: ${status}\r\ngrpc-message: ${message}\r\n`, "latin1");
-    const frame = Buffer.alloc(5 + trailer.byteLength);
-    frame[0] = 0x80;
-    frame.writeUInt32BE(trailer.byteLength, 1);
-    trailer.copy(frame, 5);
+    const frame = encodeEnvelope(trailerFlag, trailerSerialize(status));
     res.writeHead(200, { "content-type": "application/grpc-web+proto", "content-length": String(frame.byteLength) });
     res.end(frame);
     return;
   }
-  res.writeHead(200, { "content-type": "application/grpc+proto", "grpc-status": status, "grpc-message": message });
+  res.writeHead(200, { "content-type": "application/grpc+proto", ...Object.fromEntries(status) });
   res.end();
 }

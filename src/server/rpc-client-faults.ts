@@ -1,4 +1,7 @@
-import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createAsyncIterable, encodeEnvelope, readAllBytes, type UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 
 /**
  * Connect reads and decodes the request message before any interceptor runs,
@@ -30,10 +33,10 @@ export async function answerClientFaults(
   const contentType = response.header?.get("content-type") ?? "";
   const isConnectError = response.body && contentType.startsWith("application/json") && !response.header?.has("content-encoding");
   if (isConnectError && response.status === 500) {
-    return rewriteConnectError(response, await readAll(response.body!), message);
+    return rewriteConnectError(response, await readAllBytes(response.body!, Number.MAX_SAFE_INTEGER), message);
   }
   if (isConnectError && response.status === 501) {
-    return rewriteUnsupportedEncoding(response, await readAll(response.body!), acceptedEncodings);
+    return rewriteUnsupportedEncoding(response, await readAllBytes(response.body!, Number.MAX_SAFE_INTEGER), acceptedEncodings);
   }
   if (response.trailer && /^application\/grpc(\+|;|$)/.test(contentType) && response.body) {
     const trailer = response.trailer;
@@ -47,95 +50,67 @@ export async function answerClientFaults(
 }
 
 const decodeFailure = /^(internal error$|parse binary: |received compressed envelope|invalid envelope, already compressed|decompression failed)/;
-const grpcInternal = "13";
-const grpcInvalidArgument = "3";
+
+/** The code and message of a Connect unary error body, if it is one. */
+function connectError(body: Uint8Array): { code?: unknown; message?: unknown } | undefined {
+  try {
+    return JSON.parse(Buffer.from(body).toString("utf8")) as { code?: unknown; message?: unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The response with another Connect error body (and status, and headers set on top). */
+function withConnectError(
+  response: UniversalServerResponse,
+  status: number,
+  error: { code: string; message: string },
+  headers: Record<string, string> = {},
+): UniversalServerResponse {
+  const body = Buffer.from(JSON.stringify(error));
+  const header = new Headers(response.header);
+  header.set("content-length", String(body.byteLength));
+  for (const [name, value] of Object.entries(headers)) header.set(name, value);
+  return { ...response, status, header, body: createAsyncIterable([body]) };
+}
 
 /** A Connect unary error is a JSON body; the response was read, so it is always returned with a fresh one. */
-function rewriteConnectError(response: UniversalServerResponse, body: Buffer, message: string): UniversalServerResponse {
-  let error: { code?: unknown; message?: unknown } | undefined;
-  try {
-    error = JSON.parse(body.toString("utf8")) as typeof error;
-  } catch {
-    error = undefined;
-  }
+function rewriteConnectError(response: UniversalServerResponse, body: Uint8Array, message: string): UniversalServerResponse {
+  const error = connectError(body);
   if (error?.code !== "internal" || typeof error.message !== "string" || !decodeFailure.test(error.message)) {
-    return { ...response, body: chunks(body) };
+    return { ...response, body: createAsyncIterable([body]) };
   }
-  const rewritten = Buffer.from(JSON.stringify({ code: "invalid_argument", message }));
-  const header = new Headers(response.header);
-  header.set("content-length", String(rewritten.byteLength));
-  return { ...response, status: 400, header, body: chunks(rewritten) };
+  return withConnectError(response, 400, { code: "invalid_argument", message });
 }
 
-function rewriteUnsupportedEncoding(response: UniversalServerResponse, body: Buffer, acceptedEncodings: string[]): UniversalServerResponse {
-  let error: { code?: unknown; message?: unknown } | undefined;
-  try {
-    error = JSON.parse(body.toString("utf8")) as typeof error;
-  } catch {
-    error = undefined;
-  }
+function rewriteUnsupportedEncoding(response: UniversalServerResponse, body: Uint8Array, acceptedEncodings: string[]): UniversalServerResponse {
+  const error = connectError(body);
   if (error?.code !== "unimplemented" || typeof error.message !== "string" || !error.message.startsWith("unknown compression")) {
-    return { ...response, body: chunks(body) };
+    return { ...response, body: createAsyncIterable([body]) };
   }
-  const rewritten = Buffer.from(
-    JSON.stringify({
-      code: "invalid_argument",
-      message: `the request's content coding is not supported: use one of ${acceptedEncodings.join(", ")}, or none`,
-    }),
+  const accepted = acceptedEncodings.join(", ");
+  return withConnectError(
+    response,
+    415,
+    { code: "invalid_argument", message: `the request's content coding is not supported: use one of ${accepted}, or none` },
+    { "accept-encoding": accepted },
   );
-  const header = new Headers(response.header);
-  header.set("content-length", String(rewritten.byteLength));
-  header.set("accept-encoding", acceptedEncodings.join(", "));
-  return { ...response, status: 415, header, body: chunks(rewritten) };
-}
-
-async function readAll(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = [];
-  for await (const part of body) parts.push(part);
-  return Buffer.concat(parts);
-}
-
-async function* chunks(...parts: Uint8Array[]): AsyncIterable<Uint8Array> {
-  yield* parts;
 }
 
 /** Rewrites gRPC trailer fields in place; true when they described a decoding failure. */
 function rewriteTrailer(trailer: Headers, message: string): boolean {
-  if (trailer.get("grpc-status") !== grpcInternal) return false;
-  if (!decodeFailure.test(decodeGrpcMessage(trailer.get("grpc-message") ?? ""))) return false;
-  trailer.set("grpc-status", grpcInvalidArgument);
-  trailer.set("grpc-message", encodeURIComponent(message));
+  const error = findTrailerError(trailer);
+  if (error?.code !== Code.Internal || !decodeFailure.test(error.rawMessage)) return false;
+  setTrailerStatus(trailer, new ConnectError(message, Code.InvalidArgument));
   return true;
 }
 
-/** gRPC-Web sends trailers as a last frame: flag 0x80, a 4-byte length, then HTTP/1-style header lines. */
+/** gRPC-Web sends trailers as a last frame: the trailer flag, a 4-byte length, then HTTP/1-style header lines. */
 function rewriteGrpcWebTrailerFrame(chunk: Uint8Array, message: string): Uint8Array {
-  const trailerFlag = 0x80;
   if (chunk.byteLength < 5 || chunk[0] !== trailerFlag) return chunk;
-  const length = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).readUInt32BE(1);
-  if (length !== chunk.byteLength - 5) return chunk;
-  const trailer = new Headers();
-  for (const line of Buffer.from(chunk.subarray(5)).toString("latin1").split("\r\n")) {
-    const colon = line.indexOf(":");
-    if (colon > 0) trailer.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
-  }
-  if (!rewriteTrailer(trailer, message)) return chunk;
-  let text = "";
-  trailer.forEach((value, key) => (text += `${key}: ${value}\r\n`));
-  const data = Buffer.from(text, "latin1");
-  const frame = Buffer.alloc(5 + data.byteLength);
-  frame[0] = trailerFlag;
-  frame.writeUInt32BE(data.byteLength, 1);
-  data.copy(frame, 5);
-  return frame;
-}
-
-function decodeGrpcMessage(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
+  if (new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength).getUint32(1) !== chunk.byteLength - 5) return chunk;
+  const trailer = trailerParse(chunk.subarray(5));
+  return rewriteTrailer(trailer, message) ? encodeEnvelope(trailerFlag, trailerSerialize(trailer)) : chunk;
 }
 
 async function* afterwards(body: AsyncIterable<Uint8Array>, then: () => unknown): AsyncIterable<Uint8Array> {
