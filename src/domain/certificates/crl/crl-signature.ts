@@ -1,8 +1,9 @@
 import { constants, verify, type KeyObject, type VerifyKeyObjectInput, type VerifyPublicKeyInput } from "node:crypto";
+import { signatureAlgorithmOids, type SignatureHash } from "../signature-algorithms.ts";
 import { DerCursor, derTags, oidText, readSmallUnsigned } from "./der-cursor.ts";
 import { CrlRejectedError } from "./verified-crl.ts";
 
-type Hash = "sha256" | "sha384" | "sha512";
+type Hash = SignatureHash;
 
 interface SignatureScheme {
   kind: "rsa-pkcs1" | "rsa-pss" | "ecdsa";
@@ -11,14 +12,11 @@ interface SignatureScheme {
   saltLength?: number;
 }
 
-const pkcs1 = new Map<string, Hash>([
-  ["1.2.840.113549.1.1.11", "sha256"],
-  ["1.2.840.113549.1.1.12", "sha384"],
-  ["1.2.840.113549.1.1.13", "sha512"],
-]);
+const pkcs1 = new Map<string, Hash>(Object.entries(signatureAlgorithmOids.rsa).map(([hash, oid]) => [oid, hash as Hash]));
+// ECDSA lists are read with SHA-256 or SHA-384, matching the P-256 and P-384 keys accepted below.
 const ecdsa = new Map<string, Hash>([
-  ["1.2.840.10045.4.3.2", "sha256"],
-  ["1.2.840.10045.4.3.3", "sha384"],
+  [signatureAlgorithmOids.ecdsa.sha256, "sha256"],
+  [signatureAlgorithmOids.ecdsa.sha384, "sha384"],
 ]);
 const hashes = new Map<string, Hash>([
   ["2.16.840.1.101.3.4.2.1", "sha256"],

@@ -1,3 +1,4 @@
+import { decodeOid } from "../x509/der.ts";
 import { CrlRejectedError } from "./verified-crl.ts";
 
 /**
@@ -140,19 +141,11 @@ export function bytesEqual(bytes: Uint8Array, start: number, end: number, expect
   return true;
 }
 
-/** Dotted form of OBJECT IDENTIFIER content, for messages. */
+/** Dotted form of OBJECT IDENTIFIER content, for messages: never throws, whatever the bytes. */
 export function oidText(content: Uint8Array): string {
-  const arcs: bigint[] = [];
-  let value = 0n;
-  for (const byte of content) {
-    value = (value << 7n) | BigInt(byte & 0x7f);
-    if (!(byte & 0x80)) {
-      arcs.push(value);
-      value = 0n;
-    }
+  try {
+    return decodeOid(content);
+  } catch {
+    return "(malformed OID)";
   }
-  const first = arcs.shift();
-  if (first === undefined) return "(empty OID)";
-  const head = first < 40n ? [0n, first] : first < 80n ? [1n, first - 40n] : [2n, first - 80n];
-  return [...head, ...arcs].join(".");
 }

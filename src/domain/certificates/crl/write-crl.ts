@@ -1,5 +1,6 @@
 import { sign, type KeyObject } from "node:crypto";
 import type { RevocationReasonCode } from "../model.ts";
+import { signatureAlgorithmOids } from "../signature-algorithms.ts";
 import { encodeOid, encodeTlv } from "../x509/der.ts";
 
 /**
@@ -47,8 +48,7 @@ export interface CrlToWrite {
   entries: readonly CrlEntryToWrite[];
 }
 
-const rsaAlgorithms = { sha256: "1.2.840.113549.1.1.11", sha384: "1.2.840.113549.1.1.12", sha512: "1.2.840.113549.1.1.13" };
-const ecdsaAlgorithms = { sha256: "1.2.840.10045.4.3.2", sha384: "1.2.840.10045.4.3.3", sha512: "1.2.840.10045.4.3.4" };
+const { rsa: rsaAlgorithms, ecdsa: ecdsaAlgorithms } = signatureAlgorithmOids;
 
 /** Extension ::= SEQUENCE { extnID, critical BOOLEAN DEFAULT FALSE, extnValue OCTET STRING }. */
 export function encodeExtension(oid: string, critical: boolean, value: Uint8Array): Uint8Array {

@@ -14,6 +14,7 @@ import { isRevocationReasonCode, type RevocationReasonCode, type Status } from "
 import { normalizeSerialNumberHex } from "../../mock-ca/serial-number.ts";
 import { CertificateIdentity, type CertIdHash } from "./certificate-identity.ts";
 import { hashAlgorithmOids } from "./ocsp-request.ts";
+import { signatureAlgorithmsByOid } from "../signature-algorithms.ts";
 
 /** Why a response was not used; the check then answers unavailable, never good. */
 export type OcspRejection =
@@ -60,14 +61,6 @@ const statusNames = new Map<number, string>(
     .map(([k, v]) => [v as number, k]),
 );
 
-const signatureSchemes = new Map<string, { hash: string; kind: "rsa" | "ecdsa" }>([
-  ["1.2.840.113549.1.1.11", { hash: "sha256", kind: "rsa" }],
-  ["1.2.840.113549.1.1.12", { hash: "sha384", kind: "rsa" }],
-  ["1.2.840.113549.1.1.13", { hash: "sha512", kind: "rsa" }],
-  ["1.2.840.10045.4.3.2", { hash: "sha256", kind: "ecdsa" }],
-  ["1.2.840.10045.4.3.3", { hash: "sha384", kind: "ecdsa" }],
-  ["1.2.840.10045.4.3.4", { hash: "sha512", kind: "ecdsa" }],
-]);
 const certIdHashes = new Map<string, CertIdHash>(Object.entries(hashAlgorithmOids).map(([name, oid]) => [oid, name as CertIdHash]));
 
 function rejected(rejection: OcspRejection, message: string): OcspRejectedError {
@@ -214,7 +207,7 @@ function findSigner(basic: BasicOCSPResponse, issuer: CertificateIdentity): Sign
 
 function checkSignature(basic: BasicOCSPResponse, key: KeyObject): void {
   const oid = basic.signatureAlgorithm.algorithm;
-  const scheme = signatureSchemes.get(oid);
+  const scheme = signatureAlgorithmsByOid.get(oid);
   if (!scheme) throw rejected("signature_invalid", `unsupported signature algorithm ${oid}`);
   const keyType = key.asymmetricKeyType;
   if ((scheme.kind === "rsa" && keyType !== "rsa") || (scheme.kind === "ecdsa" && keyType !== "ec")) {
