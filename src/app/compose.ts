@@ -33,9 +33,8 @@ import { CrlLists, type CrlIssuer, type RefreshReport } from "../domain/certific
 import { CrlRevocationSource } from "../domain/certificates/crl/crl-revocation-source.ts";
 import { fetchCrl } from "../domain/certificates/crl/fetch-crl.ts";
 import { loadCrl } from "../domain/certificates/crl/load-crl.ts";
-import type { CrlLoader } from "../domain/certificates/crl/verified-crl.ts";
 import { OcspResponsesRepository } from "../storage/ocsp-responses-repository.ts";
-import { fetchOcsp, type OcspFetcher } from "../domain/certificates/ocsp/fetch-ocsp.ts";
+import { fetchOcsp } from "../domain/certificates/ocsp/fetch-ocsp.ts";
 import { OcspResponses, type OcspFetchReport, type OcspIssuer } from "../domain/certificates/ocsp/ocsp-responses.ts";
 import { OcspRevocationSource } from "../domain/certificates/ocsp/ocsp-revocation-source.ts";
 import { MethodSelectingSource } from "../domain/certificates/method-selecting-source.ts";
@@ -62,12 +61,8 @@ export interface Domain {
 }
 
 export interface DomainOptions {
-  /** Parses and verifies CRLs; the streaming loader unless a caller brings its own. */
-  crlLoader?: CrlLoader;
   /** Told of every CRL refresh (the server logs them). */
   onCrlRefresh?: (report: RefreshReport) => void;
-  /** Asks OCSP responders; over HTTP unless a caller brings its own. */
-  ocspFetcher?: OcspFetcher;
   /** Told of every exchange with an OCSP responder (the server logs them). */
   onOcspFetch?: (report: OcspFetchReport) => void;
 }
@@ -110,7 +105,7 @@ export function createDomain(
     crlIssuers(anchors),
     new CrlListsRepository(database),
     fetchCrl,
-    options.crlLoader ?? loadCrl,
+    loadCrl,
     { fetchTimeoutMs: config.crlFetchTimeoutMs, maxBytes: config.crlMaxBytes, refreshIntervalMs: config.crlRefreshIntervalSeconds * 1000 },
     clock,
     options.onCrlRefresh,
@@ -119,7 +114,7 @@ export function createDomain(
   const ocspResponses = new OcspResponses(
     ocspIssuers(anchors),
     new OcspResponsesRepository(database),
-    options.ocspFetcher ?? fetchOcsp,
+    fetchOcsp,
     { timeoutMs: config.ocspTimeoutMs, nonceBytes: config.ocspNonceBytes, withoutNextUpdateMs: config.ocspNoNextUpdateSeconds * 1000 },
     clock,
     options.onOcspFetch,
