@@ -128,6 +128,37 @@ for (const target of targets) {
       await expectRpcError(check(leaf, CheckMethod.OCSP), Code.FailedPrecondition, "ERROR_REASON_CHECK_METHOD_UNSUPPORTED", "check_method");
     });
 
+    it("an expired certificate the list does not name is UNKNOWN, unless the list keeps expired entries", async () => {
+      const url = http.url("/expired.crl");
+      const validity = { notBefore: wholeSecondsAgo(40 * 24 * 3600), notAfter: wholeSecondsAgo(10 * 24 * 3600) };
+      const expired = ca.issue("expired", url, policy, undefined, validity);
+      const expiredRevoked = ca.issue("expired-revoked", url, policy, undefined, validity);
+      const current = ca.issue("current", url);
+      ca.revoke(expiredRevoked, "keyCompromise");
+      http.publish("/expired.crl", ca.gencrl().der);
+
+      const dropped = (await check(expired)).certificateStatus!;
+      expect({ status: dropped.status, method: dropped.checkMethod, reason: dropped.revokedReason }).toEqual({
+        status: Status.UNKNOWN, method: CheckMethod.CRL, reason: undefined,
+      });
+      expect((await check(expiredRevoked)).certificateStatus).toMatchObject({ status: Status.REVOKED, revokedReason: CrlReason.KEY_COMPROMISE });
+      expect((await check(current)).certificateStatus?.status).toBe(Status.GOOD);
+
+      // expiredCertsOnCRL (2.5.29.60) at or before the expiry: the list still accounts for the certificate.
+      const keptSince = new Date(validity.notAfter - dayMs).toISOString().replace(/[-:T]/g, "").replace(/\.\d+Z$/, "Z");
+      const keeping = ca.gencrl({ extensions: [`2.5.29.60 = DER:18:0F:${Buffer.from(keptSince).toString("hex").replace(/(..)(?!$)/g, "$1:")}`] });
+      http.publish("/expired.crl", keeping.der);
+      expect((await server.domain.crlLists.refresh(issuer(), url)).outcome).toBe("fetched");
+      const kept = (await check(expired)).certificateStatus!;
+      expect({ status: kept.status, method: kept.checkMethod }).toEqual({ status: Status.GOOD, method: CheckMethod.CRL });
+
+      // Kept only since after the expiry: not known again.
+      const lateSince = new Date(validity.notAfter + dayMs).toISOString().replace(/[-:T]/g, "").replace(/\.\d+Z$/, "Z");
+      http.publish("/expired.crl", ca.gencrl({ extensions: [`2.5.29.60 = DER:18:0F:${Buffer.from(lateSince).toString("hex").replace(/(..)(?!$)/g, "$1:")}`] }).der);
+      expect((await server.domain.crlLists.refresh(issuer(), url)).outcome).toBe("fetched");
+      expect((await check(expired)).certificateStatus?.status).toBe(Status.UNKNOWN);
+    });
+
     it("a conditional request that gets 304 keeps the list without downloading it again", async () => {
       const url = http.url("/main.crl");
       const before = http.count("/main.crl");

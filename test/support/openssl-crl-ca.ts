@@ -79,7 +79,13 @@ export class OpensslCrlCa {
    * A signature certificate naming `crlUrl` as its CRL distribution point
    * (none when empty) and `ocspUrl`, when given, as its OCSP responder.
    */
-  issue(name: string, crlUrl: string, policyOid = "1.2.392.200149.8.5.1.1.20", ocspUrl?: string): IssuedLeaf {
+  issue(
+    name: string,
+    crlUrl: string,
+    policyOid = "1.2.392.200149.8.5.1.1.20",
+    ocspUrl?: string,
+    validity?: { notBefore: number; notAfter: number },
+  ): IssuedLeaf {
     const key = path.join(this.dir, `${name}.key`);
     const csr = path.join(this.dir, `${name}.csr`);
     const pemPath = path.join(this.dir, `${name}.pem`);
@@ -90,7 +96,8 @@ export class OpensslCrlCa {
       ...(ocspUrl ? [`authorityInfoAccess = OCSP;URI:${ocspUrl}`] : []),
     ].join("\n") + "\n");
     openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", csr, "-subj", `/C=JP/CN=${name}`);
-    openssl("ca", "-batch", "-config", this.config, "-in", csr, "-out", pemPath, "-notext", "-extfile", ext, "-extensions", "leaf");
+    const dates = validity ? ["-startdate", opensslTime(validity.notBefore), "-enddate", opensslTime(validity.notAfter)] : [];
+    openssl("ca", "-batch", "-config", this.config, "-in", csr, "-out", pemPath, "-notext", "-extfile", ext, "-extensions", "leaf", ...dates);
     const serial = openssl("x509", "-in", pemPath, "-noout", "-serial").trim().replace(/^serial=/, "").toLowerCase().replace(/^(00)+/, "");
     return { der: pemToDer(readFileSync(pemPath, "utf8")), pemPath, serialHex: serial };
   }

@@ -1,4 +1,5 @@
 import { DerCursor, derTags, malformed, oidText, readBoolean, readUnsignedInteger } from "./der-cursor.ts";
+import { readTimeSeconds } from "./der-time.ts";
 import { CrlRejectedError, type IssuingDistributionPoint } from "./verified-crl.ts";
 
 /** Content octets of the id-ce OIDs (2.5.29.x) a CRL uses: 55 1D x. */
@@ -12,6 +13,7 @@ export const idCe = {
   certificateIssuer: 0x1d,
   authorityKeyIdentifier: 0x23,
   freshestCRL: 0x2e,
+  expiredCertsOnCRL: 0x3c,
 } as const;
 
 /** The id-ce arc number when the OID content is 2.5.29.x with a one-octet x, else -1. */
@@ -22,6 +24,8 @@ export function idCeArc(bytes: Uint8Array, start: number, end: number): number {
 export interface CrlExtensions {
   crlNumber: bigint | undefined;
   issuingDistributionPoint: IssuingDistributionPoint | undefined;
+  /** expiredCertsOnCRL (X.509 §9.6.2.9), epoch seconds: certificates expired since then are still listed. */
+  expiredCertsOnCrl: number | undefined;
 }
 
 /** cRLNumber is at most 20 octets (RFC 5280 §5.2.3). */
@@ -29,7 +33,7 @@ const maxCrlNumberOctets = 20;
 
 /**
  * Reads crlExtensions (the content of [0] EXPLICIT Extensions). cRLNumber and
- * issuingDistributionPoint are returned; authorityKeyIdentifier and
+ * issuingDistributionPoint and expiredCertsOnCRL are returned; authorityKeyIdentifier and
  * freshestCRL are accepted and not needed; a deltaCRLIndicator makes it a
  * delta list, which is refused; any other critical extension is refused, any
  * other non-critical one ignored (RFC 5280 §5.2).
@@ -38,7 +42,7 @@ export function readCrlExtensions(bytes: Uint8Array, start: number, end: number)
   const cursor = new DerCursor(bytes);
   const extensionsEnd = cursor.expect(start, end, derTags.sequence, "crlExtensions");
   if (extensionsEnd !== end) throw malformed("crlExtensions: trailing data after the Extensions SEQUENCE");
-  const result: CrlExtensions = { crlNumber: undefined, issuingDistributionPoint: undefined };
+  const result: CrlExtensions = { crlNumber: undefined, issuingDistributionPoint: undefined, expiredCertsOnCrl: undefined };
   const seen = new Set<string>();
   let offset = cursor.start;
   while (offset < extensionsEnd) {
@@ -55,6 +59,10 @@ export function readCrlExtensions(bytes: Uint8Array, start: number, end: number)
         break;
       case idCe.issuingDistributionPoint:
         result.issuingDistributionPoint = readIssuingDistributionPoint(cursor, extension.valueStart, extension.valueEnd);
+        break;
+      case idCe.expiredCertsOnCRL:
+        singleValue(cursor, extension.valueStart, extension.valueEnd, derTags.generalizedTime, "expiredCertsOnCRL");
+        result.expiredCertsOnCrl = readTimeSeconds(bytes, derTags.generalizedTime, cursor.start, cursor.end, "expiredCertsOnCRL");
         break;
       case idCe.deltaCRLIndicator:
         throw new CrlRejectedError("delta_crl_unsupported", "the list is a delta CRL (deltaCRLIndicator); only complete lists are used");

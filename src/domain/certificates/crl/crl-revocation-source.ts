@@ -3,6 +3,7 @@ import type { CheckMethod, StoredCertificate } from "../model.ts";
 import { asItemError, methodNotOffered, sourceUnavailable as unavailable, type RevocationAnswer, type SingleMethodSource } from "../revocation-source.ts";
 import { coverage } from "./crl-freshness.ts";
 import type { CrlLists } from "./crl-lists.ts";
+import type { VerifiedCrl } from "./verified-crl.ts";
 import { isFetchableCrlUrl } from "./fetch-crl.ts";
 
 /**
@@ -10,7 +11,8 @@ import { isFetchableCrlUrl } from "./fetch-crl.ts";
  * distribution points name (http:, https:, file:), or the lists configured
  * for the issuer instead, and only for issuers that are configured trust
  * anchors. It answers from a verified list that is current and covers the
- * certificate, and otherwise not at all: never "good" without one.
+ * certificate, and otherwise not at all: never "good" without one. An
+ * expired certificate that the list does not name is "unknown" (see check).
  */
 export class CrlRevocationSource implements SingleMethodSource {
   readonly method = "crl";
@@ -48,7 +50,11 @@ export class CrlRevocationSource implements SingleMethodSource {
         problems.push(`${url}: the list covers some revocation reasons only`);
         continue;
       }
-      return { status: "good", method: "crl", sourceUpdatedAt: crl.thisUpdate, revokedAt: null, revokedReason: null };
+      // A CA may drop a certificate from its lists once the certificate has expired (RFC 5280 §3.3), so
+      // a list issued after the expiry says nothing about it unless it declares, with expiredCertsOnCRL,
+      // that it still keeps such entries. Its absence then means "not known", never "good".
+      const status = accountsFor(crl, certificate.notAfter) ? "good" : "unknown";
+      return { status, method: "crl", sourceUpdatedAt: crl.thisUpdate, revokedAt: null, revokedReason: null };
     }
     throw unavailable(`no current, verified CRL covers this certificate (${problems.join("; ")})`);
   }
@@ -73,4 +79,9 @@ export class CrlRevocationSource implements SingleMethodSource {
     const issuer = this.lists.issuer(certificate.trustAnchor);
     return issuer ? (issuer.crlUrls ?? certificate.crlDistributionPoints).filter(isFetchableCrlUrl) : [];
   }
+}
+
+/** True when the list still accounts for a certificate that expires at `notAfter`: issued before the expiry, or keeping expired entries since. */
+function accountsFor(crl: VerifiedCrl, notAfter: number): boolean {
+  return crl.thisUpdate <= notAfter || (crl.expiredCertsOnCrl !== undefined && crl.expiredCertsOnCrl <= notAfter);
 }

@@ -12,6 +12,7 @@ export interface IndexedCrl {
   nextUpdate: number | undefined;
   crlNumber: bigint | undefined;
   issuingDistributionPoint: IssuingDistributionPoint | undefined;
+  expiredCertsOnCrl: number | undefined;
   sha256: string;
   tables: SerialTable[];
 }
@@ -54,6 +55,7 @@ export async function indexCrl(der: Uint8Array, issuerCertificateDer: Uint8Array
     nextUpdate: crl.nextUpdate === undefined ? undefined : crl.nextUpdate * 1000,
     crlNumber: crl.crlNumber,
     issuingDistributionPoint: crl.issuingDistributionPoint,
+    expiredCertsOnCrl: crl.expiredCertsOnCrl === undefined ? undefined : crl.expiredCertsOnCrl * 1000,
     sha256: Buffer.from(hashed.value).toString("hex"),
     tables,
   };

@@ -36,6 +36,7 @@ function verifiedCrl(crl: IndexedCrl): VerifiedCrl {
     nextUpdate: crl.nextUpdate,
     crlNumber: crl.crlNumber,
     issuingDistributionPoint: crl.issuingDistributionPoint,
+    expiredCertsOnCrl: crl.expiredCertsOnCrl,
     sha256: crl.sha256,
     entries: index.entries,
     indexBytes: index.bytes,

@@ -84,7 +84,7 @@ export function readCrlStructure(bytes: Uint8Array): CrlStructure {
     revokedStart = cursor.start;
     revokedEnd = cursor.end;
   }
-  let extensions: CrlExtensions = { crlNumber: undefined, issuingDistributionPoint: undefined };
+  let extensions: CrlExtensions = { crlNumber: undefined, issuingDistributionPoint: undefined, expiredCertsOnCrl: undefined };
   if (cursor.peek(at, tbsEnd) === 0xa0) {
     at = cursor.read(at, tbsEnd, "crlExtensions");
     if (!v2) throw malformed("crlExtensions: a v1 list has no extensions");

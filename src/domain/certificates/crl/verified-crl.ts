@@ -21,6 +21,12 @@ export interface VerifiedCrl {
   crlNumber: bigint | undefined;
   /** The issuingDistributionPoint extension, if present (RFC 5280 §5.2.5). */
   issuingDistributionPoint: IssuingDistributionPoint | undefined;
+  /**
+   * The expiredCertsOnCRL extension, epoch milliseconds, if present: the list
+   * keeps entries of certificates that expired at or after this time. Without
+   * it a list may drop a certificate once it has expired (RFC 5280 §3.3).
+   */
+  expiredCertsOnCrl: number | undefined;
   /** SHA-256 of the whole DER, hex: what instances compare to know they hold the same list. */
   sha256: string;
   /** Entries listed (entries with reason removeFromCRL are not, see lookup). */
