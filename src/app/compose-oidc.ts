@@ -8,7 +8,7 @@ import { TokensRepository } from "../storage/tokens-repository.ts";
 import type { Clock } from "../domain/clock.ts";
 import { LoginThrottle } from "../domain/credentials/login-throttle.ts";
 import { LoginAttemptsRepository } from "../storage/login-attempts-repository.ts";
-import { defaultAcrPolicy } from "../domain/oidc/acr.ts";
+import { defaultAcrPolicy, type AcrPolicy } from "../domain/oidc/acr.ts";
 import { loadAcrPolicyFile } from "../domain/oidc/acr-policy-file.ts";
 import { ClientAuthenticator } from "../domain/oidc/client-authentication.ts";
 import type { Oidc, OidcEndpoints } from "../domain/oidc/provider.ts";
@@ -42,11 +42,23 @@ function endpointsOf(issuer: string): OidcEndpoints {
   };
 }
 
-/** The OpenID Connect provider, wired to its repositories. */
-export function createOidc(config: Config, database: Database, secretKey: Buffer, clock: Clock): Oidc {
+/** The levels of SHOMEI_ACR_POLICY_FILE, or the default policy; throws a DomainError naming the file's problem. */
+export function configuredAcrPolicy(config: Config): AcrPolicy {
+  return config.acrPolicyFile ? loadAcrPolicyFile(config.acrPolicyFile) : defaultAcrPolicy;
+}
+
+/**
+ * The OpenID Connect provider, wired to its repositories. policy: the ACR
+ * policy, when the caller loaded it already (see configuredAcrPolicy).
+ */
+export function createOidc(
+  config: Config,
+  database: Database,
+  secretKey: Buffer,
+  clock: Clock,
+  policy: AcrPolicy = configuredAcrPolicy(config),
+): Oidc {
   const issuer = config.baseUrl;
-  // A bad file throws here, and the server does not start.
-  const policy = config.acrPolicyFile ? loadAcrPolicyFile(config.acrPolicyFile) : defaultAcrPolicy;
   const records = new OneTimeRecords(database);
   const repository = new OidcRepository(database);
   const clients = new ClientsRepository(database);

@@ -15,6 +15,7 @@ import { systemClock, type Clock } from "../domain/clock.ts";
 import { MockEnvironment } from "../domain/mock/mock-environment.ts";
 import { MockCaSource } from "../domain/mock/mock-ca-source.ts";
 import { createOidc } from "./compose-oidc.ts";
+import type { AcrPolicy } from "../domain/oidc/acr.ts";
 import type { Oidc } from "../domain/oidc/provider.ts";
 import { noLinkSource } from "../domain/certificates/link-source.ts";
 import { CertificateRegistry } from "../domain/certificates/registry.ts";
@@ -65,6 +66,8 @@ export interface DomainOptions {
   onCrlRefresh?: (report: RefreshReport) => void;
   /** Told of every exchange with an OCSP responder (the server logs them). */
   onOcspFetch?: (report: OcspFetchReport) => void;
+  /** The ACR policy, when the caller loaded it already (see configuredAcrPolicy). */
+  acrPolicy?: AcrPolicy;
 }
 
 /** The server key, from SHOMEI_SECRET_KEY_FILE or created once under the data directory. */
@@ -165,7 +168,7 @@ export function createDomain(
       clock,
     ),
     mock,
-    oidc: createOidc(config, database, secretKey, clock),
+    oidc: createOidc(config, database, secretKey, clock, options.acrPolicy),
     sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock, {
       loginAttemptWindowMs: config.loginThrottleWindowSeconds * 1000,
     }),

@@ -3,6 +3,7 @@ import { createHttpApp } from "../http/app.ts";
 import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
+import { configuredAcrPolicy } from "../app/compose-oidc.ts";
 import { bearerAuthentication, preauthenticate } from "../rpc/auth.ts";
 import { errorBoundary } from "../rpc/interceptors.ts";
 import { publicServices, routes } from "../rpc/routes.ts";
@@ -61,8 +62,9 @@ export function createApplication(
 }
 
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  // Before anything opens: a bad trust anchors file stops start-up with its own message.
+  // Before anything opens: a bad trust anchors or ACR policy file stops start-up with its own message.
   const anchors = configuredTrustAnchors(config);
+  const acrPolicy = configuredAcrPolicy(config);
   const database = await openDatabase(config.databaseUrl);
   let listener: Listener | undefined;
   try {
@@ -102,6 +104,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const domain = createDomain(effective, database, secretKey, undefined, anchors, {
       onCrlRefresh: (report) => logCrlRefresh(logger, report),
       onOcspFetch: (report) => logOcspFetch(logger, report),
+      acrPolicy,
     });
     const ready = createApplication(effective, database, domain, logger, () => draining);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);

@@ -140,4 +140,13 @@ describe("a bad ACR policy file stops start-up with a clear message", () => {
     expect(outcome).toBeInstanceOf(Error);
     expect((outcome as Error).message).toMatch(message);
   });
+
+  it("is read before the database is opened or the port bound", async () => {
+    // A database nobody answers: had it been opened first, its error would be the one reported.
+    const error = await startTestServer("postgres://127.0.0.1:1/nowhere", { acrPolicyFile: writeTemp("early.json", "{") }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toMatch(/ACR policy file .*early\.json: not valid JSON/);
+  });
 });
