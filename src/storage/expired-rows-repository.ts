@@ -2,7 +2,7 @@ import type { ExpiredRowsStore, SweepCounts } from "../domain/maintenance/expire
 import type { Database } from "./database.ts";
 
 
-/** Deletes OIDC rows and sign-in attempts whose time is over (single-use records have their own, OneTimeRecords.deleteExpired); see ExpiredRowsSweeper for the margins. */
+/** Deletes OIDC rows, sign-in attempts and lapsed OCSP responses whose time is over (single-use records have their own, OneTimeRecords.deleteExpired); see ExpiredRowsSweeper for the margins. */
 export class ExpiredRowsRepository implements ExpiredRowsStore {
   constructor(private readonly database: Database) {}
 
@@ -11,6 +11,7 @@ export class ExpiredRowsRepository implements ExpiredRowsStore {
     interactions: number;
     sessions: number;
     loginAttempts: number;
+    ocspResponses: number;
   }): Promise<Omit<SweepCounts, "oneTimeRecords">> {
     const db = this.database.db;
     const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
@@ -19,6 +20,7 @@ export class ExpiredRowsRepository implements ExpiredRowsStore {
       interactions: deleted(await db.deleteFrom("oidc_interactions").where("expires_at", "<", cutoffs.interactions).executeTakeFirst()),
       sessions: deleted(await db.deleteFrom("oidc_sessions").where("expires_at", "<", cutoffs.sessions).executeTakeFirst()),
       loginAttempts: deleted(await db.deleteFrom("login_attempts").where("attempted_at", "<=", cutoffs.loginAttempts).executeTakeFirst()),
+      ocspResponses: deleted(await db.deleteFrom("ocsp_responses").where("usable_until", "<=", cutoffs.ocspResponses).executeTakeFirst()),
     };
   }
 }

@@ -73,6 +73,21 @@ for (const t of targets) {
           .insertInto("login_attempts")
           .values({ id: name, account_key: "a", address_key: "b", attempted_at: expiresAt - loginWindow })
           .execute();
+        await database.db
+          .insertInto("ocsp_responses")
+          .values({
+            issuer_anchor: "sha256:anchor",
+            serial_number: name,
+            url: "http://ocsp.example/",
+            der: Buffer.from([0x30, 0x00]),
+            sha256: "0".repeat(64),
+            produced_at: now - day,
+            this_update: now - day,
+            next_update: expiresAt,
+            usable_until: expiresAt,
+            fetched_at: now - day,
+          })
+          .execute();
       }
     }
 
@@ -82,22 +97,24 @@ for (const t of targets) {
       interactions: (await database.db.selectFrom("oidc_interactions").select("id_hash").orderBy("id_hash").execute()).map((r) => r.id_hash),
       sessions: (await database.db.selectFrom("oidc_sessions").select("id_hash").orderBy("id_hash").execute()).map((r) => r.id_hash),
       loginAttempts: (await database.db.selectFrom("login_attempts").select("id").orderBy("id").execute()).map((r) => r.id),
+      ocspResponses: (await database.db.selectFrom("ocsp_responses").select("serial_number").orderBy("serial_number").execute()).map((r) => r.serial_number),
     });
     const sweeper = () => new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), () => now, { loginAttemptWindowMs: loginWindow });
 
-    it("deletes interactions and sessions once expired, codes and tokens a day after, sign-in attempts out of the window, and nothing live", async () => {
+    it("deletes interactions and sessions once expired, codes and tokens a day after, sign-in attempts out of the window, lapsed OCSP responses, and nothing live", async () => {
       await seed({ a_live: now + minute, b_just_expired: now - minute, c_expired_hours_ago: now - day + minute, d_expired_over_a_day: now - day - minute });
       const counts = await sweeper().sweep();
-      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3, loginAttempts: 3 });
+      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3, loginAttempts: 3, ocspResponses: 3 });
       expect(await left()).toEqual({
         records: ["a_live", "b_just_expired", "c_expired_hours_ago"],
         tokens: ["a_live", "b_just_expired", "c_expired_hours_ago"],
         interactions: ["a_live"],
         sessions: ["a_live"],
         loginAttempts: ["a_live"],
+        ocspResponses: ["a_live"],
       });
       // A second sweep finds nothing more.
-      expect(await sweeper().sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0, loginAttempts: 0 });
+      expect(await sweeper().sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0, loginAttempts: 0, ocspResponses: 0 });
     });
   });
 }

@@ -8,11 +8,18 @@ export interface SweepCounts {
   interactions: number;
   sessions: number;
   loginAttempts: number;
+  ocspResponses: number;
 }
 
-/** Deletes the OIDC rows and sign-in attempts older than each cutoff (single-use records have their own). */
+/** Deletes the rows older than each cutoff (single-use records have their own). */
 export interface ExpiredRowsStore {
-  deleteExpired(cutoffs: { tokens: number; interactions: number; sessions: number; loginAttempts: number }): Promise<Omit<SweepCounts, "oneTimeRecords">>;
+  deleteExpired(cutoffs: {
+    tokens: number;
+    interactions: number;
+    sessions: number;
+    loginAttempts: number;
+    ocspResponses: number;
+  }): Promise<Omit<SweepCounts, "oneTimeRecords">>;
 }
 /**
  * Keeps short-lived rows from piling up: anonymous authorization requests
@@ -22,6 +29,8 @@ export interface ExpiredRowsStore {
  * lifetime, so that a late replay of a used code or rotated refresh token is
  * still recognised as one (and revokes what it must) rather than being taken
  * for an unknown value. Sign-in attempts go once they leave the throttle's window.
+ * Stored OCSP responses go once they are no longer usable: a lapsed response
+ * never answers a check, and the next check fetches a fresh one.
  */
 export class ExpiredRowsSweeper {
   static readonly replayMemoryMs = 24 * 60 * 60 * 1000;
@@ -42,6 +51,7 @@ export class ExpiredRowsSweeper {
         interactions: now,
         sessions: now,
         loginAttempts: now - this.options.loginAttemptWindowMs,
+        ocspResponses: now,
       })) };
   }
 }
