@@ -1,4 +1,4 @@
-import { newId } from "../ids.ts";
+import { newTimeOrderedId } from "../ids.ts";
 import type { CheckPurpose, StatusRecord, StoredCertificate } from "./model.ts";
 import type { RevocationAnswer } from "./revocation-source.ts";
 
@@ -16,7 +16,7 @@ export function statusRecord(
 ): StatusRecord {
   const revoked = answer.status === "revoked";
   return {
-    id: newId(),
+    id: newTimeOrderedId(createdAt),
     accountId: certificate.accountId,
     certificateId: certificate.id,
     status: answer.status,

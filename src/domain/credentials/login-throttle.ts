@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { systemClock, type Clock } from "../clock.ts";
-import { newId } from "../ids.ts";
+import { newTimeOrderedId } from "../ids.ts";
 import { addressKey } from "./client-address.ts";
 
 /**
@@ -96,7 +96,7 @@ export class LoginThrottle {
   async attempt<T, F>(account: string, address: string, check: () => Promise<Verdict<T, F>>): Promise<AttemptOutcome<T, F>> {
     const now = this.clock();
     const reservation: LoginAttempt = {
-      id: newId(),
+      id: newTimeOrderedId(now),
       accountKey: this.key("account", normalizeAccount(account)),
       addressKey: this.key("address", addressKey(address)),
       attemptedAt: now,

@@ -7,7 +7,7 @@ import { requireUuid } from "../certificates/lookup-errors.ts";
 import { defaultPageSize, maxPageSize, type CertificateStatusChecks } from "../certificates/status-checks.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
-import { canonicalUuid, newId } from "../ids.ts";
+import { canonicalUuid, newTimeOrderedId } from "../ids.ts";
 import type { ContentBox } from "./content-box.ts";
 import { verifyDigestSignature } from "./digest-signature.ts";
 import { digestLength, type HashAlgorithm } from "./hash-algorithm.ts";
@@ -84,7 +84,7 @@ export class Verifications {
       result = status.status === "revoked" ? "certificate_revoked" : "ok";
     }
 
-    const id = newId();
+    const id = newTimeOrderedId(now);
     const keep = this.settings.storeContent && result === "ok" && content.facts !== undefined;
     const verification: VerificationRecord = {
       id,
