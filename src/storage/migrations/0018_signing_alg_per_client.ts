@@ -19,20 +19,24 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .alterTable("oidc_clients")
     .addColumn("id_token_signed_response_alg", "varchar(16)", (c) => c.notNull().defaultTo("ES256"))
     .execute();
-  await rebuildSigningKeys(db, ["alg", "generation"]);
+  await rebuildSigningKeys(db, ["alg", "generation"], "0018");
 }
 
 /** Going back leaves only ES256 keys (the only ones 0005's single line of generations can hold) and ES256 clients. */
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`delete from oidc_signing_keys where alg <> 'ES256'`.execute(db);
-  await rebuildSigningKeys(db, ["generation"]);
+  await rebuildSigningKeys(db, ["generation"], "0005");
   await db.schema.alterTable("oidc_clients").dropColumn("id_token_signed_response_alg").execute();
 }
 
-async function rebuildSigningKeys(db: Kysely<unknown>, unique: ("alg" | "generation")[]): Promise<void> {
+/**
+ * Replaces oidc_signing_keys by a copy whose generation is unique within
+ * `unique`. Constraint names carry `shape` (the migration whose shape the
+ * table takes): PostgreSQL names must differ from those of the table being
+ * replaced, whose indexes exist until it is dropped.
+ */
+async function rebuildSigningKeys(db: Kysely<unknown>, unique: ("alg" | "generation")[], shape: "0005" | "0018"): Promise<void> {
   const columns = ["kid", "generation", "alg", "public_jwk", "private_jwk_sealed", "created_at", "activated_at", "retired_at"];
-  // Constraint names differ from the ones PostgreSQL gave the old table, whose indexes still exist until it is dropped.
-  const name = `oidc_signing_keys_${unique.join("_")}_unique`;
   await db.schema
     .createTable("oidc_signing_keys_rebuilt")
     .addColumn("kid", "varchar(100)", (c) => c.notNull())
@@ -43,8 +47,8 @@ async function rebuildSigningKeys(db: Kysely<unknown>, unique: ("alg" | "generat
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("activated_at", "bigint", (c) => c.notNull())
     .addColumn("retired_at", "bigint")
-    .addPrimaryKeyConstraint(`oidc_signing_keys_kid_${unique.length}_pk`, ["kid"])
-    .addUniqueConstraint(name, unique)
+    .addPrimaryKeyConstraint(`oidc_signing_keys_pkey_${shape}`, ["kid"])
+    .addUniqueConstraint(`oidc_signing_keys_generation_${shape}`, unique)
     .execute();
   const list = sql.join(columns.map((c) => sql.ref(c)));
   await sql`insert into oidc_signing_keys_rebuilt (${list}) select ${list} from oidc_signing_keys`.execute(db);
