@@ -203,25 +203,62 @@ describe("account and token administration through the CLI, against a running se
     );
   });
 
-  it("keys list shows the key the server publishes; keys rotate adds a key and keeps the old one published, retired", async () => {
-    const jwks = async () => ((await (await fetch(`${server.url}/api/oidc/v1/jwks`)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+  it("keys list shows the keys the server publishes; keys rotate adds a key per algorithm and keeps the old ones published, retired", async () => {
+    type Published = { kid: string; alg: string };
+    const jwks = async () => ((await (await fetch(`${server.url}/api/oidc/v1/jwks`)).json()) as { keys: Published[] }).keys;
     const before = await jwks();
-    expect(before).toHaveLength(1);
+    expect(before.map((k) => k.alg)).toEqual(["ES256", "RS256"]);
+    const [es, rs] = before.map((k) => k.kid);
     const listed = await ok("keys", "list");
-    expect(listed.stdout).toBe(`${before[0]}\tES256\tgeneration 1\tactive\n`);
+    expect(listed.stdout).toBe(`${es}\tES256\tgeneration 1\tactive\n${rs}\tRS256\tgeneration 1\tactive\n`);
 
     const rotated = await ok("keys", "rotate");
-    const newKid = /^signing with (\S+)\n$/.exec(rotated.stdout)?.[1];
-    expect(newKid).toBeDefined();
-    expect(newKid).not.toBe(before[0]);
-    expect(rotated.stderr).toContain(`retired ${before[0]}`);
-    // The server reads the published set from the database: both keys, the new one first.
-    expect(await jwks()).toEqual([newKid, before[0]]);
+    const [, newEs, newRs] = /^ES256 signing with (\S+)\nRS256 signing with (\S+)\n$/.exec(rotated.stdout) ?? [];
+    expect(newEs).toBeDefined();
+    expect(newRs).toBeDefined();
+    expect([newEs, newRs]).not.toContain(es);
+    expect([newEs, newRs]).not.toContain(rs);
+    expect(rotated.stderr).toContain(`retired ${es}`);
+    expect(rotated.stderr).toContain(`retired ${rs}`);
+    // The server reads the published set from the database: both lines of keys, the new one first in each.
+    expect((await jwks()).map((k) => k.kid)).toEqual([newEs, es, newRs, rs]);
     const after = await ok("keys", "list");
-    expect(after.stdout).toMatch(new RegExp(`^${newKid}\tES256\tgeneration 2\tactive\n${before[0]}\tES256\tgeneration 1\tretired \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\n$`));
+    const retired = "retired \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z";
+    expect(after.stdout).toMatch(
+      new RegExp(`^${newEs}\tES256\tgeneration 2\tactive\n${es}\tES256\tgeneration 1\t${retired}\n${newRs}\tRS256\tgeneration 2\tactive\n${rs}\tRS256\tgeneration 1\t${retired}\n$`),
+    );
+
+    // --alg rotates that algorithm's key only.
+    const onlyRs = await ok("keys", "rotate", "--alg", "RS256");
+    const newestRs = /^RS256 signing with (\S+)\n$/.exec(onlyRs.stdout)?.[1];
+    expect(newestRs).toBeDefined();
+    expect(onlyRs.stderr).toBe(`retired ${newRs}: it stays in the JWKS for the grace period, so tokens it signed still verify\n`);
+    expect((await jwks()).map((k) => k.kid)).toEqual([newEs, es, newestRs, newRs, rs]);
+
     // A key the server signs with after its cache expires is the new one: the server's own SigningKeys sees the rotation.
-    await server.domain.oidc.signingKeys.rotate();
-    expect((await server.domain.oidc.signingKeys.active()).kid).not.toBe(newKid);
+    await server.domain.oidc.signingKeys.rotate("ES256");
+    expect((await server.domain.oidc.signingKeys.active("ES256")).kid).not.toBe(newEs);
+  });
+
+  it("client add takes id_token_signed_response_alg, and client list shows it", async () => {
+    const metadata = (id: string, alg?: string) =>
+      JSON.stringify({ client_id: id, token_endpoint_auth_method: "none", redirect_uris: ["https://rp.example.test/cb"], ...(alg ? { id_token_signed_response_alg: alg } : {}) });
+    const rs = await ok("client", "add", "--metadata", metadata("cli-rs256", "RS256"));
+    expect(rs.stderr).toBe("saved client cli-rs256 (none, ID tokens RS256)\n");
+    const es = await ok("client", "add", "--metadata", metadata("cli-default"));
+    expect(es.stderr).toBe("saved client cli-default (none, ID tokens ES256)\n");
+    expect((await server.domain.oidc.clients.find("cli-rs256"))?.idTokenSignedResponseAlg).toBe("RS256");
+    const listed = await ok("client", "list");
+    expect(listed.stdout).toContain("cli-default\tnone\tPAR optional\tES256\thttps://rp.example.test/cb\n");
+    expect(listed.stdout).toContain("cli-rs256\tnone\tPAR optional\tRS256\thttps://rp.example.test/cb\n");
+
+    const refused = await shomei("client", "add", "--metadata", metadata("cli-hs256", "HS256"));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      "shomei client: id_token_signed_response_alg: must be ES256 or RS256 (the algorithms this provider signs ID tokens with)\n",
+    );
+    expectNoStackTrace(refused);
+    expect(await server.domain.oidc.clients.find("cli-hs256")).toBeUndefined();
   });
 
   describe("bad usage: non-zero exit, a message, no stack trace", () => {
@@ -236,6 +273,8 @@ describe("account and token administration through the CLI, against a running se
       { args: ["account", "create", "acme"], code: 1, message: /^shomei account: an account named "acme" already exists$/m },
       { args: ["account", "create", "Not Valid"], code: 1, message: /^shomei account: an account name is 1–63 characters/m },
       { args: ["token", "create", "acme", "--nmae", "x"], code: 2, message: /^shomei token: Unknown option '--nmae'/m },
+      { args: ["keys", "rotate", "--alg", "HS256"], code: 2, message: /^shomei keys: unknown algorithm "HS256": use ES256 or RS256$/m },
+      { args: ["keys", "list", "--alg", "RS256"], code: 2, message: /^shomei keys: --alg is only used with rotate$/m },
     ];
     for (const c of cases) {
       it(`shomei ${c.args.join(" ")} exits ${c.code}`, async () => {

@@ -83,10 +83,13 @@ const commands: Record<string, Command> = {
   },
   keys: {
     summary: "ID token signing keys: rotate, list",
-    usage: "shomei keys rotate | list",
-    options: { ...commonOptions },
+    usage: "shomei keys rotate [--alg ES256|RS256] | list",
+    options: {
+      ...commonOptions,
+      alg: { type: "string", description: "with rotate: only this algorithm's key (default: every algorithm's)" },
+    },
     positionals: true,
-    run: (config, positionals) => keysCommand(config, positionals),
+    run: (config, positionals, values) => keysCommand(config, positionals, values),
   },
   user: {
     summary: "manage end users: create (password on stdin), enrol-totp",

@@ -3,6 +3,7 @@ import type { Config } from "../config/schema.ts";
 import { totpUri } from "../domain/credentials/totp.ts";
 import { DomainError } from "../domain/errors.ts";
 import { registrationFromMetadata } from "../domain/oidc/client-registration.ts";
+import { isSigningAlg, signingAlgs, type SigningAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import { withDomain } from "./admin.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -29,7 +30,7 @@ export async function clientCommand(config: Config, args: string[], values: Reco
         const now = Date.now();
         const { client, generatedSecret } = registrationFromMetadata(metadata, now);
         await oidc.clients.save(client, now);
-        console.error(`saved client ${client.clientId} (${client.tokenEndpointAuthMethod})`);
+        console.error(`saved client ${client.clientId} (${client.tokenEndpointAuthMethod}, ID tokens ${client.idTokenSignedResponseAlg})`);
         if (generatedSecret) {
           console.error("its client_secret is shown once, store it now:");
           console.log(generatedSecret);
@@ -38,7 +39,8 @@ export async function clientCommand(config: Config, args: string[], values: Reco
       }
       case "list": {
         for (const c of await oidc.clients.list()) {
-          console.log(`${c.clientId}\t${c.tokenEndpointAuthMethod}\t${c.requirePushedAuthorizationRequests ? "PAR required" : "PAR optional"}\t${c.redirectUris.join(" ")}`);
+          const par = c.requirePushedAuthorizationRequests ? "PAR required" : "PAR optional";
+          console.log(`${c.clientId}\t${c.tokenEndpointAuthMethod}\t${par}\t${c.idTokenSignedResponseAlg}\t${c.redirectUris.join(" ")}`);
         }
         return;
       }
@@ -86,15 +88,23 @@ export async function userCommand(config: Config, args: string[], values: Record
   });
 }
 
-/** shomei keys rotate|list: the ID token signing keys (rotation keeps the previous key published for its grace period). */
-export async function keysCommand(config: Config, args: string[]): Promise<void> {
+/**
+ * shomei keys rotate|list: the ID token signing keys (rotation keeps the
+ * previous key published for its grace period). rotate renews every
+ * algorithm's key, or only the one --alg names.
+ */
+export async function keysCommand(config: Config, args: string[], values: Record<string, unknown> = {}): Promise<void> {
   const [action] = args;
+  const algs = rotationAlgs(values.alg);
+  if (values.alg !== undefined && action !== "rotate") throw new UsageError("--alg is only used with rotate");
   await withDomain(config, async ({ oidc }) => {
     switch (action) {
       case "rotate": {
-        const { newKid, retiredKid } = await oidc.signingKeys.rotate();
-        console.log(`signing with ${newKid}`);
-        if (retiredKid) console.error(`retired ${retiredKid}: it stays in the JWKS for the grace period, so tokens it signed still verify`);
+        for (const alg of algs) {
+          const { newKid, retiredKid } = await oidc.signingKeys.rotate(alg);
+          console.log(`${alg} signing with ${newKid}`);
+          if (retiredKid) console.error(`retired ${retiredKid}: it stays in the JWKS for the grace period, so tokens it signed still verify`);
+        }
         return;
       }
       case "list": {
@@ -108,4 +118,10 @@ export async function keysCommand(config: Config, args: string[]): Promise<void>
         throw new UsageError(`unknown action "${action ?? ""}": use rotate or list`);
     }
   });
+}
+
+function rotationAlgs(value: unknown): SigningAlg[] {
+  if (value === undefined) return [...signingAlgs];
+  if (!isSigningAlg(value)) throw new UsageError(`unknown algorithm ${JSON.stringify(value)}: use ${signingAlgs.join(" or ")}`);
+  return [value];
 }

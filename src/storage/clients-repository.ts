@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import type { JSONWebKeySet } from "jose";
 import type { ClientAuthMethod, GrantType, OidcClient } from "../domain/oidc/client.ts";
+import { supportedAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import type { ClientStore } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
@@ -38,6 +39,7 @@ export class ClientsRepository implements ClientStore {
       require_par: client.requirePushedAuthorizationRequests ? 1 : 0,
       grant_types: JSON.stringify(client.grantTypes),
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+      id_token_signed_response_alg: client.idTokenSignedResponseAlg,
       updated_at: now,
     };
     await this.database.db
@@ -76,6 +78,7 @@ function toClient(row: Selectable<OidcClientTable>): OidcClient {
     requirePushedAuthorizationRequests: Number(row.require_par) === 1,
     grantTypes: JSON.parse(row.grant_types) as GrantType[],
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
+    idTokenSignedResponseAlg: supportedAlg(row.id_token_signed_response_alg),
     createdAt: Number(row.created_at),
   };
 }

@@ -96,6 +96,8 @@ export interface OidcClientTable {
   grant_types: string;
   /** JSON array; see migration 0009. */
   post_logout_redirect_uris: string;
+  /** "ES256" or "RS256"; see migration 0018. */
+  id_token_signed_response_alg: string;
   /** 0 or 1: booleans are integers in both databases. */
   require_par: number;
   created_at: number;
@@ -226,6 +228,7 @@ export interface OneTimeRecordTable {
  */
 export interface OidcSigningKeyTable {
   kid: string;
+  /** Unique per alg since migration 0018. */
   generation: number;
   alg: string;
   public_jwk: string;

@@ -13,12 +13,18 @@ export class SigningKeysRepository implements SigningKeyStore {
   }
 
   /**
-   * The key of the highest generation, retired or not: the one that signs
-   * unless it is retired. One row from one statement, so what it says about
-   * "is there an active key" and "which generation comes next" agrees.
+   * The algorithm's key of the highest generation, retired or not: the one
+   * that signs unless it is retired. One row from one statement, so what it
+   * says about "is there an active key" and "which generation comes next" agrees.
    */
-  async findNewest(): Promise<SigningKeyRow | undefined> {
-    const row = await this.db.selectFrom("oidc_signing_keys").selectAll().orderBy("generation", "desc").limit(1).executeTakeFirst();
+  async findNewest(alg: string): Promise<SigningKeyRow | undefined> {
+    const row = await this.db
+      .selectFrom("oidc_signing_keys")
+      .selectAll()
+      .where("alg", "=", alg)
+      .orderBy("generation", "desc")
+      .limit(1)
+      .executeTakeFirst();
     return row && toRow(row);
   }
 
@@ -28,9 +34,10 @@ export class SigningKeysRepository implements SigningKeyStore {
   }
 
   /**
-   * Inserts the key unless its generation (or kid) is taken; true if it was
-   * inserted. One statement, so of several instances inserting the same
-   * generation at once exactly one succeeds and the others see false.
+   * Inserts the key unless its generation (within its alg) or its kid is
+   * taken; true if it was inserted. One statement, so of several instances
+   * inserting the same generation of an algorithm at once exactly one
+   * succeeds and the others see false (migration 0018).
    */
   async insertIfAbsent(key: SigningKeyRow): Promise<boolean> {
     const result = await this.db
@@ -50,23 +57,25 @@ export class SigningKeysRepository implements SigningKeyStore {
     return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
   }
 
-  /** Retires every unretired key older than the given generation; returns how many. */
-  async retireOlderThan(generation: number, now: number): Promise<number> {
+  /** Retires every unretired key of alg older than the given generation; returns how many. */
+  async retireOlderThan(alg: string, generation: number, now: number): Promise<number> {
     const result = await this.db
       .updateTable("oidc_signing_keys")
       .set({ retired_at: now })
+      .where("alg", "=", alg)
       .where("retired_at", "is", null)
       .where("generation", "<", generation)
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
-  /** Keys to publish: unretired ones and those retired after `retiredAfter`; newest first. */
+  /** Keys to publish: unretired ones and those retired after `retiredAfter`; by alg, newest first. */
   async listPublished(retiredAfter: number): Promise<SigningKeyRow[]> {
     const rows = await this.db
       .selectFrom("oidc_signing_keys")
       .selectAll()
       .where((eb) => eb.or([eb("retired_at", "is", null), eb("retired_at", ">", retiredAfter)]))
+      .orderBy("alg")
       .orderBy("generation", "desc")
       .execute();
     return rows.map(toRow);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { exportJWK, generateKeyPair } from "jose";
+import { decodeProtectedHeader, exportJWK, generateKeyPair } from "jose";
 import * as client from "openid-client";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -125,10 +125,22 @@ for (const target of targets) {
       return context.newPage();
     }
 
-    /** Registers a client for `method` and lets the library discover the provider for it. */
-    async function newClient(method: Method, name: string): Promise<RelyingPartyClient> {
+    /**
+     * Registers a client for `method` and lets the library discover the
+     * provider for it. `alg.registered` is the client's
+     * id_token_signed_response_alg at the provider (left out: the default);
+     * `alg.expected` is what the library is told, and then enforces.
+     */
+    async function newClient(method: Method, name: string, alg: { registered?: string; expected?: string } = {}): Promise<RelyingPartyClient> {
       const clientId = `interop-${name}-${randomBytes(4).toString("hex")}`;
-      const common = { client_id: clientId, client_name: `Interop ${name}`, redirect_uris: [rp.redirectUri], scope, token_endpoint_auth_method: method };
+      const common = {
+        client_id: clientId,
+        client_name: `Interop ${name}`,
+        redirect_uris: [rp.redirectUri],
+        scope,
+        token_endpoint_auth_method: method,
+        ...(alg.registered ? { id_token_signed_response_alg: alg.registered } : {}),
+      };
       let auth: client.ClientAuth;
       if (method === "private_key_jwt") {
         const { publicKey, privateKey } = await generateKeyPair("ES256");
@@ -140,7 +152,8 @@ for (const target of targets) {
         await registerClient(server, { ...common, client_secret: secret });
         auth = method === "client_secret_basic" ? client.ClientSecretBasic(secret) : client.ClientSecretPost(secret);
       }
-      const config = await client.discovery(new URL(issuer), clientId, undefined, auth, { execute: [client.allowInsecureRequests] });
+      const metadata = alg.expected ? { id_token_signed_response_alg: alg.expected } : undefined;
+      const config = await client.discovery(new URL(issuer), clientId, metadata, auth, { execute: [client.allowInsecureRequests] });
       return { clientId, config };
     }
 
@@ -423,6 +436,54 @@ for (const target of targets) {
           );
         expect(refused).toBeInstanceOf(client.AuthorizationResponseError);
         expect((refused as client.AuthorizationResponseError).error).toBe("unmet_authentication_requirements");
+      });
+    });
+
+    describe("id_token_signed_response_alg: RS256 and ES256 ID tokens", () => {
+      async function publishedKey(kid: string | undefined): Promise<Record<string, unknown> | undefined> {
+        const jwks = (await (await fetch(server.domain.oidc.endpoints.jwks)).json()) as { keys: Record<string, unknown>[] };
+        return jwks.keys.find((k) => k.kid === kid);
+      }
+
+      it("a client registered for RS256: the library, told RS256, validates the ID tokens from the code and from refresh", async () => {
+        const rpClient = await newClient("client_secret_basic", "rs256", { registered: "RS256", expected: "RS256" });
+        expect(rpClient.config.clientMetadata().id_token_signed_response_alg).toBe("RS256");
+        expect(rpClient.config.serverMetadata().id_token_signing_alg_values_supported).toEqual(["ES256", "RS256"]);
+        const user = await createUser(server);
+        const a = await authorize(rpClient, await newPage(), user);
+
+        const tokens = await redeem(rpClient, a);
+        const header = decodeProtectedHeader(tokens.id_token!);
+        expect(header).toEqual({ alg: "RS256", kid: expect.any(String), typ: "JWT" });
+        expect(await publishedKey(header.kid)).toMatchObject({ kty: "RSA", alg: "RS256", use: "sig" });
+        expect(tokens.claims()).toMatchObject({ sub: user.row.id, aud: rpClient.clientId, nonce: a.nonce, iss: issuer });
+
+        const refreshed = await client.refreshTokenGrant(rpClient.config, tokens.refresh_token!);
+        expect(decodeProtectedHeader(refreshed.id_token!)).toEqual(header);
+        expect(refreshed.claims()).toMatchObject({ sub: user.row.id, aud: rpClient.clientId });
+      });
+
+      it("a client left at the default gets ES256, which the library told ES256 accepts and the library told RS256 refuses", async () => {
+        const user = await createUser(server);
+        const page = await newPage();
+        const rpClient = await newClient("client_secret_basic", "es256", { expected: "ES256" });
+        const tokens = await redeem(rpClient, await authorize(rpClient, page, user));
+        const header = decodeProtectedHeader(tokens.id_token!);
+        expect(header.alg).toBe("ES256");
+        expect(await publishedKey(header.kid)).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig" });
+
+        // The library does check alg against the client's metadata: an ES256 token is refused when it expects RS256.
+        const mismatched = await newClient("client_secret_basic", "es256-told-rs256", { expected: "RS256" });
+        const refused = await redeem(mismatched, await authorize(mismatched, page, user)).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(refused).toBeInstanceOf(client.ClientError);
+        expect((refused as client.ClientError).message).toBe("invalid response encountered");
+        expect((refused as client.ClientError).cause).toMatchObject({
+          message: 'unexpected JWT "alg" header parameter',
+          cause: { header: { alg: "ES256" }, expected: "RS256", reason: "client configuration" },
+        });
       });
     });
 

@@ -294,7 +294,7 @@ for (const target of targets) {
         expect(m.response_modes_supported).toEqual(["query"]);
         expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token"]);
         expect(m.code_challenge_methods_supported).toEqual(["S256"]);
-        expect(m.id_token_signing_alg_values_supported).toEqual(["ES256"]);
+        expect(m.id_token_signing_alg_values_supported).toEqual(["ES256", "RS256"]);
         expect(m.subject_types_supported).toEqual(["public"]);
         expect([...(m.token_endpoint_auth_methods_supported as string[])].sort()).toEqual(
           ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"],
@@ -392,10 +392,15 @@ for (const target of targets) {
         expect(reply.status).toBe(200);
         expect(reply.headers.get("content-type")).toMatch(/^application\/jwk-set\+json/);
         const keys = (reply.json as unknown as JSONWebKeySet).keys;
-        expect(keys.length).toBeGreaterThanOrEqual(1);
+        expect(new Set(keys.map((k) => k.alg))).toEqual(new Set(["ES256", "RS256"]));
         for (const key of keys) {
-          expect(Object.keys(key).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x", "y"]);
-          expect(key).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig", kid: expect.stringMatching(/\S/) });
+          if (key.alg === "ES256") {
+            expect(Object.keys(key).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x", "y"]);
+            expect(key).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig", kid: expect.stringMatching(/\S/) });
+          } else {
+            expect(Object.keys(key).sort()).toEqual(["alg", "e", "kid", "kty", "n", "use"]);
+            expect(key).toMatchObject({ kty: "RSA", e: "AQAB", alg: "RS256", use: "sig", kid: expect.stringMatching(/\S/) });
+          }
           expect(key).not.toHaveProperty("d");
         }
         expect(reply.text).not.toMatch(/"d"\s*:/);
@@ -418,7 +423,7 @@ for (const target of targets) {
         const oldKid = decodeProtectedHeader(before.idToken!).kid!;
         expect((await fetchJwks()).keys.map((k) => k.kid)).toContain(oldKid);
 
-        const rotated = await s.domain.oidc.signingKeys.rotate();
+        const rotated = await s.domain.oidc.signingKeys.rotate("ES256");
         expect(rotated.newKid).not.toBe(oldKid);
         expect(rotated.retiredKid).toBe(oldKid);
 

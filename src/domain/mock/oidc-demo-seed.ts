@@ -44,6 +44,8 @@ export async function seedOidcDemo(oidc: Oidc, dataDir: string, now: number): Pr
       post_logout_redirect_uris: [`${oidc.issuer}/`],
       scope: "openid profile email offline_access",
       authorization_details_types: ["payment_initiation", "account_information"],
+      // Stated rather than left to the default, so the demo shows where RS256 would be chosen.
+      id_token_signed_response_alg: "ES256",
     },
     now,
   );

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { DomainError } from "../errors.ts";
 import { hashClientSecret } from "./client-authentication.ts";
 import { grantTypes, type ClientAuthMethod, type OidcClient } from "./client.ts";
+import { defaultSigningAlg, signingAlgs } from "./keys/signing-algorithms.ts";
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
 const privateJwkMembers = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
@@ -41,6 +42,10 @@ export const clientMetadataSchema = z
       .min(1, { error: "must list at least one grant type" })
       .refine((types) => types.includes("authorization_code"), { error: "must include authorization_code (refresh tokens come from codes)" })
       .default(["authorization_code", "refresh_token"]),
+    // ES256 when left out, not Dynamic Registration's RS256: see docs/oidc-decisions.md.
+    id_token_signed_response_alg: z
+      .enum(signingAlgs, { error: `must be ${signingAlgs.join(" or ")} (the algorithms this provider signs ID tokens with)` })
+      .default(defaultSigningAlg),
   })
   .strict();
 
@@ -82,6 +87,7 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     requirePushedAuthorizationRequests: m.require_pushed_authorization_requests,
     grantTypes: [...new Set(m.grant_types)],
     postLogoutRedirectUris: m.post_logout_redirect_uris,
+    idTokenSignedResponseAlg: m.id_token_signed_response_alg,
     createdAt: now,
   };
   return generatedSecret ? { client, generatedSecret } : { client };

@@ -1,4 +1,5 @@
 import type { JSONWebKeySet } from "jose";
+import type { SigningAlg } from "./keys/signing-algorithms.ts";
 
 /** How a client proves its identity at the PAR and token endpoints. */
 export type ClientAuthMethod = "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
@@ -29,5 +30,7 @@ export interface OidcClient {
   grantTypes: GrantType[];
   /** Where RP-initiated logout may return the browser; matched exactly, like redirectUris. */
   postLogoutRedirectUris: string[];
+  /** How its ID tokens are signed (OIDC Dynamic Registration id_token_signed_response_alg). */
+  idTokenSignedResponseAlg: SigningAlg;
   createdAt: number;
 }

@@ -1,5 +1,6 @@
 import { compactVerify, createLocalJWKSet } from "jose";
 import type { OidcClient } from "./client.ts";
+import { signingAlgs } from "./keys/signing-algorithms.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
@@ -55,7 +56,7 @@ export async function resolveLogoutRequest(
 async function audienceOfHint(token: string, deps: { issuer: string; keys: SigningKeys }): Promise<string> {
   let payload: Record<string, unknown>;
   try {
-    const verified = await compactVerify(token, createLocalJWKSet(await deps.keys.jwks()), { algorithms: ["ES256"] });
+    const verified = await compactVerify(token, createLocalJWKSet(await deps.keys.jwks()), { algorithms: [...signingAlgs] });
     payload = JSON.parse(new TextDecoder().decode(verified.payload)) as Record<string, unknown>;
   } catch {
     throw new OAuthError("invalid_request", "id_token_hint is not an ID token issued by this provider");

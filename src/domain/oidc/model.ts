@@ -75,7 +75,7 @@ export type StoredPublicJwk = Record<string, unknown>;
 
 export interface SigningKeyRow {
   kid: string;
-  /** Unique and increasing: the key of the highest generation signs, unless it is retired. */
+  /** Unique and increasing within its alg: the alg's key of the highest generation signs, unless it is retired. */
   generation: number;
   alg: string;
   publicJwk: StoredPublicJwk;

@@ -60,10 +60,11 @@ export interface TokenStore {
   revoke(selection: TokenSelection, now: number): Promise<number>;
 }
 
+/** Signing keys, one line of generations per algorithm (alg). */
 export interface SigningKeyStore {
-  findNewest(): Promise<SigningKeyRow | undefined>;
+  findNewest(alg: string): Promise<SigningKeyRow | undefined>;
   find(kid: string): Promise<SigningKeyRow | undefined>;
   insertIfAbsent(key: SigningKeyRow): Promise<boolean>;
-  retireOlderThan(generation: number, now: number): Promise<number>;
+  retireOlderThan(alg: string, generation: number, now: number): Promise<number>;
   listPublished(retiredAfter: number): Promise<SigningKeyRow[]>;
 }

@@ -23,22 +23,23 @@ export interface IdTokenClaims {
 const maxNumericDate = 1e11;
 
 /**
- * Signs an ID token with the active signing key: a compact JWS whose header
- * carries alg, kid and typ "JWT". Claims left undefined are omitted. With
- * `accessToken`, at_hash is added, hashed as the signing key's alg requires.
+ * Signs an ID token with the active signing key of `alg` (the client's
+ * id_token_signed_response_alg): a compact JWS whose header carries alg, kid
+ * and typ "JWT". Claims left undefined are omitted. With `accessToken`,
+ * at_hash is added, hashed as alg requires.
  */
-export async function signIdToken(keys: SigningKeys, claims: IdTokenClaims, options: { accessToken?: string } = {}): Promise<string> {
+export async function signIdToken(keys: SigningKeys, claims: IdTokenClaims, options: { alg: SigningAlg; accessToken?: string }): Promise<string> {
   checkClaims(claims);
   const payload: JWTPayload = {};
   for (const [name, value] of Object.entries(claims)) {
     if (value !== undefined) payload[name] = value;
   }
-  const key = await keys.active();
+  const key = await keys.active(options.alg);
   if (options.accessToken !== undefined) payload.at_hash = atHash(options.accessToken, key.alg);
   return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "JWT" }).sign(key.privateKey);
 }
 
-const hashes: Record<SigningAlg, string> = { ES256: "sha256" };
+const hashes: Record<SigningAlg, string> = { ES256: "sha256", RS256: "sha256" };
 
 /**
  * at_hash (OIDC Core 3.1.3.6; c_hash is computed the same way): the hash of

@@ -221,7 +221,7 @@ export class TokenService {
         acr: a.acr,
         amr: a.amr,
         sid: a.sid ?? undefined,
-      }, { accessToken });
+      }, { alg: client.idTokenSignedResponseAlg, accessToken });
     }
     return response;
   }

@@ -2,6 +2,7 @@ import type { Response, Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { clientAssertionAlgorithms } from "../../../domain/oidc/client-authentication.ts";
 import { acrValuesSupported } from "../../../domain/oidc/acr.ts";
+import { signingAlgs } from "../../../domain/oidc/keys/signing-algorithms.ts";
 
 /** OpenID Connect Discovery 1.0 and RFC 8414 metadata (the same document), and the JWKS. */
 export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
@@ -24,7 +25,7 @@ export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
     response_modes_supported: ["query"],
     grant_types_supported: ["authorization_code", "refresh_token"],
     subject_types_supported: ["public"],
-    id_token_signing_alg_values_supported: ["ES256"],
+    id_token_signing_alg_values_supported: [...signingAlgs],
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
     token_endpoint_auth_signing_alg_values_supported: clientAssertionAlgorithms,
