@@ -213,6 +213,39 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("pages in Japanese 
     await expectFits(page, "ja", "switch-2-consent-ja");
   });
 
+  it("consent with authorization_details in Japanese fits a phone, long values included", async () => {
+    const page = await newPage({ viewport: viewports.phone, locale: "ja-JP" });
+    const user = await newUser();
+    const details = [
+      {
+        type: "payment_initiation",
+        actions: ["initiate", "status"],
+        locations: ["https://payments.bank.example/v1/very/long/path/that/does/not/break/by/itself/accounts/123456789"],
+        instructedAmount: { currency: "JPY", amount: "123456789" },
+        creditorAccount: { iban: "DE89370400440532013000DE89370400440532013000" },
+        remittanceInformationUnstructured: "請求書番号2026-0001から2026-0099までの業務委託費のお支払い(源泉徴収税を差し引いた金額)",
+      },
+      { type: "account_information", actions: ["list_accounts", "read_balances"], datatypes: ["残高", "取引明細"] },
+    ];
+    const query = new URLSearchParams({
+      client_id: demo.clientId,
+      redirect_uri: demo.redirectUri,
+      response_type: "code",
+      scope: "openid profile email offline_access",
+      state: "details-ja",
+      authorization_details: JSON.stringify(details),
+    });
+    await page.goto(`${server.domain.oidc.endpoints.authorization}?${query.toString()}`);
+    await arriveAt(page, "/auth/login");
+    await page.getByLabel(words.ja.login.username, { exact: true }).fill(user.login);
+    await page.getByLabel(words.ja.login.password, { exact: true }).fill(user.password);
+    await page.getByRole("button", { name: words.ja.login.submit, exact: true }).click();
+    await arriveAt(page, "/auth/consent");
+    expect(await page.locator("section.detail h3").allInnerTexts()).toEqual(["支払いの開始 payment_initiation", "口座情報 account_information"]);
+    expect(await page.locator("dl.members dt").allInnerTexts()).toEqual(["操作", "対象", "操作", "データの種類"]);
+    await expectFits(page, "ja", "phone-consent-details-ja");
+  });
+
   it("error and demo pages speak Japanese too and fit a phone", async () => {
     const page = await newPage({ viewport: viewports.phone, locale: "ja-JP" });
     const response = await page.goto(`${server.domain.oidc.endpoints.authorization}?client_id=nobody&response_type=code`);

@@ -166,6 +166,21 @@ for (const target of targets) {
       expect(languageOf(await browser.get(path)).lang).toBe("ja");
     });
 
+    it("sign-out speaks its ui_locales, through the confirmation", async () => {
+      const browser = new Browser(server.url);
+      const { path, page } = await loginPage(browser, {});
+      await browser.post(path, { csrf: csrfOf(page.body), login: user.login, password: user.password });
+      const confirm = await browser.get("/auth/logout?ui_locales=ja", { "accept-language": "en" });
+      expect(confirm.status).toBe(200);
+      expect(languageOf(confirm)).toEqual({ lang: "ja", h1: "サインアウト" });
+      expect(confirm.body).toContain('<input type="hidden" name="ui_locales" value="ja">');
+      // Its switch links to the same request in English.
+      expect(confirm.body).toContain('href="/auth/logout?ui_locales=en"');
+      const done = await browser.post("/auth/logout", { csrf: csrfOf(confirm.body), ui_locales: "ja", confirm: "yes" }, { "accept-language": "en" });
+      expect(done.status).toBe(200);
+      expect(languageOf(done)).toEqual({ lang: "ja", h1: "サインアウトしました" });
+    });
+
     describe("Accept-Language", () => {
       it.each([
         ["ja", "ja"],
