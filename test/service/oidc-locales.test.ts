@@ -264,6 +264,19 @@ for (const target of targets) {
         expect(info.json).toEqual({ ...names, sub: user.row.id, preferred_username: user.login, auth_time: expect.any(Number), acr: expect.any(String), amr: ["pwd"], sid: expect.any(String) });
       });
 
+      it("refreshed tokens keep the languages: the new ID token and userinfo answer in Japanese too", async () => {
+        const first = await tokensFor({ claims_locales: "ja" }, "openid profile offline_access");
+        expect(first.json.refresh_token, JSON.stringify(first.json)).toEqual(expect.any(String));
+        const refreshed = await postToken(
+          server,
+          { grant_type: "refresh_token", refresh_token: first.json.refresh_token as string },
+          { authorization: basicAuthorization(clientId, secret) },
+        );
+        expect(refreshed.status, refreshed.text).toBe(200);
+        expect(decodeJwt(refreshed.json!.id_token as string)).toMatchObject({ name: "見本 花子", "name#ja-Kana-JP": "ミホン ハナコ" });
+        expect((await getUserinfo(server, refreshed.json!.access_token as string)).json["name#ja-Kana-JP"]).toBe("ミホン ハナコ");
+      });
+
       it("ja-Kana-JP: the reading alone; an unknown language: the plain name", async () => {
         const kana = await tokensFor({ claims_locales: "ja-Kana-JP" });
         expect(kana.idToken.name).toBe("ミホン ハナコ");
