@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages the tests use: openssl (certificate oracle), the PostgreSQL
-# client, Chromium (browser tests through playwright-core), and Go with the
+# client, Chromium (browser tests through playwright-core) with a Japanese font
+# (fonts-noto-cjk, so screenshots of the Japanese pages show text), and Go with the
 # protobuf and gRPC libraries and code generators (the Go client in
 # clients/go is built offline, in GOPATH mode, from /usr/share/gocode).
 # Installs only what is missing, with apt-get as root.
@@ -15,6 +16,7 @@ need=()
 command -v openssl >/dev/null || need+=(openssl)
 command -v psql >/dev/null || need+=(postgresql-client)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+[ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto | grep -q CJK || need+=(fonts-noto-cjk)
 command -v go >/dev/null || need+=(golang-go)
 [ -d /usr/share/gocode/src/google.golang.org/grpc ] || need+=(golang-google-grpc-dev)
 [ -d /usr/share/gocode/src/google.golang.org/protobuf ] || need+=(golang-google-protobuf-dev)

@@ -26,12 +26,18 @@ const running = new Set<ChildProcess>();
 
 /** `node bin/shomei.js …` with only PATH, HOME, the data directory and DATABASE_URL in its environment. */
 function shomei(...args: string[]): Promise<Run> {
+  return shomeiWithInput(undefined, ...args);
+}
+
+/** The same, with `input` on standard input (a password, say). */
+function shomeiWithInput(input: string | undefined, ...args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["bin/shomei.js", ...args], {
       cwd: root,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, SHOMEI_DATA_DIR: path.join(dir, "data"), DATABASE_URL: databaseUrl },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
+    if (input !== undefined) child.stdin!.end(input);
     running.add(child);
     let stdout = "";
     let stderr = "";
@@ -86,6 +92,24 @@ describe("account and token administration through the CLI, against a running se
   });
 
   const call = () => setupClients(server, token).certificates.getCertificate({ certificateId: certificateId ?? randomUUID() });
+
+  it("user create --names: the name in other languages, as claims_locales returns it; bad names are refused", async () => {
+    const names = [
+      { tag: "ja", value: "山田 花子" },
+      { tag: "ja-Kana-JP", value: "ヤマダ ハナコ" },
+    ];
+    const created = await shomeiWithInput("a long password\n", "user", "create", "hanako", "--name", "Hanako Yamada", "--names", JSON.stringify(names));
+    expect(created, created.stderr).toMatchObject({ code: 0 });
+    const user = await server.domain.oidc.users.findByLogin("hanako");
+    expect(user).toMatchObject({ name: "Hanako Yamada", localizedNames: names });
+    for (const bad of ["not json", '{"tag":"ja"}', '[{"tag":"ja"}]', '[{"tag":"日本","value":"x"}]', '[{"tag":"ja","value":"a"},{"tag":"JA","value":"b"}]']) {
+      const refused = await shomeiWithInput("a long password\n", "user", "create", "refused-user", "--names", bad);
+      expect(refused.code, `${bad}: ${refused.stderr}`).not.toBe(0);
+      expect(refused.stderr).toMatch(/names|tag|twice/);
+      expectNoStackTrace(refused);
+    }
+    expect(await server.domain.oidc.users.findByLogin("refused-user")).toBeUndefined();
+  });
 
   it("account create acme: API use not started yet", async () => {
     const run = await ok("account", "create", "acme");

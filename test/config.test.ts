@@ -59,6 +59,7 @@ describe("loadConfig defaults", () => {
       ocspNonceBytes: 0,
       ocspNoNextUpdateSeconds: 300,
       checkMethodOrder: "crl,ocsp",
+      defaultLocale: "en",
       loginMaxFailuresPerAccount: 5,
       loginMaxFailuresPerAddress: 20,
       loginThrottleWindowSeconds: 900,
@@ -121,6 +122,7 @@ describe("loadConfig sources", () => {
         SHOMEI_OCSP_NONCE_BYTES: "16",
         SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS: "60",
         SHOMEI_CHECK_METHOD_ORDER: "ocsp,crl",
+        SHOMEI_DEFAULT_LOCALE: "ja",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT: "3",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS: "30",
         SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS: "600",
@@ -159,6 +161,7 @@ describe("loadConfig sources", () => {
       ocspNonceBytes: 16,
       ocspNoNextUpdateSeconds: 60,
       checkMethodOrder: "ocsp,crl",
+      defaultLocale: "ja",
       loginMaxFailuresPerAccount: 3,
       loginMaxFailuresPerAddress: 30,
       loginThrottleWindowSeconds: 600,
@@ -276,6 +279,7 @@ describe("loadConfig errors", () => {
     expect(configError({ env: { SHOMEI_CRL_FETCH_TIMEOUT_MS: "999" } })).toBe(invalid(`SHOMEI_CRL_FETCH_TIMEOUT_MS must be at least 1000 (got "999")`));
     expect(configError({ env: { SHOMEI_OCSP_NONCE_BYTES: "33" } })).toBe(invalid(`SHOMEI_OCSP_NONCE_BYTES must be at most 32 (got "33")`));
     expect(configError({ env: { SHOMEI_CHECK_METHOD_ORDER: "ocsp" } })).toBe(invalid(`SHOMEI_CHECK_METHOD_ORDER must be crl,ocsp or ocsp,crl (got "ocsp")`));
+    expect(configError({ env: { SHOMEI_DEFAULT_LOCALE: "ja-JP" } })).toBe(invalid(`SHOMEI_DEFAULT_LOCALE must be en or ja (got "ja-JP")`));
     expect(configError({ env: { SHOMEI_CRL_MAX_BYTES: "1023" } })).toBe(invalid(`SHOMEI_CRL_MAX_BYTES must be at least 1024 (got "1023")`));
     expect(configError({ env: { SHOMEI_CRL_REFRESH_INTERVAL_SECONDS: "59" } })).toBe(
       invalid(`SHOMEI_CRL_REFRESH_INTERVAL_SECONDS must be at least 60 (got "59")`),

@@ -93,10 +93,11 @@ const commands: Record<string, Command> = {
   },
   user: {
     summary: "manage end users: create (password on stdin), enrol-totp",
-    usage: "shomei user create <login> [--name NAME] [--email EMAIL] < password-file | enrol-totp <login>",
+    usage: "shomei user create <login> [--name NAME] [--names JSON] [--email EMAIL] < password-file | enrol-totp <login>",
     options: {
       ...commonOptions,
       name: { type: "string", description: "with create: display name" },
+      names: { type: "string", description: 'with create: the name in other languages, JSON: [{"tag":"ja","value":"…"},{"tag":"ja-Kana-JP","value":"…"}]' },
       email: { type: "string", description: "with create: email address" },
     },
     positionals: true,

@@ -4,6 +4,7 @@ import { totpUri } from "../domain/credentials/totp.ts";
 import { DomainError } from "../domain/errors.ts";
 import { registrationFromMetadata } from "../domain/oidc/client-registration.ts";
 import { isSigningAlg, signingAlgs, type SigningAlg } from "../domain/oidc/keys/signing-algorithms.ts";
+import type { LocalizedName } from "../domain/oidc/model.ts";
 import { withDomain } from "./admin.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -69,6 +70,7 @@ export async function userCommand(config: Config, args: string[], values: Record
           login,
           password,
           ...(typeof values.name === "string" ? { name: values.name } : {}),
+          ...(typeof values.names === "string" ? { localizedNames: parseNames(values.names) } : {}),
           ...(typeof values.email === "string" ? { email: values.email } : {}),
         });
         console.log(`created user ${user.login} (${user.id})`);
@@ -124,4 +126,17 @@ function rotationAlgs(value: unknown): SigningAlg[] {
   if (value === undefined) return [...signingAlgs];
   if (!isSigningAlg(value)) throw new UsageError(`unknown algorithm ${JSON.stringify(value)}: use ${signingAlgs.join(" or ")}`);
   return [value];
+}
+
+/** --names: a JSON array of {tag, value}; the domain checks the tags and values. */
+function parseNames(text: string): LocalizedName[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError("--names must be JSON, e.g. [{\"tag\":\"ja\",\"value\":\"山田 花子\"}]");
+  }
+  const shaped = Array.isArray(parsed) && parsed.every((n) => typeof n === "object" && n !== null && typeof n.tag === "string" && typeof n.value === "string");
+  if (!shaped) throw new UsageError("--names must be an array of {\"tag\": language tag, \"value\": name}");
+  return (parsed as LocalizedName[]).map(({ tag, value }) => ({ tag, value }));
 }

@@ -42,6 +42,7 @@ export const settings = {
   ocspNonceBytes: { env: "SHOMEI_OCSP_NONCE_BYTES" },
   ocspNoNextUpdateSeconds: { env: "SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS" },
   checkMethodOrder: { env: "SHOMEI_CHECK_METHOD_ORDER" },
+  defaultLocale: { env: "SHOMEI_DEFAULT_LOCALE" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -139,6 +140,9 @@ export const configSchema = z
     ocspNoNextUpdateSeconds: integer(1, 3600).default(300),
     /** Which method answers a check that names none, and which it falls back to when the first cannot answer. */
     checkMethodOrder: z.enum(["crl,ocsp", "ocsp,crl"], { error: "must be crl,ocsp or ocsp,crl" }).default("crl,ocsp"),
+    /** The pages' language when neither ui_locales nor the browser's Accept-Language names a supported one. */
+    // The languages the pages have catalogues for (src/http/i18n/locale.ts; the HTTP layer takes this value as its Locale type).
+    defaultLocale: z.enum(["en", "ja"], { error: "must be en or ja" }).default("en"),
   })
   .strict()
   .superRefine((c, ctx) => {

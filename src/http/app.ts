@@ -52,8 +52,9 @@ export function createHttpApp(deps: HttpDependencies): Express {
   registerTokenAdministrationRoutes(router, oidc, deps.config.maxBodyBytes);
   registerUserinfoRoute(router, oidc);
   registerGrantRoutes(router, oidc);
-  registerInteractionPages(router, oidc, deps.config.mode === "mock");
-  registerLogoutRoute(router, oidc);
+  const defaultLocale = deps.config.defaultLocale;
+  registerInteractionPages(router, oidc, deps.config.mode === "mock", defaultLocale);
+  registerLogoutRoute(router, oidc, defaultLocale);
   if (deps.domain.mock) {
     registerMockCaRoutes(router, deps.domain.mock);
     registerDemoCallback(router, {
@@ -61,11 +62,11 @@ export function createHttpApp(deps: HttpDependencies): Express {
       redirectUri: `${oidc.issuer}/demo/callback`,
       clientId: demoClientId,
       secretFile: path.join(deps.config.dataDir, "demo-client-secret"),
-    });
+    }, defaultLocale);
   }
   app.use(router);
 
-  app.use(notFound);
-  app.use(errorHandler(deps.logger, oidc.issuer));
+  app.use(notFound(defaultLocale));
+  app.use(errorHandler(deps.logger, oidc.issuer, defaultLocale));
   return app;
 }

@@ -1,6 +1,6 @@
 import type { Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
-import type { GrantRow, InteractionRow, OidcUserRow, SessionRow } from "../domain/oidc/model.ts";
+import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow } from "../domain/oidc/model.ts";
 import type { GrantStore, InteractionStore, OidcUserStore, SessionStore } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
@@ -32,6 +32,7 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
         totp_secret_sealed: user.totpSecretSealed,
         totp_last_step: user.totpLastStep,
         name: user.name,
+        localized_names: user.localizedNames.length > 0 ? JSON.stringify(user.localizedNames) : null,
         email: user.email,
         created_at: user.createdAt,
       })
@@ -58,6 +59,11 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
       })
       .where("id", "=", id)
       .execute();
+  }
+
+  async updateUserNames(id: string, localizedNames: LocalizedName[]): Promise<void> {
+    const value = localizedNames.length > 0 ? JSON.stringify(localizedNames) : null;
+    await this.db.updateTable("oidc_users").set({ localized_names: value }).where("id", "=", id).execute();
   }
 
   /** Records a used TOTP step only if it is newer than the last one: a code works once, even under concurrency. */
@@ -206,6 +212,7 @@ function toUser(row: Selectable<OidcUserTable>): OidcUserRow {
     totpSecretSealed: row.totp_secret_sealed,
     totpLastStep: row.totp_last_step === null ? null : Number(row.totp_last_step),
     name: row.name,
+    localizedNames: row.localized_names === null ? [] : (JSON.parse(row.localized_names) as LocalizedName[]),
     email: row.email,
     createdAt: Number(row.created_at),
   };

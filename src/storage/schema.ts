@@ -45,6 +45,8 @@ export interface OidcUserTable {
   /** The last TOTP time step accepted, so a code cannot be used twice. */
   totp_last_step: number | null;
   name: string | null;
+  /** JSON array of {tag, value}: the name in other languages and scripts (migration 0020). */
+  localized_names: string | null;
   email: string | null;
   created_at: number;
 }
@@ -254,6 +256,8 @@ export interface OidcTokenTable {
   amr: string;
   /** See migration 0015; null for tokens issued before it. */
   sid: string | null;
+  /** JSON array of the claims_locales the token was issued for (migration 0020). */
+  claims_locales: string | null;
   created_at: number;
   expires_at: number;
   consumed_at: number | null;

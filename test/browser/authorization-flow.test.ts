@@ -246,7 +246,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       expect(await text(page.getByRole("heading", { level: 2 }).nth(1))).toBe("And this specific access");
       const section = page.locator("section.detail");
       expect(await section.count()).toBe(1);
-      expect(await text(section.getByRole("heading", { level: 3 }))).toBe("account_information");
+      expect(await text(section.getByRole("heading", { level: 3 }))).toBe("Account information account_information");
       expect(await memberItems(section, "Actions")).toEqual(["list_accounts", "read_balances"]);
       expect(await memberItems(section, "Locations")).toEqual(["https://bank.example/accounts"]);
       await screenshot(page, "03-consent");
@@ -387,7 +387,11 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
 
       const sections = page.locator("section.detail");
       expect(await sections.count()).toBe(3);
-      expect(await sections.getByRole("heading", { level: 3 }).allInnerTexts()).toEqual(["payment_initiation", "account_information", "payment_initiation"]);
+      expect(await sections.getByRole("heading", { level: 3 }).allInnerTexts()).toEqual([
+        "Payment initiation payment_initiation",
+        "Account information account_information",
+        "Payment initiation payment_initiation",
+      ]);
       const payment = sections.nth(0);
       expect(await memberItems(payment, "Actions")).toEqual(["initiate", "status", "cancel"]);
       expect(await memberItems(payment, "Locations")).toEqual(["https://payments.bank.example/v1/payments"]);
@@ -425,7 +429,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       expect(navigations).toEqual([again]);
       await expectNotFramable(response);
       expect(await page.title()).toBe("This sign-in request can't be completed · shomei");
-      expect(await text(page.getByRole("alert"))).toBe("request_uri has already been used");
+      expect(await text(page.getByRole("alert"))).toBe("The prepared request has already been used.");
       expect(await text(page.getByText("Error code:"))).toBe("Error code: invalid_request_uri");
     });
 
@@ -462,7 +466,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       expect(navigations).toEqual([request]);
       expect(await page.title()).toBe("This application can't sign you in · shomei");
       expect(await text(page.getByRole("heading", { level: 1 }))).toBe("This application can't sign you in");
-      expect(await text(page.getByRole("alert"))).toBe("the client is not registered");
+      expect(await text(page.getByRole("alert"))).toBe("The application is not registered with this provider.");
       expect(await text(page.getByText("Error code:"))).toBe("Error code: invalid_client");
       await screenshot(page, "09-error-page");
     });
@@ -480,7 +484,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
         expect(response.status()).toBe(400);
         expect(page.url()).toBe(request);
         expect(await page.title()).toBe("This sign-in request can't be completed · shomei");
-        expect(await text(page.getByRole("alert"))).toBe("redirect_uri does not match a registered redirect URI of this client");
+        expect(await text(page.getByRole("alert"))).toBe("The return address (redirect_uri) is not one registered for this application.");
         expect(await text(page.getByText("Error code:"))).toBe("Error code: invalid_request");
       }
       expect(contacted).toEqual([]);

@@ -130,7 +130,7 @@ describe("HTTP behaviour", () => {
       const body = await response.text();
       expect(body).toMatch(/^<!doctype html>/);
       expect(body).toContain("<h1>Page not found</h1>");
-      expect(body).toContain("no route for GET /no/such/page");
+      expect(body).toContain("There is no page at this address.");
       expect(body).not.toMatch(stackTrace);
     });
 

@@ -125,9 +125,18 @@ for (const target of targets) {
     const byReference = (clientId: string, requestUri: string, extra: Record<string, string> = {}) =>
       authorizeUrl({ client_id: clientId, request_uri: requestUri, ...extra });
 
+    /** The page says in words what the description says to the client. */
+    const pageWords: Record<string, string> = {
+      "request_uri is not one this server issued": "The prepared request is not one this provider issued.",
+      "request_uri was issued to another client": "The prepared request belongs to another application.",
+      "request_uri has expired": "The prepared request has expired.",
+      "request_uri has already been used": "The prepared request has already been used.",
+    };
+
     function expectInvalidRequestUriPage(reply: Reply, description: string): void {
       expectErrorPage(reply, "invalid_request_uri");
-      expect(reply.body).toContain(description);
+      expect(pageWords[description], description).toBeDefined();
+      expect(reply.body).toContain(pageWords[description]);
     }
 
     beforeAll(async () => {

@@ -4,6 +4,10 @@ import { renderReauthPage } from "../../src/http/pages/reauth.ts";
 import { describeScope, renderConsentPage } from "../../src/http/pages/consent.ts";
 import { renderAuthorizationErrorPage } from "../../src/http/pages/error-page.ts";
 import { renderDemoCallbackPage } from "../../src/http/pages/callback-demo.ts";
+import { messagesFor } from "../../src/http/i18n/catalogue.ts";
+import type { PageLanguage } from "../../src/http/pages/layout.ts";
+
+const english: PageLanguage = { locale: "en", t: messagesFor("en") };
 
 /** Hostile text: a tag, both quotes and an ampersand. */
 const evil = `Evil <script>alert("x")</script> & 'co'`;
@@ -87,7 +91,7 @@ describe("login page", () => {
   const base = { action: "/authorize/login?interaction=abc&step=1", csrfToken: "csrf-123", clientName: "Acme Banking" };
 
   it("posts the credentials and the csrf token to the action", () => {
-    const page = renderLoginPage(base);
+    const page = renderLoginPage(english, base);
     expect(page.startsWith("<!doctype html>")).toBe(true);
     expectForm(page, "/authorize/login?interaction=abc&amp;step=1", "csrf-123");
     expect(input(page, "login")).toMatchObject({ id: "login", type: "text", autocomplete: "username", required: true });
@@ -98,14 +102,14 @@ describe("login page", () => {
   });
 
   it("shows no alert without an error, and the error in role=alert", () => {
-    expect(alerts(renderLoginPage(base))).toEqual([]);
-    const page = renderLoginPage({ ...base, error: "The username or password is wrong." });
+    expect(alerts(renderLoginPage(english, base))).toEqual([]);
+    const page = renderLoginPage(english, { ...base, error: "The username or password is wrong." });
     expect(alerts(page)).toEqual(["The username or password is wrong."]);
     expect(input(page, "password")).toMatchObject({ "aria-invalid": "true", "aria-describedby": "form-error" });
   });
 
   it("shows a notice as status and prefills the login hint", () => {
-    const page = renderLoginPage({ ...base, notice: "You have been signed out.", loginHint: "alice@example.com" });
+    const page = renderLoginPage(english, { ...base, notice: "You have been signed out.", loginHint: "alice@example.com" });
     expect(page).toMatch(/<div class="notice" role="status"><p>You have been signed out.<\/p><\/div>/);
     expect(input(page, "login")?.value).toBe("alice@example.com");
     expect(input(page, "password")?.autofocus).toBe(true);
@@ -113,7 +117,7 @@ describe("login page", () => {
   });
 
   it("escapes client name, login hint, error, notice, action and token", () => {
-    const page = renderLoginPage({ action: breakout, csrfToken: breakout, clientName: evil, loginHint: evil, error: evil, notice: evil });
+    const page = renderLoginPage(english, { action: breakout, csrfToken: breakout, clientName: evil, loginHint: evil, error: evil, notice: evil });
     expectNoRawMarkup(page);
     expect(page).toContain(`<strong class="client">${evilEscaped}</strong>`);
     expect(page).toContain(`value="${evilEscaped}"`);
@@ -130,14 +134,14 @@ describe("re-authentication page", () => {
     csrfToken: "csrf-456",
     clientName: "Acme Banking",
     userLogin: "alice",
-    requiredAcrLabel: "High",
+    requiredAcr: "high",
     needsPassword: false,
     needsOtp: true,
     reasons: ["you signed in more than 5 minutes ago", "the application asked you to sign in again"],
   };
 
   it("asks for a one-time code only, says which method and why", () => {
-    const page = renderReauthPage(base);
+    const page = renderReauthPage(english, base);
     expectForm(page, "/authorize/reauth", "csrf-456");
     expect(input(page, "password")).toBeUndefined();
     expect(inputs(page).filter((i) => i.type === "password")).toEqual([]);
@@ -162,7 +166,7 @@ describe("re-authentication page", () => {
   });
 
   it("asks for a password only", () => {
-    const page = renderReauthPage({ ...base, needsPassword: true, needsOtp: false, requiredAcrLabel: "Low" });
+    const page = renderReauthPage(english, { ...base, needsPassword: true, needsOtp: false, requiredAcr: "low" });
     expect(input(page, "password")).toMatchObject({ id: "password", type: "password", autocomplete: "current-password" });
     expect(input(page, "otp")).toBeUndefined();
     expect(page).not.toContain("one-time-code");
@@ -171,7 +175,7 @@ describe("re-authentication page", () => {
   });
 
   it("asks for both, password first", () => {
-    const page = renderReauthPage({ ...base, needsPassword: true });
+    const page = renderReauthPage(english, { ...base, needsPassword: true });
     const names = inputs(page).map((i) => i.name).filter((n) => n === "password" || n === "otp");
     expect(names).toEqual(["password", "otp"]);
     expect(text(page)).toContain("with your password and a one-time code from your authenticator app (level: High)");
@@ -179,41 +183,41 @@ describe("re-authentication page", () => {
   });
 
   it("leaves out the reasons list when there is none", () => {
-    expect(renderReauthPage({ ...base, reasons: [] })).not.toContain('class="reasons"');
+    expect(renderReauthPage(english, { ...base, reasons: [] })).not.toContain('class="reasons"');
   });
 
   it("shows the mock code only when given and a code is asked for", () => {
-    expect(renderReauthPage(base)).not.toContain("Mock environment");
-    expect(text(renderReauthPage({ ...base, mockOtpHint: "123456" }))).toContain("Mock environment: the current code is 123456");
-    expect(text(renderReauthPage({ ...base, mockOtpHint: "Mock environment: use 654321" }))).toContain("Mock environment: use 654321");
-    expect(renderReauthPage({ ...base, needsOtp: false, needsPassword: true, mockOtpHint: "123456" })).not.toContain("Mock environment");
+    expect(renderReauthPage(english, base)).not.toContain("Mock environment");
+    expect(text(renderReauthPage(english, { ...base, mockOtpHint: "123456" }))).toContain("Mock environment: the current code is 123456");
+    expect(text(renderReauthPage(english, { ...base, mockOtpHint: "Mock environment: use 654321" }))).toContain("Mock environment: use 654321");
+    expect(renderReauthPage(english, { ...base, needsOtp: false, needsPassword: true, mockOtpHint: "123456" })).not.toContain("Mock environment");
   });
 
   it("shows the error in role=alert", () => {
-    const page = renderReauthPage({ ...base, error: "That code is not valid." });
+    const page = renderReauthPage(english, { ...base, error: "That code is not valid." });
     expect(alerts(page)).toEqual(["That code is not valid."]);
     expect(input(page, "otp")).toMatchObject({ "aria-invalid": "true", "aria-describedby": "otp-hint form-error" });
   });
 
   it("marks only the field the error is about", () => {
-    const wrongCode = renderReauthPage({ ...base, needsPassword: true, error: "Wrong code.", invalidField: "otp" });
+    const wrongCode = renderReauthPage(english, { ...base, needsPassword: true, error: "Wrong code.", invalidField: "otp" });
     expect(input(wrongCode, "otp")).toMatchObject({ "aria-invalid": "true", "aria-describedby": "otp-hint form-error" });
     expect(input(wrongCode, "password")?.["aria-invalid"]).toBeUndefined();
     expect(input(wrongCode, "password")?.["aria-describedby"]).toBeUndefined();
-    const wrongPassword = renderReauthPage({ ...base, needsPassword: true, error: "Wrong password.", invalidField: "password" });
+    const wrongPassword = renderReauthPage(english, { ...base, needsPassword: true, error: "Wrong password.", invalidField: "password" });
     expect(input(wrongPassword, "password")).toMatchObject({ "aria-invalid": "true", "aria-describedby": "form-error" });
     expect(input(wrongPassword, "otp")?.["aria-invalid"]).toBeUndefined();
     expect(input(wrongPassword, "otp")).toMatchObject({ "aria-describedby": "otp-hint" });
   });
 
   it("escapes every value", () => {
-    const page = renderReauthPage({
+    const page = renderReauthPage(english, {
       ...base,
       action: breakout,
       csrfToken: breakout,
       clientName: evil,
       userLogin: evil,
-      requiredAcrLabel: evil,
+      requiredAcr: evil,
       needsPassword: true,
       reasons: [evil],
       error: evil,
@@ -239,16 +243,16 @@ describe("consent page", () => {
   };
 
   it("describes scopes in words", () => {
-    expect(describeScope("openid")).toBe("Confirm your identity");
-    expect(describeScope("profile")).toBe("Your name and profile");
-    expect(describeScope("email")).toBe("Your email address");
-    expect(describeScope("offline_access")).toBe("Stay connected when you are not using the app");
-    expect(describeScope("accounts:read")).toBe("accounts:read");
-    expect(describeScope("constructor")).toBe("constructor");
+    expect(describeScope(english.t, "openid")).toBe("Confirm your identity");
+    expect(describeScope(english.t, "profile")).toBe("Your name and profile");
+    expect(describeScope(english.t, "email")).toBe("Your email address");
+    expect(describeScope(english.t, "offline_access")).toBe("Stay connected when you are not using the app");
+    expect(describeScope(english.t, "accounts:read")).toBe("accounts:read");
+    expect(describeScope(english.t, "constructor")).toBe("constructor");
   });
 
   it("lists each scope label, and one form with allow and deny", () => {
-    const page = renderConsentPage(base);
+    const page = renderConsentPage(english, base);
     expectForm(page, "/authorize/consent", "csrf-789");
     for (const label of [
       "Confirm your identity",
@@ -274,7 +278,7 @@ describe("consent page", () => {
   });
 
   it("renders each authorization_details member in words", () => {
-    const page = renderConsentPage({
+    const page = renderConsentPage(english, {
       ...base,
       authorizationDetails: [
         {
@@ -292,8 +296,8 @@ describe("consent page", () => {
         { type: "account_information" },
       ],
     });
-    expect(page).toContain("<h3>payment_initiation</h3>");
-    expect(page).toContain("<h3>account_information</h3>");
+    expect(page).toContain(`<h3>Payment initiation <span class="muted"><code>payment_initiation</code></span></h3>`);
+    expect(page).toContain(`<h3>Account information <span class="muted"><code>account_information</code></span></h3>`);
     expect(page).toContain("<dt>Actions</dt><dd><ul><li>initiate</li><li>status</li></ul></dd>");
     expect(page).toContain("<dt>Locations</dt><dd><ul><li>https://bank.example/payments</li></ul></dd>");
     expect(page).toContain("<dt>Data types</dt><dd><ul><li>transactions</li></ul></dd>");
@@ -308,13 +312,13 @@ describe("consent page", () => {
   });
 
   it("explains replacing or adding to an earlier grant", () => {
-    expect(text(renderConsentPage({ ...base, grantAction: "replace" }))).toContain("replaces the access you gave Acme Banking before");
-    expect(text(renderConsentPage({ ...base, grantAction: "merge" }))).toContain("adds to the access you already gave Acme Banking");
-    expect(renderConsentPage({ ...base, grantAction: "create" })).not.toContain('class="notice"');
+    expect(text(renderConsentPage(english, { ...base, grantAction: "replace" }))).toContain("replaces the access you gave Acme Banking before");
+    expect(text(renderConsentPage(english, { ...base, grantAction: "merge" }))).toContain("adds to the access you already gave Acme Banking");
+    expect(renderConsentPage(english, { ...base, grantAction: "create" })).not.toContain('class="notice"');
   });
 
   it("escapes client, user, scopes, detail keys and nested values", () => {
-    const page = renderConsentPage({
+    const page = renderConsentPage(english, {
       ...base,
       action: breakout,
       csrfToken: breakout,
@@ -346,7 +350,7 @@ describe("consent page", () => {
   it("stays escaped past the nesting limit", () => {
     let deep: unknown = "<b>bottom</b>";
     for (let i = 0; i < 12; i++) deep = { ["<i>level</i>"]: deep };
-    const page = renderConsentPage({ ...base, authorizationDetails: [{ type: "t", deep }] });
+    const page = renderConsentPage(english, { ...base, authorizationDetails: [{ type: "t", deep }] });
     expectNoRawMarkup(page);
     expect(page).toContain("&lt;b&gt;bottom&lt;/b&gt;");
   });
@@ -354,26 +358,28 @@ describe("consent page", () => {
 
 describe("authorization error page", () => {
   it("explains the error without redirecting", () => {
-    const page = renderAuthorizationErrorPage({ error: "invalid_request", description: "redirect_uri is not registered for this client" });
+    const page = renderAuthorizationErrorPage(english, { error: "invalid_request", description: "redirect_uri does not match a registered redirect URI of this client" });
     const t = text(page);
     expect(heading(page)).toBe("This sign-in request can't be completed");
-    expect(alerts(page)).toEqual(["redirect_uri is not registered for this client"]);
+    expect(alerts(page)).toEqual(["The return address (redirect_uri) is not one registered for this application."]);
     expect(t).toContain("Return to the application and try again");
     expect(page).toContain("Error code: <code>invalid_request</code>");
     expect(tags(page, "form")).toEqual([]);
   });
 
   it("names an unknown client", () => {
-    expect(heading(renderAuthorizationErrorPage({ error: "invalid_client", description: "unknown client" }))).toBe(
+    expect(heading(renderAuthorizationErrorPage(english, { error: "invalid_client", description: "unknown client" }))).toBe(
       "This application can't sign you in",
     );
   });
 
   it("escapes the error and the description", () => {
-    const page = renderAuthorizationErrorPage({ error: evil, description: evil });
+    const page = renderAuthorizationErrorPage(english, { error: evil, description: evil });
     expectNoRawMarkup(page);
     expect(page).toContain(`<code>${evilEscaped}</code>`);
-    expect(alerts(page)).toEqual([evil]);
+    // A description the catalogue has no words for: said by the error code, the text itself shown as a detail.
+    expect(alerts(page)).toEqual(["The request cannot be processed."]);
+    expect(page).toContain(`Details: <code lang="en">${evilEscaped}</code>`);
   });
 });
 
@@ -395,7 +401,7 @@ describe("demo callback page", () => {
   };
 
   it("shows a code, and a curl command that redeems it without showing the secret", () => {
-    const page = renderDemoCallbackPage({ params: { code: "abc123abc123abc123abc123", state: "s1", iss: "http://localhost:3000" }, redeem });
+    const page = renderDemoCallbackPage(english, { params: { code: "abc123abc123abc123abc123", state: "s1", iss: "http://localhost:3000" }, redeem });
     expect(page).toContain("<h1>Authorization succeeded</h1>");
     expect(rows(page)).toEqual({ code: "abc123abc123abc123abc123", state: "s1", iss: "http://localhost:3000" });
     expect(page).toContain(
@@ -405,7 +411,7 @@ describe("demo callback page", () => {
   });
 
   it("shows an error", () => {
-    const page = renderDemoCallbackPage({
+    const page = renderDemoCallbackPage(english, {
       params: {
         error: "access_denied",
         error_description: "the user denied the request",
@@ -432,14 +438,14 @@ describe("demo callback page", () => {
   });
 
   it("fails when neither code nor error came back, and says so for a missing state", () => {
-    const page = renderDemoCallbackPage({ params: {}, redeem });
+    const page = renderDemoCallbackPage(english, { params: {}, redeem });
     expect(page).toContain("<h1>Authorization failed</h1>");
     expect(page).not.toContain("<pre>");
     expect(rows(page).state).toBe("not returned");
   });
 
   it("escapes values and unknown parameter names", () => {
-    const page = renderDemoCallbackPage({ params: { error: evil, error_description: evil, state: breakout, [evil]: evil }, redeem });
+    const page = renderDemoCallbackPage(english, { params: { error: evil, error_description: evil, state: breakout, [evil]: evil }, redeem });
     expectNoRawMarkup(page);
     expect(page).toContain(`<td>${evilEscaped}</td>`);
     expect(page).toContain(`<td>${breakoutEscaped}</td>`);
@@ -447,7 +453,7 @@ describe("demo callback page", () => {
   });
 
   it("offers no command for a code that could do harm in a shell", () => {
-    const page = renderDemoCallbackPage({ params: { code: "$(touch /tmp/x)-aaaaaaaaaaaaaaaaaaaa", state: "s" }, redeem });
+    const page = renderDemoCallbackPage(english, { params: { code: "$(touch /tmp/x)-aaaaaaaaaaaaaaaaaaaa", state: "s" }, redeem });
     expect(page).toContain("<h1>Authorization succeeded</h1>");
     expect(page).not.toContain("<pre>");
   });

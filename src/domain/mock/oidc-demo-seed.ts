@@ -17,6 +17,11 @@ export interface OidcDemo {
 export const demoClientId = "demo-client";
 export const demoLogin = "demo";
 export const demoPassword = "demo-password";
+/** The demo user's name in Japanese and its kana reading, returned for claims_locales=ja (docs/oidc-decisions.md). */
+export const demoLocalizedNames = [
+  { tag: "ja", value: "見本 太郎" },
+  { tag: "ja-Kana-JP", value: "ミホン タロウ" },
+];
 
 /**
  * Mock mode only: a demo client whose redirect_uri is the built-in demo page,
@@ -51,9 +56,13 @@ export async function seedOidcDemo(oidc: Oidc, dataDir: string, now: number): Pr
   );
   await oidc.clients.save(client, now);
 
-  if (!(await oidc.users.findByLogin(demoLogin))) {
-    const user = await oidc.users.create({ login: demoLogin, password: demoPassword, name: "Demo User", email: "demo@example.com" });
+  const existing = await oidc.users.findByLogin(demoLogin);
+  if (!existing) {
+    const user = await oidc.users.create({ login: demoLogin, password: demoPassword, name: "Demo User", localizedNames: demoLocalizedNames, email: "demo@example.com" });
     await oidc.users.enrolTotp(user.id);
+  } else if (existing.localizedNames.length === 0) {
+    // Demo users seeded before names had languages get theirs.
+    await oidc.users.setLocalizedNames(existing.id, demoLocalizedNames);
   }
   const base = `${oidc.endpoints.authorization}?client_id=demo-client&redirect_uri=${encodeURIComponent(redirectUri)}&response_type=code`;
   return {

@@ -1,6 +1,7 @@
 import { OAuthError } from "./oauth-error.ts";
 import type { OidcClient } from "./client.ts";
 import { parseAuthorizationDetails, type AuthorizationDetail } from "./authorization-details.ts";
+import { parseLocaleList } from "./locales.ts";
 
 export type Prompt = "none" | "login" | "consent";
 export type GrantManagementAction = "create" | "replace" | "merge";
@@ -21,12 +22,17 @@ export interface AuthorizationRequest {
   authorizationDetails: AuthorizationDetail[];
   grantManagementAction?: GrantManagementAction | undefined;
   grantId?: string | undefined;
+  /** OIDC Core 3.1.2.1: the languages the pages should speak, in order of preference (well-formed tags only). */
+  uiLocales?: string[] | undefined;
+  /** OIDC Core 5.2: the languages the user's claims should be returned in, in order of preference. */
+  claimsLocales?: string[] | undefined;
 }
 
 /** Every parameter of spec 2.1; anything else in a request is ignored. */
 export const authorizationParameters = [
   "client_id", "redirect_uri", "response_type", "scope", "state", "code_challenge", "code_challenge_method", "nonce",
   "prompt", "max_age", "acr_values", "authorization_details", "grant_management_action", "grant_id", "request_uri",
+  "ui_locales", "claims_locales",
 ] as const;
 
 const prompts: readonly Prompt[] = ["none", "login", "consent"];
@@ -88,6 +94,8 @@ export function validateAuthorizationRequest(params: Map<string, string>, client
     authorizationDetails,
     grantManagementAction: action,
     grantId,
+    uiLocales: parseLocaleList(params.get("ui_locales")),
+    claimsLocales: parseLocaleList(params.get("claims_locales")),
   };
 }
 

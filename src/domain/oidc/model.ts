@@ -8,8 +8,16 @@ export interface OidcUserRow {
   totpSecretSealed: string | null;
   totpLastStep: number | null;
   name: string | null;
+  /** The name in other languages and scripts (OIDC Core 5.2), in preference order; empty when there are none. */
+  localizedNames: LocalizedName[];
   email: string | null;
   createdAt: number;
+}
+
+/** One language-tagged value of a claim, e.g. `{ tag: "ja-Kana-JP", value: "ミホン タロウ" }`. */
+export interface LocalizedName {
+  tag: string;
+  value: string;
 }
 
 /** A signed-in browser session, known by the hash of the id in its cookie. */
@@ -61,6 +69,8 @@ export interface TokenRow {
   amr: string[];
   /** The session's identifier for clients (ID token `sid`); null for tokens issued before it was kept. */
   sid: string | null;
+  /** The request's claims_locales (OIDC Core 5.2), for userinfo; null or absent when it named none. */
+  claimsLocales?: string[] | null;
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;

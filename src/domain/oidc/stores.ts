@@ -1,5 +1,5 @@
 import type { OidcClient } from "./client.ts";
-import type { GrantRow, InteractionRow, OidcUserRow, SessionRow, SigningKeyRow, TokenRow, TokenSelection } from "./model.ts";
+import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow, SigningKeyRow, TokenRow, TokenSelection } from "./model.ts";
 
 /**
  * What the provider's services need from storage, each as narrow as its
@@ -24,6 +24,7 @@ export interface OidcUserStore {
   findUserByLogin(login: string): Promise<OidcUserRow | undefined>;
   findUser(id: string): Promise<OidcUserRow | undefined>;
   updateUserSecrets(id: string, values: { passwordHash?: string; totpSecretSealed?: string | null }): Promise<void>;
+  updateUserNames(id: string, localizedNames: LocalizedName[]): Promise<void>;
   /** Records a used TOTP time step; false when it (or a later one) was used already. */
   advanceTotpStep(userId: string, step: number): Promise<boolean>;
 }

@@ -4,7 +4,8 @@ import { generateTotpSecret, totpCode, verifyTotp } from "../credentials/totp.ts
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { newId } from "../ids.ts";
-import type { OidcUserRow } from "./model.ts";
+import type { LocalizedName, OidcUserRow } from "./model.ts";
+import { isLanguageTag } from "./locales.ts";
 import type { OidcUserStore } from "./stores.ts";
 import type { AuthMethod } from "./acr.ts";
 
@@ -28,7 +29,8 @@ export class OidcUsers {
     return this.repository.findUserByLogin(login);
   }
 
-  async create(input: { login: string; password: string; name?: string; email?: string }): Promise<OidcUserRow> {
+  async create(input: { login: string; password: string; name?: string; localizedNames?: LocalizedName[]; email?: string }): Promise<OidcUserRow> {
+    const localizedNames = checkLocalizedNames(input.localizedNames ?? []);
     if (!/^[A-Za-z0-9._@+-]{1,200}$/.test(input.login)) {
       throw new DomainError("invalid_field", "a login is 1–200 characters of letters, digits and . _ @ + -", "login");
     }
@@ -41,11 +43,17 @@ export class OidcUsers {
       totpSecretSealed: null,
       totpLastStep: null,
       name: input.name ?? null,
+      localizedNames,
       email: input.email ?? null,
       createdAt: this.clock(),
     };
     await this.repository.insertUser(user);
     return user;
+  }
+
+  /** Replaces the user's language-tagged names (an empty list removes them). */
+  async setLocalizedNames(userId: string, names: LocalizedName[]): Promise<void> {
+    await this.repository.updateUserNames(userId, checkLocalizedNames(names));
   }
 
   /** Enrols a new TOTP secret and returns it (shown once, to put in an authenticator app). */
@@ -84,4 +92,16 @@ export class OidcUsers {
   enrolledMethods(user: OidcUserRow): AuthMethod[] {
     return user.totpSecretSealed ? ["pwd", "otp"] : ["pwd"];
   }
+}
+
+/** At most one name per tag, each a well-formed BCP 47 tag and 1 to 200 characters of text. */
+function checkLocalizedNames(names: LocalizedName[]): LocalizedName[] {
+  const seen = new Set<string>();
+  for (const { tag, value } of names) {
+    if (!isLanguageTag(tag)) throw new DomainError("invalid_field", `${JSON.stringify(tag)} is not a language tag such as ja or ja-Kana-JP`, "localizedNames");
+    if (seen.has(tag.toLowerCase())) throw new DomainError("invalid_field", `a name for ${tag} is given twice`, "localizedNames");
+    if (value.trim() === "" || value.length > 200) throw new DomainError("invalid_field", `the ${tag} name is 1–200 characters`, "localizedNames");
+    seen.add(tag.toLowerCase());
+  }
+  return names.map(({ tag, value }) => ({ tag, value }));
 }

@@ -3,9 +3,11 @@ import { errorRedirect } from "../../domain/oidc/flow/redirects.ts";
 import { OAuthError } from "../../domain/oidc/oauth-error.ts";
 import { isUnavailable } from "../../storage/database.ts";
 import type { Logger } from "../../observability/logger.ts";
-import { renderAuthorizationErrorPage } from "../pages/error-page.ts";
-import { html } from "../pages/html.ts";
-import { page } from "../pages/layout.ts";
+import { renderAuthorizationErrorPage, renderErrorPage } from "../pages/error-page.ts";
+import type { Locale } from "../i18n/locale.ts";
+import type { LocaleSources } from "../i18n/choose-locale.ts";
+import type { LanguageSwitch } from "../pages/layout.ts";
+import { pageLanguage, requestUiLocales } from "../i18n/page-language.ts";
 
 /** Browsers get a page, everything else (APIs, curl) gets JSON; an empty description is left out of the JSON. */
 function send(req: Request, res: Response, status: number, error: string, description: string): void {
@@ -16,18 +18,35 @@ function send(req: Request, res: Response, status: number, error: string, descri
   res.status(status).set("Cache-Control", "no-store");
   const wantsPage = !req.path.startsWith("/api/") && req.accepts(["json", "html"]) === "html";
   if (wantsPage) {
-    res.type("html").send(page(error.replace(/_/g, " "), html`<h1>${titleFor(status)}</h1><p>${description}</p>`));
+    res.type("html").send(renderErrorPage(errorPageLanguage(req, res), { status, error, description }));
   } else {
     res.json(description ? { error, error_description: description } : { error });
   }
 }
 
-function titleFor(status: number): string {
-  if (status === 404) return "Page not found";
-  if (status === 413) return "Request too large";
-  if (status === 503) return "Temporarily unavailable";
-  if (status >= 500) return "Something went wrong";
-  return "This request cannot be processed";
+/**
+ * An error page's language: the one the interaction's pages spoke when a page
+ * route left it (res.locals.localeSources), else ui_locales in the request,
+ * Accept-Language, and the configured default.
+ */
+function errorPageLanguage(req: Request, res: Response) {
+  const sources = (res.locals.localeSources as LocaleSources | undefined) ?? { uiLocales: requestUiLocales(req) };
+  return pageLanguage(req, (res.locals.defaultLocale as Locale | undefined) ?? "en", sources, errorPageSwitch(req));
+}
+
+/**
+ * Links to the same page in another language, only where the address holds
+ * nothing but an interaction id: an error page never repeats a request's
+ * parameters (its redirect_uri may be the very thing refused).
+ */
+function errorPageSwitch(req: Request): LanguageSwitch | undefined {
+  const names = Object.keys(req.query);
+  if (names.some((name) => name !== "interaction" && name !== "ui_locales")) return undefined;
+  const interaction = typeof req.query.interaction === "string" ? req.query.interaction : undefined;
+  return {
+    kind: "links",
+    href: (locale) => `${req.path}?${new URLSearchParams({ ...(interaction !== undefined ? { interaction } : {}), ui_locales: locale }).toString()}`,
+  };
 }
 
 /**
@@ -54,7 +73,7 @@ function sendOAuthError(err: OAuthError, req: Request, res: Response, issuer: st
   if (err.wwwAuthenticate) res.set("WWW-Authenticate", err.wwwAuthenticate);
   if (res.locals.authorizationErrorPage === true) {
     res.status(err.status).set("Cache-Control", "no-store").type("html");
-    res.send(renderAuthorizationErrorPage({ error: err.error, description: err.description }));
+    res.send(renderAuthorizationErrorPage(errorPageLanguage(req, res), { error: err.error, description: err.description }));
     return;
   }
   send(req, res, err.status, err.error, err.description);
@@ -65,17 +84,21 @@ export function requestTooLarge(limit: number): Error {
   return Object.assign(new Error("request entity too large"), { status: 413, expose: true, type: "entity.too.large", limit });
 }
 
-export const notFound: RequestHandler = (req, res) => {
-  send(req, res, 404, "not_found", `no route for ${req.method} ${req.path}`);
-};
+export function notFound(defaultLocale: Locale): RequestHandler {
+  return (req, res) => {
+    res.locals.defaultLocale = defaultLocale;
+    send(req, res, 404, "not_found", `no route for ${req.method} ${req.path}`);
+  };
+}
 
 /**
  * Every error of the Express app leaves here, the counterpart of the RPC
  * `errorBoundary`: OAuth errors are rendered as the client needs them; client
  * mistakes are explained; server faults are logged and answered without details.
  */
-export function errorHandler(logger: Logger, issuer: string): ErrorRequestHandler {
+export function errorHandler(logger: Logger, issuer: string, defaultLocale: Locale): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
+    res.locals.defaultLocale = defaultLocale;
     if (err instanceof OAuthError) {
       if (err.reason) logger.debug({ path: req.path, error: err.error, reason: err.reason }, "oauth error");
       return sendOAuthError(err, req, res, issuer);

@@ -1,26 +1,45 @@
 import { html } from "./html.ts";
-import { page } from "./layout.ts";
+import { page, type PageLanguage } from "./layout.ts";
+import { describeError } from "../i18n/error-descriptions.ts";
 
 export interface AuthorizationErrorPageView {
   /** The OAuth error code, e.g. `invalid_request`. */
   error: string;
-  /** What went wrong, in words. */
+  /** What went wrong, as the client was told (error_description). */
   description: string;
 }
 
 /**
  * Shown instead of redirecting when the redirect target cannot be trusted
  * (unknown client, redirect_uri not registered): the error stays at the provider.
+ * The words come from the catalogue; a description it has no words for is
+ * shown as sent, as a detail for the application's support.
  */
-export function renderAuthorizationErrorPage(v: AuthorizationErrorPageView): string {
-  const title = v.error === "invalid_client" || v.error === "unauthorized_client"
-    ? "This application can't sign you in"
-    : "This sign-in request can't be completed";
+export function renderAuthorizationErrorPage(lang: PageLanguage, v: AuthorizationErrorPageView): string {
+  const t = lang.t.errors;
+  const title = v.error === "invalid_client" || v.error === "unauthorized_client" ? t.clientTitle : t.requestTitle;
+  const said = describeError(lang.t, v.error, v.description);
   return page(
+    lang,
     title,
     html`<h1>${title}</h1>
-<div class="alert" role="alert"><p>${v.description}</p></div>
-<p>Return to the application and try again. If the problem continues, contact the application's support and mention the error code below.</p>
-<p class="muted">Error code: <code>${v.error}</code></p>`,
+<div class="alert" role="alert"><p>${said.text}</p></div>
+<p>${t.advice}</p>
+<p class="muted">${t.errorCode}: <code>${v.error}</code></p>
+${!said.known && v.description ? html`<p class="muted">${t.details}: <code lang="en">${v.description}</code></p>` : ""}`,
+  );
+}
+
+/** Any other error a browser reaches (no route, too large, unavailable): a title and what happened. */
+export function renderErrorPage(lang: PageLanguage, v: { status: number; error: string; description: string }): string {
+  const t = lang.t.errors;
+  const title =
+    v.status === 404 ? t.notFound : v.status === 413 ? t.tooLarge : v.status === 503 ? t.unavailable : v.status >= 500 ? t.serverError : t.badRequest;
+  const said = describeError(lang.t, v.error, v.description);
+  return page(
+    lang,
+    title,
+    html`<h1>${title}</h1><p>${said.text}</p>
+${!said.known && v.description ? html`<p class="muted">${t.details}: <code lang="en">${v.description}</code></p>` : ""}`,
   );
 }

@@ -1,4 +1,6 @@
 import { Html, html } from "./html.ts";
+import type { Messages } from "../i18n/catalogue.ts";
+import { localeNames, locales, type Locale } from "../i18n/locale.ts";
 
 const styles = `
   :root { color-scheme: light dark; --accent: #2f5fd0; --accent-hover: #254db0; --accent-fg: #ffffff; --muted: #6b7280;
@@ -17,7 +19,12 @@ const styles = `
   }
   * { box-sizing: border-box; }
   [hidden] { display: none !important; }
-  body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--fg); }
+  /* System fonts only (nothing is downloaded): each platform's UI font, then the Japanese ones it ships. */
+  body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", "Hiragino Sans", "Hiragino Kaku Gothic ProN", "Yu Gothic UI",
+         "Meiryo", "Noto Sans CJK JP", "Noto Sans JP", sans-serif; background: var(--bg); color: var(--fg); }
+  /* Japanese runs without spaces: more leading, strict line breaking, headings broken between phrases where supported. */
+  :lang(ja) body { line-height: 1.7; line-break: strict; }
+  :lang(ja) h1, :lang(ja) h2 { word-break: auto-phrase; }
   main { max-width: 28rem; margin: 8vh auto; padding: 2rem; background: var(--card); border-radius: 12px;
          box-shadow: 0 1px 3px rgba(0,0,0,.12), 0 8px 24px rgba(0,0,0,.06); }
   @media (max-width: 30rem) { main { margin: 0; min-height: 100vh; border-radius: 0; padding: 1.5rem 1.25rem; box-shadow: none; } }
@@ -26,7 +33,12 @@ const styles = `
   h3 { font-size: 1rem; margin: 0 0 .5rem; word-break: break-word; }
   p { margin: 0 0 1rem; }
   a { color: var(--accent); }
-  .brand { font-weight: 700; letter-spacing: .04em; color: var(--accent); margin-bottom: 1.5rem; }
+  .top { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between; gap: .5rem 1rem; margin-bottom: 1.5rem; }
+  .brand { font-weight: 700; letter-spacing: .04em; color: var(--accent); }
+  .languages { display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: 0; list-style: none; font-size: .85rem; }
+  .languages a, .languages button, .languages span { display: inline-block; padding: .15rem .5rem; border-radius: 6px; border: 1px solid var(--border);
+         background: transparent; color: var(--fg); font: inherit; text-decoration: none; cursor: pointer; }
+  .languages [aria-current="true"] { background: var(--subtle); font-weight: 600; cursor: default; }
   .muted { color: var(--muted); font-size: .9rem; }
   .lead { font-size: 1.02rem; }
   .lead strong, .client { word-break: break-word; }
@@ -94,16 +106,45 @@ const styles = `
   th .muted code { font-size: .8rem; }
 `;
 
+/**
+ * How a page offers the other languages: links (pages without a form; the
+ * link carries ui_locales) or buttons that submit the page's form (so the
+ * interaction, its CSRF token and what was typed are kept).
+ */
+export type LanguageSwitch = { kind: "links"; href: (locale: Locale) => string } | { kind: "form"; formId: string };
+
+/** The language a page is rendered in and its messages. */
+export interface PageLanguage {
+  locale: Locale;
+  t: Messages;
+  languageSwitch?: LanguageSwitch | undefined;
+}
+
+/** The name of the field the switch's buttons submit. */
+export const switchLocaleField = "switch_locale";
+
+function languageSwitch(lang: PageLanguage): Html | "" {
+  const s = lang.languageSwitch;
+  if (!s) return "";
+  const item = (locale: Locale) => {
+    if (locale === lang.locale) return html`<li><span aria-current="true" lang="${locale}">${localeNames[locale]}</span></li>`;
+    return s.kind === "links"
+      ? html`<li><a href="${s.href(locale)}" lang="${locale}" hreflang="${locale}">${localeNames[locale]}</a></li>`
+      : html`<li><button type="submit" form="${s.formId}" name="${switchLocaleField}" value="${locale}" lang="${locale}" formnovalidate>${localeNames[locale]}</button></li>`;
+  };
+  return html`<nav aria-label="${lang.t.common.languageSwitch}"><ul class="languages">${locales.map(item)}</ul></nav>`;
+}
+
 /** The frame every server-rendered page shares. */
-export function page(title: string, body: Html): string {
+export function page(lang: PageLanguage, title: string, body: Html): string {
   return html`<!doctype html>
-<html lang="en">
+<html lang="${lang.locale}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · shomei</title>
 <style>${new Html(styles)}</style>
 </head>
-<body><main><div class="brand">shomei</div>${body}</main></body>
+<body><main><div class="top"><div class="brand">shomei</div>${languageSwitch(lang)}</div>${body}</main></body>
 </html>`.value;
 }

@@ -1,5 +1,5 @@
 import { type Html, html } from "./html.ts";
-import { page } from "./layout.ts";
+import { page, type PageLanguage } from "./layout.ts";
 
 export interface LoginPageView {
   /** Where the form posts to. */
@@ -15,29 +15,34 @@ export interface LoginPageView {
   notice?: string;
 }
 
+/** The id of the page's form: the language switch's buttons submit it. */
+export const loginFormId = "login-form";
+
 /** The sign-in form shown when the user has no session. */
-export function renderLoginPage(v: LoginPageView): string {
+export function renderLoginPage(lang: PageLanguage, v: LoginPageView): string {
+  const t = lang.t.login;
   const hasError = v.error !== undefined && v.error !== "";
   const hasHint = v.loginHint !== undefined && v.loginHint !== "";
   const invalid = hasError ? "true" : undefined;
   const describedBy = hasError ? "form-error" : undefined;
   return page(
-    "Sign in",
-    html`<h1>Sign in</h1>
-<p class="lead">Sign in to continue to <strong class="client">${v.clientName}</strong></p>
+    lang,
+    t.title,
+    html`<h1>${t.title}</h1>
+<p class="lead">${t.lead(v.clientName)}</p>
 ${v.notice ? html`<div class="notice" role="status"><p>${v.notice}</p></div>` : ""}
 ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}</p></div>` : ""}
-<form method="post" action="${v.action}">
+<form method="post" action="${v.action}" id="${loginFormId}">
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 <div class="field">
-<label for="login">Username</label>
+<label for="login">${t.username}</label>
 <input type="text" id="login" name="login" autocomplete="username" autocapitalize="none" autocorrect="off" spellcheck="false" required${attr("value", v.loginHint)}${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? "" : html` autofocus`}>
 </div>
 <div class="field">
-<label for="password">Password</label>
+<label for="password">${t.password}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? html` autofocus` : ""}>
 </div>
-<div class="actions"><button type="submit" class="button primary">Sign in</button></div>
+<div class="actions"><button type="submit" class="button primary">${t.submit}</button></div>
 </form>`,
   );
 }

@@ -1,5 +1,5 @@
 import { html } from "./html.ts";
-import { page } from "./layout.ts";
+import { page, type PageLanguage } from "./layout.ts";
 
 export interface LogoutPageView {
   /** The application that asked, when known. */
@@ -11,20 +11,23 @@ export interface LogoutPageView {
 }
 
 /** The end-session confirmation: signing out needs the user's click, never just a link. */
-export function renderLogoutPage(v: LogoutPageView): string {
+export function renderLogoutPage(lang: PageLanguage, v: LogoutPageView): string {
+  const t = lang.t.logout;
   return page(
-    "Sign out",
-    html`<h1>Sign out</h1>
+    lang,
+    t.title,
+    html`<h1>${t.title}</h1>
 ${v.error ? html`<div class="alert" role="alert"><p>${v.error}</p></div>` : ""}
-<p class="lead">${v.clientName ? html`<strong>${v.clientName}</strong> asks you to sign out. ` : ""}End your session on this device?</p>
+<p class="lead">${v.clientName ? t.asks(v.clientName) : ""}${t.question}</p>
 <form method="post" action="/auth/logout">
 ${Object.entries(v.hidden).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
 <input type="hidden" name="confirm" value="yes">
-<button type="submit" class="primary">Sign out</button>
+<button type="submit" class="button primary">${t.submit}</button>
 </form>`,
   );
 }
 
-export function renderSignedOutPage(): string {
-  return page("Signed out", html`<h1>You are signed out</h1><p class="lead">You can close this window.</p>`);
+export function renderSignedOutPage(lang: PageLanguage): string {
+  const t = lang.t.logout;
+  return page(lang, t.signedOutTitle, html`<h1>${t.signedOutHeading}</h1><p class="lead">${t.signedOutLead}</p>`);
 }

@@ -1,5 +1,6 @@
 import { type Html, html } from "./html.ts";
-import { page } from "./layout.ts";
+import { page, type PageLanguage } from "./layout.ts";
+import { formatsFor } from "../i18n/format.ts";
 
 export interface ReauthPageView {
   /** Where the form posts to. */
@@ -8,12 +9,14 @@ export interface ReauthPageView {
   clientName: string;
   /** The signed-in user who confirms their identity. */
   userLogin: string;
-  /** A human label of the level asked for, e.g. "High". */
-  requiredAcrLabel: string;
+  /** The level asked for, e.g. "high"; shown in words when the catalogue has them. */
+  requiredAcr: string;
   needsPassword: boolean;
   needsOtp: boolean;
-  /** Why a new authentication is needed, in words, e.g. "you signed in more than 5 minutes ago". */
+  /** Why a new authentication is needed: the decision flow's reasons (prompt_login, max_age, acr). */
   reasons: string[];
+  /** When the session last authenticated (epoch ms), shown in the page's language. */
+  lastAuthTime?: number;
   /** A failed attempt, shown as an alert. */
   error?: string;
   /** The field the error is about; only it is marked invalid. Without it, an error marks every field. */
@@ -25,33 +28,42 @@ export interface ReauthPageView {
   mockOtpHint?: string;
 }
 
+/** The id of the page's form: the language switch's buttons submit it. */
+export const reauthFormId = "reauth-form";
+
 /** The step-up page: asks the signed-in user for the methods that reach the required level, and says why. */
-export function renderReauthPage(v: ReauthPageView): string {
+export function renderReauthPage(lang: PageLanguage, v: ReauthPageView): string {
+  const t = lang.t.reauth;
+  const formats = formatsFor(lang.locale);
   const hasError = v.error !== undefined && v.error !== "";
   const passwordInvalid = hasError && v.invalidField !== "otp";
   const otpInvalid = hasError && v.invalidField !== "password";
-  const reasons = v.reasons.filter((r) => r !== "");
+  const reasons = v.reasons.filter((r) => r !== "").map((r) => (Object.hasOwn(t.reasons, r) ? t.reasons[r as keyof typeof t.reasons] : r));
+  const methods = formats.and([...(v.needsPassword ? [t.methodPassword] : []), ...(v.needsOtp ? [t.methodOtp] : [])]);
+  const level = Object.hasOwn(t.acrLevels, v.requiredAcr) ? t.acrLevels[v.requiredAcr as keyof typeof t.acrLevels] : v.requiredAcr;
   const otpDescribedBy = ["otp-hint", otpInvalid ? "form-error" : undefined].filter(Boolean).join(" ");
   return page(
-    "Confirm it's you",
-    html`<h1>Confirm it's you</h1>
-<p class="lead"><strong class="client">${v.clientName}</strong> asks you to confirm it's you${methodPhrase(v)} (level: ${v.requiredAcrLabel}).</p>
-<p class="muted">Signed in as <strong>${v.userLogin}</strong></p>
+    lang,
+    t.title,
+    html`<h1>${t.title}</h1>
+<p class="lead">${t.lead(v.clientName, methods, level)}</p>
+<p class="muted">${lang.t.common.signedInAs(v.userLogin)}</p>
+${v.lastAuthTime === undefined ? "" : html`<p class="muted">${t.lastSignIn(formats.dateTime(v.lastAuthTime))}</p>`}
 ${
   reasons.length > 0
-    ? html`<p>This is needed because:</p>
+    ? html`<p>${t.because}</p>
 <ul class="reasons">${reasons.map((r) => html`<li>${r}</li>`)}</ul>`
     : ""
 }
 ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}</p></div>` : ""}
-${v.mockOtpHint && v.needsOtp ? html`<div class="mock" role="note"><p>${mockHintText(v.mockOtpHint)}</p></div>` : ""}
-<form method="post" action="${v.action}">
+${v.mockOtpHint && v.needsOtp ? html`<div class="mock" role="note"><p>${mockHintText(lang, v.mockOtpHint)}</p></div>` : ""}
+<form method="post" action="${v.action}" id="${reauthFormId}">
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 ${
   v.needsPassword
     ? html`<input type="text" autocomplete="username" value="${v.userLogin}" hidden readonly>
 <div class="field">
-<label for="password">Password</label>
+<label for="password">${t.password}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required autofocus${attr("aria-invalid", passwordInvalid ? "true" : undefined)}${attr("aria-describedby", passwordInvalid ? "form-error" : undefined)}>
 </div>`
     : ""
@@ -59,26 +71,19 @@ ${
 ${
   v.needsOtp
     ? html`<div class="field">
-<label for="otp">One-time code</label>
+<label for="otp">${t.otp}</label>
 <input type="text" id="otp" name="otp" class="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${v.needsPassword ? "" : html` autofocus`}${attr("aria-invalid", otpInvalid ? "true" : undefined)} aria-describedby="${otpDescribedBy}">
-<span class="hint" id="otp-hint">The 6-digit code shown in your authenticator app.</span>
+<span class="hint" id="otp-hint">${t.otpHint}</span>
 </div>`
     : ""
 }
-<div class="actions"><button type="submit" class="button primary">Continue</button></div>
+<div class="actions"><button type="submit" class="button primary">${t.submit}</button></div>
 </form>`,
   );
 }
 
-function methodPhrase(v: { needsPassword: boolean; needsOtp: boolean }): string {
-  if (v.needsPassword && v.needsOtp) return " with your password and a one-time code from your authenticator app";
-  if (v.needsOtp) return " with a one-time code from your authenticator app";
-  if (v.needsPassword) return " with your password";
-  return "";
-}
-
-function mockHintText(hint: string): Html {
-  return /^[0-9]+$/.test(hint) ? html`Mock environment: the current code is <strong>${hint}</strong>` : html`${hint}`;
+function mockHintText(lang: PageLanguage, hint: string): Html {
+  return /^[0-9]+$/.test(hint) ? lang.t.reauth.mockOtp(hint) : html`${hint}`;
 }
 
 function attr(name: string, value: string | undefined): Html | "" {

@@ -1,5 +1,6 @@
 import type { Router } from "express";
 import type { Config } from "../../config/schema.ts";
+import { linkPageLanguage } from "../i18n/page-language.ts";
 import { html } from "../pages/html.ts";
 import { page } from "../pages/layout.ts";
 import { version } from "../../version.ts";
@@ -12,12 +13,17 @@ export function registerHomeRoute(router: Router, config: Config): void {
       res.json(info);
       return;
     }
+    // The language follows Accept-Language: caches must keep one copy per header value.
+    res.vary("Accept-Language");
+    const lang = linkPageLanguage(req, config.defaultLocale);
+    const t = lang.t.home;
     res.type("html").send(
       page(
-        "Home",
+        lang,
+        t.title,
         html`<h1>shomei ${version}</h1>
-<p>OpenID Connect provider and certificate status service, running in <strong>${config.mode}</strong> mode.</p>
-<p class="muted">Operations: <a href="/healthz">/healthz</a> · <a href="/readyz">/readyz</a> · <a href="/metrics">/metrics</a></p>`,
+<p>${t.running(config.mode)}</p>
+<p class="muted">${t.operations}: <a href="/healthz">/healthz</a> · <a href="/readyz">/readyz</a> · <a href="/metrics">/metrics</a></p>`,
       ),
     );
   });

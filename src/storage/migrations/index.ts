@@ -16,6 +16,7 @@ import * as m0014 from "./0014_ocsp_responses.ts";
 import * as m0015 from "./0015_mock_crl_issue.ts";
 import * as m0016 from "./0016_token_sid.ts";
 import * as m0018 from "./0018_signing_alg_per_client.ts";
+import * as m0020 from "./0020_localized_names.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   "0015_mock_crl_issue": m0015,
   "0016_token_sid": m0016,
   "0018_signing_alg_per_client": m0018,
+  "0020_localized_names": m0020,
 };

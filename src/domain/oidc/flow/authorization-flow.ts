@@ -44,6 +44,8 @@ export interface AuthorizationCodePayload {
   amr: string[];
   /** The session's `sid` (see sessionSid); absent in codes issued before it existed. */
   sid?: string;
+  /** The request's claims_locales: the languages of the name claims (OIDC Core 5.2). */
+  claimsLocales?: string[];
 }
 
 export interface LoadedInteraction {
@@ -177,6 +179,12 @@ export class AuthorizationFlow {
     return this.advance(interaction.id, browserId, sessionId);
   }
 
+  /** Remembers the language the user switched to, for the remaining pages of this interaction. */
+  async chooseLocale(interaction: LoadedInteraction, locale: string): Promise<void> {
+    interaction.state.locale = locale;
+    await this.save(interaction.id, interaction.state);
+  }
+
   /** What the re-authentication page must ask for, or undefined when nothing the user has is enough. */
   async reauthRequirement(interaction: LoadedInteraction, sessionId: string | undefined) {
     const session = await this.session(sessionId);
@@ -196,7 +204,7 @@ export class AuthorizationFlow {
     });
     if (outcome.kind !== "reauth") return undefined;
     const methods = methodsToReach(this.settings.policy, outcome.requiredAcr, this.users.enrolledMethods(user));
-    return methods ? { acr: outcome.requiredAcr, methods, reasons: outcome.reasons } : undefined;
+    return methods ? { acr: outcome.requiredAcr, methods, reasons: outcome.reasons, authTime: session.authTime } : undefined;
   }
 
   /**
@@ -275,6 +283,7 @@ export class AuthorizationFlow {
       acr: reportedAcr(this.settings.policy, session.acr, request.acrValues),
       amr: session.amr,
       sid: sessionSid(this.settings.secretKey, session.idHash),
+      ...(request.claimsLocales ? { claimsLocales: request.claimsLocales } : {}),
     };
     await this.codes.issue({
       kind: "authorization_code",

@@ -9,4 +9,6 @@ export interface InteractionState {
   /** True after a login or re-authentication in this interaction (so prompt=login and max_age do not loop). */
   authenticated: boolean;
   consent?: "allow" | "deny" | undefined;
+  /** The language the user chose on a page of this interaction; it outranks ui_locales and the browser's. */
+  locale?: string | undefined;
 }

@@ -17,6 +17,10 @@ export interface IdTokenClaims {
   amr: string[];
   at_hash?: string;
   sid?: string;
+  /** The user's name, in the language claims_locales asked for. */
+  name?: string | undefined;
+  /** Language-tagged names (OIDC Core 5.2), e.g. `name#ja-Kana-JP`. */
+  [tagged: `name#${string}`]: string | undefined;
 }
 
 /** Seconds beyond this are almost certainly milliseconds passed by mistake (year 5138). */

@@ -3,6 +3,8 @@ import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { clientAssertionAlgorithms } from "../../../domain/oidc/client-authentication.ts";
 import { acrValuesSupported } from "../../../domain/oidc/acr.ts";
 import { signingAlgs } from "../../../domain/oidc/keys/signing-algorithms.ts";
+import { claimsLocalesSupported } from "../../../domain/oidc/name-claims.ts";
+import { locales } from "../../i18n/locale.ts";
 
 /** OpenID Connect Discovery 1.0 and RFC 8414 metadata (the same document), and the JWKS. */
 export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
@@ -39,6 +41,8 @@ export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
     prompt_values_supported: ["none", "login", "consent"],
     authorization_response_iss_parameter_supported: oidc.advertiseAuthorizationResponseIss,
     authorization_details_types_supported: authorizationDetailsTypes,
+    ui_locales_supported: locales,
+    claims_locales_supported: claimsLocalesSupported,
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,

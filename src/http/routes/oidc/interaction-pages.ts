@@ -2,29 +2,34 @@ import express, { type Request, type Response, type Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
 import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/secrets.ts";
+import { lookupTag } from "../../../domain/oidc/locales.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
+import { formatsFor } from "../../i18n/format.ts";
+import { locales, type Locale } from "../../i18n/locale.ts";
+import { pageLanguage } from "../../i18n/page-language.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
-import { renderConsentPage } from "../../pages/consent.ts";
-import { renderLoginPage } from "../../pages/login.ts";
-import { renderReauthPage } from "../../pages/reauth.ts";
+import { consentFormId, renderConsentPage } from "../../pages/consent.ts";
+import { switchLocaleField, type PageLanguage } from "../../pages/layout.ts";
+import { loginFormId, renderLoginPage } from "../../pages/login.ts";
+import { reauthFormId, renderReauthPage } from "../../pages/reauth.ts";
 import { sendStep } from "./steps.ts";
 
-const acrLabels: Record<string, string> = { low: "Low", high: "High", very_high: "Very high" };
-const reasonWords: Record<string, string> = {
-  prompt_login: "the application asked you to sign in again",
-  max_age: "your last sign-in is older than the application allows",
-  acr: "the application needs a stronger sign-in than your current one",
-};
-
 /** Login, re-authentication and consent: server-rendered forms, CSRF-protected, usable without JavaScript. */
-export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean): void {
+export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean, defaultLocale: Locale): void {
   const cookies = cookieNames(oidc.issuer);
   const form = express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 });
   const interactionId = (req: Request) => (typeof req.query.interaction === "string" ? req.query.interaction : "");
   const action = (page: string, id: string) => `/auth/${page}?interaction=${encodeURIComponent(id)}`;
 
-  const load = (req: Request): Promise<LoadedInteraction> => oidc.flow.load(interactionId(req), readCookie(req, cookies.browser));
+  /** The interaction, and its language left for an error page of this request (a refused CSRF token, say). */
+  async function load(req: Request, res: Response): Promise<LoadedInteraction> {
+    const interaction = await oidc.flow.load(interactionId(req), readCookie(req, cookies.browser));
+    res.locals.localeSources = localeSources(interaction);
+    return interaction;
+  }
+
+  const localeSources = (interaction: LoadedInteraction) => ({ chosen: interaction.state.locale, uiLocales: interaction.state.request.uiLocales });
 
   function requireCsrf(req: Request, interaction: LoadedInteraction): void {
     const body = req.body as Record<string, unknown> | undefined;
@@ -35,37 +40,64 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     }
   }
 
+  /**
+   * The interaction's language: the user's switch, then the request's
+   * ui_locales (kept with the interaction, so also after PAR), then the
+   * browser's. Left in res.locals for an error page of this request.
+   */
+  function language(req: Request, res: Response, interaction: LoadedInteraction, formId: string): PageLanguage {
+    const sources = localeSources(interaction);
+    res.locals.localeSources = sources;
+    return pageLanguage(req, defaultLocale, sources, { kind: "form", formId });
+  }
+
+  /**
+   * The language switch: its buttons submit the page's form with switch_locale
+   * (a GET with ui_locales does the same), which is remembered for the rest of
+   * the interaction. True when the request was a switch, so it attempts nothing else.
+   */
+  async function switchLanguage(interaction: LoadedInteraction, requested: unknown): Promise<boolean> {
+    if (typeof requested !== "string" || requested === "") return false;
+    const locale = requested.split(" ").map((tag) => lookupTag(tag, locales)).find((found) => found !== undefined);
+    if (locale !== undefined && locale !== interaction.state.locale) await oidc.flow.chooseLocale(interaction, locale);
+    return true;
+  }
+
   const address = (req: Request) => req.socket.remoteAddress ?? "unknown";
   const browser = (req: Request) => readCookie(req, cookies.browser) ?? "";
   const session = (req: Request) => readCookie(req, cookies.session);
+  const bodyOf = (req: Request) => (req.body ?? {}) as Record<string, unknown>;
 
-  const loginPage = (res: Response, i: LoadedInteraction, status: number, extra: { error?: string; loginHint?: string } = {}) =>
+  const loginPage = (req: Request, res: Response, i: LoadedInteraction, status: number, extra: (lang: PageLanguage) => { error?: string; loginHint?: string } = () => ({})) => {
+    const lang = language(req, res, i, loginFormId);
     res.status(status).type("html").send(
-      renderLoginPage({ action: action("login", i.id), csrfToken: csrfToken(oidc.secretKey, i.id), clientName: i.client.name, ...extra }),
+      renderLoginPage(lang, { action: action("login", i.id), csrfToken: csrfToken(oidc.secretKey, i.id), clientName: i.client.name, ...extra(lang) }),
     );
+  };
 
   router.get("/auth/login", pageHeaders, async (req, res) => {
-    loginPage(res, await load(req), 200);
+    const interaction = await load(req, res);
+    await switchLanguage(interaction, req.query.ui_locales);
+    loginPage(req, res, interaction, 200);
   });
 
   router.post("/auth/login", pageHeaders, form, async (req, res) => {
-    const interaction = await load(req);
+    const interaction = await load(req, res);
     requireCsrf(req, interaction);
-    const body = req.body as Record<string, unknown>;
+    const body = bodyOf(req);
     const login = typeof body.login === "string" ? body.login.trim() : "";
+    // The typed name comes back with the page in the other language; the password never does.
+    if (await switchLanguage(interaction, body[switchLocaleField])) return loginPage(req, res, interaction, 200, () => ({ loginHint: login }));
     const password = typeof body.password === "string" ? body.password : "";
-    if (!login || !password) return loginPage(res, interaction, 400, { error: "Enter your username and password.", loginHint: login });
+    if (!login || !password) return loginPage(req, res, interaction, 400, ({ t }) => ({ error: t.login.missingFields, loginHint: login }));
     const attempt = await oidc.signIn.withPassword(login, password, address(req));
     if (attempt.outcome === "refused") {
       res.set("Retry-After", String(attempt.retryAfterSeconds));
       const minutes = Math.ceil(attempt.retryAfterSeconds / 60);
-      return loginPage(res, interaction, 429, {
-        error: `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
-        loginHint: login,
-      });
+      return loginPage(req, res, interaction, 429, ({ t, locale }) => ({ error: t.login.throttled(formatsFor(locale).minutes(minutes)), loginHint: login }));
     }
     if (attempt.outcome === "failed") {
-      return loginPage(res, interaction, 401, { error: "The username or password is not correct.", loginHint: login });
+      return loginPage(req, res, interaction, 401, ({ t }) => ({ error: t.login.wrongCredentials, loginHint: login }));
     }
     const user = attempt.value;
     const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req));
@@ -73,44 +105,49 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     sendStep(res, step);
   });
 
-  async function reauthView(req: Request, res: Response, status: number, error?: string, invalidField?: "password" | "otp") {
-    const interaction = await load(req);
+  type ReauthError = { message: (lang: PageLanguage) => string; field?: "password" | "otp" };
+
+  async function reauthView(req: Request, res: Response, interaction: LoadedInteraction, status: number, error?: ReauthError) {
     const requirement = await oidc.flow.reauthRequirement(interaction, session(req));
     if (!requirement || !interaction.user) {
       // Nothing to step up (the session changed or ended): let the flow decide again.
       return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     }
+    const lang = language(req, res, interaction, reauthFormId);
     const hint = mockMode && requirement.methods.includes("otp") ? oidc.users.currentOtp(interaction.user) : undefined;
     res.status(status).type("html").send(
-      renderReauthPage({
+      renderReauthPage(lang, {
         action: action("reauth", interaction.id),
         csrfToken: csrfToken(oidc.secretKey, interaction.id),
         clientName: interaction.client.name,
         userLogin: interaction.user.login,
-        requiredAcrLabel: acrLabels[requirement.acr] ?? requirement.acr,
+        requiredAcr: requirement.acr,
         needsPassword: requirement.methods.includes("pwd"),
         needsOtp: requirement.methods.includes("otp"),
-        reasons: requirement.reasons.map((r) => reasonWords[r] ?? r),
-        ...(error ? { error } : {}),
-        ...(invalidField ? { invalidField } : {}),
+        reasons: requirement.reasons,
+        lastAuthTime: requirement.authTime,
+        ...(error ? { error: error.message(lang) } : {}),
+        ...(error?.field ? { invalidField: error.field } : {}),
         ...(hint ? { mockOtpHint: hint } : {}),
       }),
     );
-    return { interaction, requirement };
   }
 
   router.get("/auth/reauth", pageHeaders, async (req, res) => {
-    await reauthView(req, res, 200);
+    const interaction = await load(req, res);
+    await switchLanguage(interaction, req.query.ui_locales);
+    await reauthView(req, res, interaction, 200);
   });
 
   router.post("/auth/reauth", pageHeaders, form, async (req, res) => {
-    const interaction = await load(req);
+    const interaction = await load(req, res);
     requireCsrf(req, interaction);
+    const body = bodyOf(req);
+    if (await switchLanguage(interaction, body[switchLocaleField])) return reauthView(req, res, interaction, 200);
     const sessionId = session(req);
     const requirement = await oidc.flow.reauthRequirement(interaction, sessionId);
     const user = interaction.user;
     if (!requirement || !user || !sessionId) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
-    const body = req.body as Record<string, unknown>;
     const secrets = {
       password: typeof body.password === "string" ? body.password : "",
       otp: typeof body.otp === "string" ? body.otp.trim() : "",
@@ -118,23 +155,22 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const attempt = await oidc.signIn.reauthenticate(user, requirement.methods, secrets, address(req));
     if (attempt.outcome === "refused") {
       res.set("Retry-After", String(attempt.retryAfterSeconds));
-      return reauthView(req, res, 429, "Too many failed attempts. Try again later.");
+      return reauthView(req, res, interaction, 429, { message: ({ t }) => t.reauth.throttled });
     }
     if (attempt.outcome === "failed") {
-      const message = attempt.reason === "password" ? "The password is not correct." : "The one-time code is not correct or was already used.";
-      return reauthView(req, res, 401, message, attempt.reason);
+      const field = attempt.reason;
+      return reauthView(req, res, interaction, 401, { message: ({ t }) => (field === "password" ? t.reauth.wrongPassword : t.reauth.wrongOtp), field });
     }
     const methods = attempt.value;
     sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, methods, browser(req)));
   });
 
-  router.get("/auth/consent", pageHeaders, async (req, res) => {
-    const interaction = await load(req);
+  async function consentView(req: Request, res: Response, interaction: LoadedInteraction) {
     if (!interaction.user) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     const request = interaction.state.request;
     const grantAction = await oidc.flow.consentAction(interaction);
     res.type("html").send(
-      renderConsentPage({
+      renderConsentPage(language(req, res, interaction, consentFormId), {
         action: action("consent", interaction.id),
         csrfToken: csrfToken(oidc.secretKey, interaction.id),
         clientName: interaction.client.name,
@@ -144,12 +180,20 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
         ...(grantAction ? { grantAction } : {}),
       }),
     );
+  }
+
+  router.get("/auth/consent", pageHeaders, async (req, res) => {
+    const interaction = await load(req, res);
+    await switchLanguage(interaction, req.query.ui_locales);
+    await consentView(req, res, interaction);
   });
 
   router.post("/auth/consent", pageHeaders, form, async (req, res) => {
-    const interaction = await load(req);
+    const interaction = await load(req, res);
     requireCsrf(req, interaction);
-    const decision = (req.body as Record<string, unknown>).decision;
+    const body = bodyOf(req);
+    if (await switchLanguage(interaction, body[switchLocaleField])) return consentView(req, res, interaction);
+    const decision = body.decision;
     if (decision !== "allow" && decision !== "deny") throw new OAuthError("invalid_request", "choose Allow or Deny");
     sendStep(res, await oidc.flow.consent(interaction, decision, browser(req), session(req)));
   });

@@ -7,6 +7,10 @@ import { clearCookie, cookieNames, readCookie } from "../../cookies.ts";
 import { authorizationErrorPages } from "../../middleware/errors.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
 import { renderLogoutPage, renderSignedOutPage } from "../../pages/logout.ts";
+import type { PageLanguage } from "../../pages/layout.ts";
+import { uiLocalesParameter } from "../../i18n/choose-locale.ts";
+import type { Locale } from "../../i18n/locale.ts";
+import { pageLanguage } from "../../i18n/page-language.ts";
 
 /**
  * The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0), GET or
@@ -19,50 +23,64 @@ import { renderLogoutPage, renderSignedOutPage } from "../../pages/logout.ts";
  * session id's hash under the server key), and SameSite=Lax keeps the session
  * cookie off cross-site POSTs, so a forged confirmation ends no session.
  */
-export function registerLogoutRoute(router: Router, oidc: Oidc): void {
+export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: Locale): void {
   const cookies = cookieNames(oidc.issuer);
   const resolve = (raw: RawParameters) =>
     resolveLogoutRequest(raw, { issuer: oidc.issuer, keys: oidc.signingKeys, clients: oidc.clients });
 
+  /**
+   * The page speaks the request's ui_locales (RP-Initiated Logout §2), kept
+   * through the confirmation; the switch links to the same request in another language.
+   */
+  function language(req: Request, raw: RawParameters, hidden: Record<string, string>): PageLanguage {
+    const switchTo = (locale: Locale) => {
+      const { csrf: _csrf, ...carried } = hidden;
+      return `/auth/logout?${new URLSearchParams({ ...carried, ui_locales: locale }).toString()}`;
+    };
+    return pageLanguage(req, defaultLocale, { uiLocales: uiLocalesParameter(raw.ui_locales) }, { kind: "links", href: switchTo });
+  }
+
   async function handle(req: Request, res: Response, raw: RawParameters) {
     // An invalid request is never redirected (the target is what is being checked): the error middleware shows a page.
     const request = await resolve(raw);
+    const carried: Record<string, string> = {};
+    if (request.client) carried.client_id = request.client.clientId;
+    if (request.postLogoutRedirectUri) carried.post_logout_redirect_uri = request.postLogoutRedirectUri;
+    if (request.state) carried.state = request.state;
+    if (typeof raw.ui_locales === "string" && raw.ui_locales !== "") carried.ui_locales = raw.ui_locales;
     const sessionId = readCookie(req, cookies.session);
     const confirming = req.method === "POST" && raw.confirm === "yes";
     if (!sessionId) {
       // Nobody is signed in here: nothing to confirm, and nothing to clear (clearing a cookie the request did not
       // carry would let a forged POST sign the browser out).
-      finish(res, request);
+      finish(res, request, language(req, raw, carried));
       return;
     }
     const sessionCsrf = `logout:${sha256Hex(sessionId)}`;
     if (confirming && csrfTokenMatches(oidc.secretKey, sessionCsrf, raw.csrf)) {
       await oidc.flow.endSession(sessionId);
       clearCookie(res, cookies, cookies.session);
-      finish(res, request);
+      finish(res, request, language(req, raw, carried));
       return;
     }
-    const hidden: Record<string, string> = {};
-    if (request.client) hidden.client_id = request.client.clientId;
-    if (request.postLogoutRedirectUri) hidden.post_logout_redirect_uri = request.postLogoutRedirectUri;
-    if (request.state) hidden.state = request.state;
-    hidden.csrf = csrfToken(oidc.secretKey, sessionCsrf);
+    const hidden: Record<string, string> = { ...carried, csrf: csrfToken(oidc.secretKey, sessionCsrf) };
+    const lang = language(req, raw, hidden);
     // A confirmation without this session's token did not come from our page: ask again.
     res
       .status(confirming ? 403 : 200)
       .type("html")
       .send(
-        renderLogoutPage({
+        renderLogoutPage(lang, {
           ...(request.client ? { clientName: request.client.name } : {}),
           hidden,
-          ...(confirming ? { error: "The sign-out form has expired or did not come from this site. Confirm again to sign out." } : {}),
+          ...(confirming ? { error: lang.t.logout.expired } : {}),
         }),
       );
   }
 
-  function finish(res: Response, request: LogoutRequest) {
+  function finish(res: Response, request: LogoutRequest, lang: PageLanguage) {
     if (!request.postLogoutRedirectUri) {
-      res.type("html").send(renderSignedOutPage());
+      res.type("html").send(renderSignedOutPage(lang));
       return;
     }
     const target = new URL(request.postLogoutRedirectUri);

@@ -1,12 +1,14 @@
 import type { Request, Response, Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
+import { nameClaims } from "../../../domain/oidc/name-claims.ts";
 import { requireAccessToken } from "./bearer.ts";
 
 /**
  * OIDC Core 5.3: claims of the token's user, by granted scope (profile: name;
  * email: email), and always the authentication the token stems from (`acr`,
- * `amr`, `auth_time`, `sid`), as in its ID token.
+ * `amr`, `auth_time`, `sid`), as in its ID token. The name follows the
+ * request's claims_locales (see nameClaims).
  */
 export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
   const handle = async (req: Request, res: Response) => {
@@ -25,7 +27,7 @@ export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
       acr: token.acr,
       amr: token.amr,
       ...(token.sid !== null ? { sid: token.sid } : {}),
-      ...(token.scopes.includes("profile") ? { name: user.name ?? undefined, preferred_username: user.login } : {}),
+      ...(token.scopes.includes("profile") ? { ...nameClaims(user, token.claimsLocales), preferred_username: user.login } : {}),
       ...(token.scopes.includes("email") && user.email ? { email: user.email, email_verified: false } : {}),
     });
   };

@@ -1,0 +1,44 @@
+import type { Request } from "express";
+import type { LanguageSwitch, PageLanguage } from "../pages/layout.ts";
+import { messagesFor } from "./catalogue.ts";
+import { chooseLocale, uiLocalesParameter, type LocaleSources } from "./choose-locale.ts";
+import type { Locale } from "./locale.ts";
+
+/** The language of a page for this request: see chooseLocale for the order of the sources. */
+export function pageLanguage(
+  req: Request,
+  fallback: Locale,
+  sources: Omit<LocaleSources, "acceptLanguage" | "fallback">,
+  /** None: the page offers no other language. */
+  languageSwitch: LanguageSwitch | undefined,
+): PageLanguage {
+  const locale = chooseLocale({ ...sources, acceptLanguage: req.get("accept-language"), fallback });
+  return { locale, t: messagesFor(locale), languageSwitch };
+}
+
+/**
+ * A page without a form of its own: the page language follows ui_locales in
+ * its query (an application's, or one the switch added), and the switch links
+ * to the same address with another ui_locales.
+ */
+export function linkPageLanguage(req: Request, fallback: Locale): PageLanguage {
+  return pageLanguage(req, fallback, { uiLocales: requestUiLocales(req) }, linkSwitch(req));
+}
+
+/** ui_locales from the query, or from a form body (POST to the authorization endpoint). */
+export function requestUiLocales(req: Request): string[] | undefined {
+  const body = req.body as Record<string, unknown> | undefined;
+  return uiLocalesParameter(req.query.ui_locales) ?? uiLocalesParameter(body?.ui_locales);
+}
+
+/** Links to this page's address (path and query) with ui_locales set to each language. */
+export function linkSwitch(req: Request): LanguageSwitch {
+  const url = new URL(req.originalUrl, "http://page.invalid");
+  return {
+    kind: "links",
+    href: (locale) => {
+      url.searchParams.set("ui_locales", locale);
+      return url.pathname + url.search;
+    },
+  };
+}
