@@ -328,8 +328,8 @@ async function comparison(name: ComparisonName, servers: Servers): Promise<Compa
       const large = await servers.sqlite1m();
       return {
         title: `CheckCertificateStatus, ${largeHistory.toLocaleString("en")} vs 10,000 status records, SQLite`,
-        shomei: checkSide(`${largeHistory / 1000}k rows`, large, { url: large.url, pid: large.pid }, "http1"),
-        peer: checkSide("10k rows", small, { url: small.url, pid: small.pid }, "http1"),
+        shomei: checkSide(`${largeHistory.toLocaleString("en")} rows`, large, { url: large.url, pid: large.pid }, "http1"),
+        peer: checkSide("10,000 rows", small, { url: small.url, pid: small.pid }, "http1"),
       };
     }
   }
