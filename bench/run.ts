@@ -8,7 +8,8 @@
  *   npm run bench -- ocsp      # a cached OCSP answer and a CRL lookup in production mode (bench/ocsp.ts)
  *   npm run bench -- http      # the paths no comparison covers, against a bare node:http handler (bench/http.ts)
  */
-import { comparisonNames, runComparisons, type ComparisonName } from "./compare.ts";
+import { runComparisons } from "./compare.ts";
+import { comparisonNames, type ComparisonName } from "./comparisons.ts";
 import { stopLoadGenerator } from "./harness.ts";
 
 const others: Record<string, () => Promise<unknown>> = {
