@@ -26,6 +26,16 @@ function fail(tally: Tally, why: string): void {
   tally.firstFailure ??= why;
 }
 
+/** A JSON object, or an empty one when the body is not JSON (the caller then counts a failure). */
+function parseObject(body: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(body);
+    return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 async function runHttp(job: HttpJob & LoadJob): Promise<LoadResult> {
   const tally: Tally = { ok: 0, failed: 0 };
   const expected = job.expectStatus ?? 200;
@@ -54,7 +64,7 @@ async function runHttp(job: HttpJob & LoadJob): Promise<LoadResult> {
     onResponse: (status, body, _context, headers) => {
       const location = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === "location")?.[1];
       if (job.chain && status === 200) {
-        const next = (JSON.parse(body) as { refresh_token?: string; token_endpoint?: string });
+        const next = parseObject(body) as { refresh_token?: string; token_endpoint?: string };
         if (next.refresh_token) {
           ready.push(next.refresh_token);
           tally.ok++;
