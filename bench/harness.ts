@@ -5,6 +5,9 @@
  * path and OCSP benchmarks take their ratios against.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { LoadGenerator } from "./load/client.ts";
 
 export const seconds = Number(process.env.BENCH_SECONDS ?? 3);
@@ -20,9 +23,23 @@ export interface Scenario {
   body?: string | string[];
 }
 
+/** Every process the benchmark started that is still running, and the directories it made. */
+const running = new Set<ChildProcess>();
+const directories = new Set<string>();
+
+// However the benchmark ends (a crash, Ctrl-C), the servers it started end with it rather than linger, and its
+// databases go with them.
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+  for (const dir of directories) rmSync(dir, { recursive: true, force: true });
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+
 export function start(command: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    running.add(child);
+    child.once("exit", () => running.delete(child));
     let output = "";
     let started = false;
     const onData = (chunk: Buffer) => {
@@ -38,6 +55,13 @@ export function start(command: string, args: string[], env: Record<string, strin
       if (!started) reject(new Error(`${command} ${args.join(" ")} exited with ${code}:\n${output}`));
     });
   });
+}
+
+/** A new directory under the system's temporary one, removed when the benchmark ends at the latest. */
+export function temporaryDirectory(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  directories.add(dir);
+  return dir;
 }
 
 /** SIGTERM, and SIGKILL if the process has not ended within 5 s. */

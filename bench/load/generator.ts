@@ -144,4 +144,6 @@ process.on("message", (message: { id: number; job: LoadJob }) => {
     (error: unknown) => process.send!({ id, error: error instanceof Error ? error.message : String(error) }),
   );
 });
+// The benchmark ended (even by a crash): nothing is left to measure for.
+process.once("disconnect", () => process.exit(0));
 process.send!({ ready: true });

@@ -4,10 +4,10 @@
  * node-oidc-provider, and shomei on SQLite (a file each in a temporary
  * directory) and PostgreSQL (the schema bench_<pid>, dropped at the end).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
+import { temporaryDirectory } from "../harness.ts";
 import { startConnectEcho, startOidcProvider } from "./peers.ts";
 import { startShomei } from "./shomei.ts";
 
@@ -48,7 +48,7 @@ export class Servers {
     });
 
   private sqliteUrl(): string {
-    const dir = mkdtempSync(path.join(tmpdir(), "shomei-bench-db-"));
+    const dir = temporaryDirectory("shomei-bench-db-");
     this.sqliteDirs.push(dir);
     return `sqlite:${path.join(dir, "bench.db")}`;
   }

@@ -6,10 +6,9 @@
  * (bench/seed-batch.ts), so that checks read and write tables of a known size.
  */
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { start, stopProcess } from "../harness.ts";
+import { start, stopProcess, temporaryDirectory } from "../harness.ts";
 import { seedBatchCertificates } from "../seed-batch.ts";
 
 export interface Shomei {
@@ -29,7 +28,7 @@ export interface Shomei {
 export const certificateCount = 1000;
 
 export async function startShomei(databaseUrl: string, history: number): Promise<Shomei> {
-  const dir = mkdtempSync(path.join(tmpdir(), "shomei-bench-"));
+  const dir = temporaryDirectory("shomei-bench-");
   const { child, output } = await start(
     process.execPath,
     ["bin/shomei.js", "serve", "--mode", "mock"],
