@@ -1,12 +1,16 @@
 /**
  * What the benchmarks share: starting a process and waiting for it to say it
- * is ready, the load generator, and the baseline every ratio is taken
- * against (a bare node:http JSON handler on port 18190).
+ * is ready, stopping it, the load generator (a process of its own, see
+ * bench/load/generator.ts), and the bare node:http JSON handler that the
+ * path and OCSP benchmarks take their ratios against.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import http from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { LoadGenerator } from "./load/client.ts";
 
-export const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+export const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 export interface Scenario {
@@ -15,62 +19,94 @@ export interface Scenario {
   method: "GET" | "POST";
   path: string;
   headers?: Record<string, string>;
-  /** The same body every time, or one per request. */
-  body?: string | (() => string);
+  /** The same body every time, or these in turn. */
+  body?: string | string[];
 }
+
+/** Every process the benchmark started that is still running, and the directories it made. */
+const running = new Set<ChildProcess>();
+const directories = new Set<string>();
+
+// However the benchmark ends (a crash, Ctrl-C), the servers it started end with it rather than linger, and its
+// databases go with them.
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+  for (const dir of directories) rmSync(dir, { recursive: true, force: true });
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
 
 export function start(command: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    running.add(child);
+    child.once("exit", () => running.delete(child));
     let output = "";
+    let started = false;
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (ready.test(output)) resolve({ child, output });
+      if (!started && ready.test(output)) {
+        started = true;
+        resolve({ child, output });
+      }
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${command} exited with ${code}:\n${output}`)));
+    child.once("exit", (code) => {
+      if (!started) reject(new Error(`${command} ${args.join(" ")} exited with ${code}:\n${output}`));
+    });
   });
 }
 
-export async function load(s: Scenario): Promise<number> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const deadline = Date.now() + seconds * 1000;
-  let done = 0;
-  let failed = 0;
-  let firstFailure = "";
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const req = http.request({ host: "127.0.0.1", port: s.port, method: s.method, path: s.path, headers: s.headers, agent }, (res) => {
-        const ok = res.statusCode! >= 200 && res.statusCode! < 300;
-        let body = "";
-        if (ok) res.resume();
-        else res.on("data", (chunk: Buffer) => (body += chunk.toString()));
-        res.on("end", () => {
-          if (ok) done++;
-          else {
-            failed++;
-            firstFailure ||= `HTTP ${res.statusCode} ${body.slice(0, 300)}`;
-          }
-          resolve();
-        });
-      });
-      req.on("error", (error) => {
-        failed++;
-        firstFailure ||= error.message;
-        resolve();
-      });
-      req.end(typeof s.body === "function" ? s.body() : s.body);
+/** A new directory under the system's temporary one, removed when the benchmark ends at the latest. */
+export function temporaryDirectory(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  directories.add(dir);
+  return dir;
+}
+
+/** SIGTERM, and SIGKILL if the process has not ended within 5 s. */
+export function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
     });
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (Date.now() < deadline) await one();
-    }),
-  );
-  agent.destroy();
-  if (failed) throw new Error(`${s.name}: ${failed} requests failed, the first with ${firstFailure}`);
-  return done / seconds;
+    child.kill("SIGTERM");
+  });
+}
+
+let generator: Promise<LoadGenerator> | undefined;
+
+/** The run's one load generator process, started on first use. */
+export function loadGenerator(): Promise<LoadGenerator> {
+  return (generator ??= (async () => {
+    const started = new LoadGenerator();
+    await started.start();
+    return started;
+  })());
+}
+
+export async function stopLoadGenerator(): Promise<void> {
+  if (generator) (await generator).stop();
+  generator = undefined;
+}
+
+/** Requests per second of a 2xx answer, `connections` at a time for `seconds`; fails on any other answer. */
+export async function load(s: Scenario, pid?: number): Promise<number> {
+  const bodies = s.body === undefined ? undefined : typeof s.body === "string" ? [s.body] : s.body;
+  const job = {
+    protocol: "http1" as const,
+    name: s.name,
+    url: `http://127.0.0.1:${s.port}${s.path}`,
+    method: s.method,
+    seconds,
+    connections,
+    ...(s.headers ? { headers: s.headers } : {}),
+    ...(bodies ? { bodies } : {}),
+  };
+  return (await (await loadGenerator()).measure(job, pid)).rate;
 }
 
 export const baselineSource = `require("node:http").createServer((q, r) => { q.resume(); q.on("end", () => { const b = JSON.stringify({ name: "shomei", ok: true }); r.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(b) }); r.end(b); }); }).listen(18190, "127.0.0.1", () => console.log("ready"));`;
-

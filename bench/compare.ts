@@ -1,0 +1,119 @@
+/**
+ * shomei side by side with what a user would pick instead, in one run:
+ * CheckCertificateStatus against a bare connect-node server answering the
+ * same message (Connect JSON and gRPC, SQLite and PostgreSQL), PAR,
+ * authorize with consent skipped and the refresh_token grant against
+ * node-oidc-provider 9, BatchCheckCertificateStatus against single calls, and
+ * a history of 1,000,000 status records against one of 10,000. Every server
+ * and the load generator run in processes of their own. Each comparison runs
+ * its two sides alternately for a few rounds (a short warm-up first) and
+ * keeps the median of the per-round ratios; p99 latency and the peak resident
+ * memory of each server are reported beside it. Ends with one JSON line
+ * `{"ratios":{…}}` (see docs/performance.md).
+ */
+import { connections, loadGenerator, seconds } from "./harness.ts";
+import type { LoadJob } from "./load/job.ts";
+import type { Measurement } from "./load/client.ts";
+import { comparison, comparisonNames, needs, type ComparisonName, type Side } from "./comparisons.ts";
+import { Servers } from "./servers/pool.ts";
+import { median, ratiosLine } from "./stats.ts";
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+
+interface Row {
+  name: ComparisonName;
+  title: string;
+  labels: [string, string];
+  unit: string;
+  ratio: number;
+  ratios: number[];
+  rate: [number, number];
+  p99: [number, number];
+  rssMb: [number, number];
+  error?: string;
+}
+
+async function measureSide(side: Side, secondsToRun: number, warmUp = false): Promise<Measurement> {
+  const job = { ...(await side.job()), seconds: secondsToRun, connections: side.connections ?? connections } as LoadJob;
+  const result = await (await loadGenerator()).measure(job, side.pid, warmUp);
+  return { ...result, rate: result.rate * (side.per ?? 1) };
+}
+
+async function run(name: ComparisonName, servers: Servers): Promise<Row> {
+  const c = await comparison(name, servers);
+  const sides = [c.shomei, c.peer] as const;
+  for (const side of sides) await measureSide(side, warmupSeconds, true);
+  const results: [Measurement[], Measurement[]] = [[], []];
+  for (let round = 0; round < rounds; round++) {
+    // Alternate which side goes first, so that a drift of the machine's load does not favour one.
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    for (const i of order) results[i]!.push(await measureSide(sides[i]!, seconds));
+  }
+  const ratios = results[0].map((ours, i) => ours.rate / results[1][i]!.rate);
+  const pick = (f: (m: Measurement) => number): [number, number] => [median(results[0].map(f)), median(results[1].map(f))];
+  return {
+    name,
+    title: c.title,
+    labels: [c.shomei.label, c.peer.label],
+    unit: c.shomei.unit ?? "req/s",
+    ratio: median(ratios),
+    ratios,
+    rate: pick((m) => m.rate),
+    p99: pick((m) => m.p99),
+    rssMb: pick((m) => m.rssMb),
+  };
+}
+
+function printTable(rows: Row[]): void {
+  const header = ["key", "path", "shomei side", "compared with", "rate (median)", "ratio", "rounds", "p99 ms", "RSS MB"];
+  const f = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
+  const cells = rows.map((r) =>
+    r.error
+      ? [r.name, r.title, "", "", "", "failed", "", "", ""]
+      : [
+          r.name,
+          r.title,
+          r.labels[0],
+          r.labels[1],
+          `${f(r.rate[0])} vs ${f(r.rate[1])} ${r.unit}`,
+          `${r.ratio.toFixed(3)}x`,
+          r.ratios.map((x) => x.toFixed(2)).join(" "),
+          `${f(r.p99[0], 1)} vs ${f(r.p99[1], 1)}`,
+          `${f(r.rssMb[0])} vs ${f(r.rssMb[1])}`,
+        ],
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
+  for (const row of [header, ...cells]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
+  for (const r of rows) if (r.error) console.log(`\n${r.name} failed: ${r.error}`);
+}
+
+/** Runs the named comparisons in the order of `comparisonNames`; prints the table and the JSON line. */
+export async function runComparisons(selected: ReadonlySet<ComparisonName>): Promise<boolean> {
+  const names = comparisonNames.filter((name) => selected.has(name));
+  console.log(`${connections} connections, ${seconds} s per measurement, ${rounds} interleaved rounds, ${warmupSeconds} s warm-up per side\n`);
+  const servers = new Servers();
+  const rows: Row[] = [];
+  try {
+    for (const [i, name] of names.entries()) {
+      const started = performance.now();
+      try {
+        const row = await run(name, servers);
+        rows.push(row);
+        console.log(`${name}: ${row.ratio.toFixed(3)}x (rounds ${row.ratios.map((x) => x.toFixed(3)).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        rows.push({ name, title: name, labels: ["", ""], unit: "", ratio: Number.NaN, ratios: [], rate: [0, 0], p99: [0, 0], rssMb: [0, 0], error: message });
+        console.log(`${name}: failed: ${message}`);
+      }
+      await servers.stopAllBut(new Set(names.slice(i + 1).flatMap((later) => needs[later])));
+    }
+  } finally {
+    await servers.close();
+  }
+  console.log("");
+  printTable(rows);
+  console.log("");
+  console.log(ratiosLine(rows.map((r) => [r.name, r.error ? undefined : r.ratio])));
+  return rows.every((r) => !r.error);
+}

@@ -1,0 +1,253 @@
+/**
+ * What each comparison measures: the two sides, the servers they need, and
+ * the requests each sends (docs/performance.md, Method).
+ */
+import { create, toBinary } from "@bufbuild/protobuf";
+import { CheckCertificateStatusRequestSchema } from "../gen/service/verify/v2/certificate_service_pb.ts";
+import { connections } from "./harness.ts";
+import type { LoadJob } from "./load/job.ts";
+import { authorizeQuery, basicAuthorization, mintRefreshTokens, pkcePair, signIn, type Provider } from "./oidc-session.ts";
+import { largeHistory, type ServerName, type Servers } from "./servers/pool.ts";
+import type { Shomei } from "./servers/shomei.ts";
+
+export const comparisonNames = [
+  "check_sqlite_vs_connect",
+  "check_pg_vs_connect",
+  "check_grpc_sqlite_vs_connect",
+  "check_grpc_pg_vs_connect",
+  "par_sqlite_vs_oidc_provider",
+  "par_pg_vs_oidc_provider",
+  "authorize_vs_oidc_provider",
+  "refresh_vs_oidc_provider",
+  "batch_vs_single",
+  "check_1m_vs_10k_rows",
+] as const;
+export type ComparisonName = (typeof comparisonNames)[number];
+
+const checkPath = "/service.verify.v2.CertificateService/CheckCertificateStatus";
+const batchPath = "/service.verify.v2.CertificateService/BatchCheckCertificateStatus";
+const batchConnections = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
+const json = { "content-type": "application/json" };
+const form = { "content-type": "application/x-www-form-urlencoded" };
+
+/** One side of a comparison: the process measured and the job that loads it (made anew before every round). */
+export interface Side {
+  label: string;
+  pid: number;
+  job: () => Promise<Omit<LoadJob, "seconds" | "connections">>;
+  /** Units per request (ids per batch call); 1 when not given. */
+  per?: number;
+  /** Requests in flight, when not the run's `connections`. */
+  connections?: number;
+  unit?: string;
+}
+
+export interface Comparison {
+  title: string;
+  shomei: Side;
+  peer: Side;
+}
+
+export const needs: Record<ComparisonName, ServerName[]> = {
+  check_sqlite_vs_connect: ["sqlite", "echo"],
+  check_pg_vs_connect: ["postgres", "echo"],
+  check_grpc_sqlite_vs_connect: ["sqlite", "echo"],
+  check_grpc_pg_vs_connect: ["postgres", "echo"],
+  par_sqlite_vs_oidc_provider: ["sqlite", "oidcProvider"],
+  par_pg_vs_oidc_provider: ["postgres", "oidcProvider"],
+  authorize_vs_oidc_provider: ["sqlite", "oidcProvider"],
+  refresh_vs_oidc_provider: ["sqlite", "oidcProvider"],
+  batch_vs_single: ["sqlite"],
+  check_1m_vs_10k_rows: ["sqlite10k", "sqlite1m"],
+};
+
+/** A gRPC message on the wire: uncompressed flag, big-endian length, the bytes. */
+function grpcFrame(message: Uint8Array): string {
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  return frame.toString("base64");
+}
+
+const checkBodies = (s: Shomei) => s.certificateIds.map((certificateId) => JSON.stringify({ certificateId }));
+const checkFrames = (s: Shomei) =>
+  s.certificateIds.map((certificateId) => grpcFrame(toBinary(CheckCertificateStatusRequestSchema, create(CheckCertificateStatusRequestSchema, { certificateId }))));
+
+/** shomei's endpoints, and how its demo user answers the login and consent pages. */
+function shomeiProvider(s: Shomei): Provider {
+  return {
+    base: s.url,
+    authorizePath: "/api/oidc/v1/authorize",
+    parPath: "/api/oidc/v1/par",
+    tokenPath: "/api/oidc/v1/token",
+    clientId: "demo-client",
+    clientSecret: s.clientSecret,
+    redirectUri: s.redirectUri,
+    pageFields: { "/auth/login": { login: "demo", password: "demo-password" }, "/auth/consent": { decision: "allow" } },
+  };
+}
+
+function peerProvider(issuer: string, clientSecret: string): Provider {
+  return {
+    base: issuer,
+    authorizePath: "/auth",
+    parPath: "/request",
+    tokenPath: "/token",
+    clientId: "demo-client",
+    clientSecret,
+    redirectUri: `${issuer}/demo/callback`,
+    pageFields: {},
+  };
+}
+
+function checkSide(label: string, s: Shomei, target: { url: string; pid: number }, protocol: "http1" | "grpc"): Side {
+  const headers = { authorization: `Bearer ${s.token}` };
+  if (protocol === "grpc") {
+    const frames = checkFrames(s);
+    return { label, pid: target.pid, job: async () => ({ name: label, protocol, origin: target.url, path: checkPath, headers, frames }) };
+  }
+  const bodies = checkBodies(s);
+  return {
+    label,
+    pid: target.pid,
+    job: async () => ({ name: label, protocol, url: `${target.url}${checkPath}`, method: "POST", headers: { ...json, ...headers }, bodies }),
+  };
+}
+
+function parSide(label: string, provider: Provider, pid: number): Side {
+  const body = new URLSearchParams({
+    response_type: "code",
+    client_id: provider.clientId,
+    redirect_uri: provider.redirectUri,
+    scope: "openid profile",
+    state: "bench-state",
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: "S256",
+  }).toString();
+  const headers = { ...form, authorization: basicAuthorization(provider.clientId, provider.clientSecret) };
+  return {
+    label,
+    pid,
+    job: async () => ({ name: label, protocol: "http1", url: `${provider.base}${provider.parPath}`, method: "POST", headers, bodies: [body], expectStatus: 201 }),
+  };
+}
+
+/** GET authorize in a signed-in browser whose grant covers the scopes: a redirect to the client with a code. */
+async function authorizeSide(label: string, provider: Provider, pid: number, signInExtra: Record<string, string>): Promise<Side> {
+  const jar = await signIn(provider, signInExtra);
+  const target = `${provider.base}${provider.authorizePath}?${authorizeQuery(provider, "openid profile", pkcePair().challenge)}`;
+  const cookie = jar.header(provider.authorizePath);
+  const probe = await fetch(target, { redirect: "manual", headers: { cookie } });
+  const location = probe.headers.get("location") ?? "";
+  if (probe.status < 300 || probe.status > 399 || !location.startsWith(`${provider.redirectUri}?`) || !location.includes("code=")) {
+    throw new Error(`${label}: a signed-in authorize answered ${probe.status} ${location || (await probe.text()).slice(0, 200)}, not a code`);
+  }
+  return {
+    label,
+    pid,
+    job: async () => ({ name: label, protocol: "http1", url: target, method: "GET", headers: { cookie }, expectStatus: probe.status, expectLocation: "code=" }),
+  };
+}
+
+/**
+ * The refresh_token grant with rotation: every token is single-use, so each
+ * connection carries a chain (the next request sends the token the last
+ * answer gave), started from a pool minted before the round.
+ */
+async function refreshSide(label: string, provider: Provider, pid: number, extra: Record<string, string>): Promise<Side> {
+  const jar = await signIn(provider, extra);
+  const headers = { ...form, authorization: basicAuthorization(provider.clientId, provider.clientSecret) };
+  return {
+    label,
+    pid,
+    job: async () => ({
+      name: label,
+      protocol: "http1",
+      url: `${provider.base}${provider.tokenPath}`,
+      method: "POST",
+      headers,
+      chain: {
+        template: "grant_type=refresh_token&refresh_token={token}",
+        tokens: await mintRefreshTokens(provider, jar, connections, extra),
+        primerPath: "/.well-known/openid-configuration",
+      },
+    }),
+  };
+}
+
+export async function comparison(name: ComparisonName, servers: Servers): Promise<Comparison> {
+  // node-oidc-provider grants offline_access only when prompt=consent is asked for.
+  const peerConsent = { prompt: "consent" };
+  switch (name) {
+    case "check_sqlite_vs_connect":
+    case "check_pg_vs_connect":
+    case "check_grpc_sqlite_vs_connect":
+    case "check_grpc_pg_vs_connect": {
+      const grpc = name.startsWith("check_grpc");
+      const s = await (name.includes("_pg_") ? servers.postgres() : servers.sqlite());
+      const echo = await servers.echo();
+      const protocol = grpc ? "grpc" : "http1";
+      return {
+        title: `CheckCertificateStatus, ${grpc ? "gRPC" : "Connect JSON"}, ${name.includes("_pg_") ? "PostgreSQL" : "SQLite"}`,
+        shomei: checkSide("shomei", s, { url: s.url, pid: s.pid }, protocol),
+        peer: checkSide("connect-node echo", s, { url: grpc ? echo.h2c : echo.http1, pid: echo.pid }, protocol),
+      };
+    }
+    case "par_sqlite_vs_oidc_provider":
+    case "par_pg_vs_oidc_provider": {
+      const s = await (name === "par_pg_vs_oidc_provider" ? servers.postgres() : servers.sqlite());
+      const peer = await servers.oidcProvider();
+      return {
+        title: `PAR, client_secret_basic, ${name === "par_pg_vs_oidc_provider" ? "PostgreSQL" : "SQLite"}`,
+        shomei: parSide("shomei", shomeiProvider(s), s.pid),
+        peer: parSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peer.pid),
+      };
+    }
+    case "authorize_vs_oidc_provider": {
+      const s = await servers.sqlite();
+      const peer = await servers.oidcProvider();
+      return {
+        title: "authorize, session + prior grant -> code, SQLite",
+        shomei: await authorizeSide("shomei", shomeiProvider(s), s.pid, {}),
+        peer: await authorizeSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peer.pid, peerConsent),
+      };
+    }
+    case "refresh_vs_oidc_provider": {
+      const s = await servers.sqlite();
+      const peer = await servers.oidcProvider();
+      return {
+        title: "refresh_token grant, rotation, SQLite",
+        shomei: await refreshSide("shomei", shomeiProvider(s), s.pid, {}),
+        peer: await refreshSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peer.pid, peerConsent),
+      };
+    }
+    case "batch_vs_single": {
+      const s = await servers.sqlite();
+      const headers = { ...json, authorization: `Bearer ${s.token}` };
+      const body = JSON.stringify({ certificateIds: s.certificateIds });
+      return {
+        title: `BatchCheckCertificateStatus of ${s.certificateIds.length} ids vs single calls, SQLite`,
+        shomei: {
+          label: "batch",
+          pid: s.pid,
+          per: s.certificateIds.length,
+          unit: "ids/s",
+          // Enough batches in flight to keep the server busy; 32 of 1,000 ids each would only queue.
+          connections: batchConnections,
+          job: async () => ({ name: "batch", protocol: "http1", url: `${s.url}${batchPath}`, method: "POST", headers, bodies: [body] }),
+        },
+        peer: { ...checkSide("single", s, { url: s.url, pid: s.pid }, "http1"), unit: "ids/s" },
+      };
+    }
+    case "check_1m_vs_10k_rows": {
+      const small = await servers.sqlite10k();
+      const large = await servers.sqlite1m();
+      return {
+        title: `CheckCertificateStatus, ${largeHistory.toLocaleString("en")} vs 10,000 status records, SQLite`,
+        shomei: checkSide(`${largeHistory.toLocaleString("en")} rows`, large, { url: large.url, pid: large.pid }, "http1"),
+        peer: checkSide("10,000 rows", small, { url: small.url, pid: small.pid }, "http1"),
+      };
+    }
+  }
+}
+

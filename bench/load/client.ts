@@ -1,0 +1,85 @@
+/**
+ * The parent's side of the load generator: one forked process for the whole
+ * run (bench/load/generator.ts), a job at a time, and the resident memory of
+ * the measured server sampled from /proc while its job runs.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { LoadJob, LoadResult } from "./job.ts";
+
+export interface Measurement extends LoadResult {
+  /** The highest VmRSS of the server process seen during the job, in MB (NaN when it could not be read). */
+  rssMb: number;
+}
+
+/** VmRSS of a process in MB, or NaN when /proc does not say (not Linux, or the process is gone). */
+export function residentMb(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export class LoadGenerator {
+  private child: ChildProcess | undefined;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: (r: LoadResult) => void; reject: (e: Error) => void }>();
+
+  async start(): Promise<void> {
+    const child = fork(fileURLToPath(new URL("./generator.ts", import.meta.url)), [], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    this.child = child;
+    await new Promise<void>((resolve, reject) => {
+      child.once("message", () => resolve());
+      child.once("exit", (code) => reject(new Error(`the load generator exited with ${code}`)));
+    });
+    child.on("message", (message: { id: number; result?: LoadResult; error?: string }) => {
+      const waiting = this.pending.get(message.id);
+      this.pending.delete(message.id);
+      if (message.error !== undefined) waiting?.reject(new Error(message.error));
+      else waiting?.resolve(message.result!);
+    });
+    child.on("error", (error) => console.error(`the load generator: ${error.message}`));
+    child.on("exit", (code) => {
+      for (const waiting of this.pending.values()) waiting.reject(new Error(`the load generator exited with ${code}`));
+      this.pending.clear();
+    });
+  }
+
+  /**
+   * Runs one job against the server with process id `pid`; fails when any
+   * request did not answer as expected, or (unless it is a warm-up) none answered.
+   */
+  async measure(job: LoadJob, pid?: number, warmUp = false): Promise<Measurement> {
+    if (!this.child) throw new Error("the load generator is not started");
+    const sample = () => (pid === undefined ? Number.NaN : residentMb(pid));
+    let rssMb = sample();
+    const sampler = setInterval(() => {
+      const now = sample();
+      if (Number.isFinite(now) && !(now <= rssMb)) rssMb = now;
+    }, 250);
+    const id = this.nextId++;
+    try {
+      const result = await new Promise<LoadResult>((resolve, reject) => {
+        if (!this.child?.connected) throw new Error("the load generator has exited");
+        this.pending.set(id, { resolve, reject });
+        this.child.send({ id, job });
+      });
+      if (result.failed > 0) throw new Error(`${job.name}: ${result.failed} of ${result.ok + result.failed} requests failed, the first with ${result.firstFailure}`);
+      if (result.ok === 0 && !warmUp) throw new Error(`${job.name}: no request answered`);
+      return { ...result, rssMb };
+    } finally {
+      clearInterval(sampler);
+    }
+  }
+
+  stop(): void {
+    this.child?.kill("SIGTERM");
+    this.child = undefined;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The servers of a run, started when a comparison first needs them and
+ * stopped when no later one does: the bare connect-node server,
+ * node-oidc-provider, and shomei on SQLite (a file each in a temporary
+ * directory) and PostgreSQL (the schema bench_<pid>, dropped at the end).
+ */
+import { rmSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { temporaryDirectory } from "../harness.ts";
+import { startConnectEcho, startOidcProvider } from "./peers.ts";
+import { startShomei } from "./shomei.ts";
+
+export type ServerName = "echo" | "oidcProvider" | "sqlite" | "postgres" | "sqlite10k" | "sqlite1m";
+
+const history = Number(process.env.BENCH_HISTORY ?? 10_000);
+export const largeHistory = Number(process.env.BENCH_LARGE_HISTORY ?? 1_000_000);
+const postgresUrl = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+export class Servers {
+  private readonly started = new Map<ServerName, Promise<unknown>>();
+  private readonly stops = new Map<ServerName, () => Promise<void>>();
+  private schema: string | undefined;
+  private readonly sqliteDirs: string[] = [];
+
+  private get<T>(name: ServerName, make: () => Promise<T & { stop(): Promise<void> }>): Promise<T> {
+    let server = this.started.get(name) as Promise<T & { stop(): Promise<void> }> | undefined;
+    if (!server) {
+      server = make();
+      this.started.set(name, server);
+      this.stops.set(name, async () => (await server!).stop());
+    }
+    return server;
+  }
+
+  echo = () => this.get("echo", startConnectEcho);
+  oidcProvider = () => this.get("oidcProvider", startOidcProvider);
+  sqlite = () => this.get("sqlite", () => startShomei(this.sqliteUrl(), history));
+  sqlite10k = () => this.get("sqlite10k", () => startShomei(this.sqliteUrl(), 10_000));
+  sqlite1m = () => this.get("sqlite1m", () => startShomei(this.sqliteUrl(), largeHistory));
+  postgres = () =>
+    this.get("postgres", async () => {
+      this.schema = `bench_${process.pid}`;
+      await this.admin(`create schema ${this.schema}`);
+      const url = new URL(postgresUrl);
+      url.searchParams.set("options", `-c search_path=${this.schema}`);
+      return startShomei(url.toString(), history);
+    });
+
+  private sqliteUrl(): string {
+    const dir = temporaryDirectory("shomei-bench-db-");
+    this.sqliteDirs.push(dir);
+    return `sqlite:${path.join(dir, "bench.db")}`;
+  }
+
+  private async admin(statement: string): Promise<void> {
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  }
+
+  async stopAllBut(keep: ReadonlySet<ServerName>): Promise<void> {
+    for (const [name, stop] of [...this.stops]) {
+      if (keep.has(name)) continue;
+      this.stops.delete(name);
+      this.started.delete(name);
+      await stop().catch((error: unknown) => console.error(`stopping ${name}: ${String(error)}`));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.stopAllBut(new Set());
+    if (this.schema) await this.admin(`drop schema if exists ${this.schema} cascade`);
+    for (const dir of this.sqliteDirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { CookieJar } from "../../bench/oidc-session.ts";
+import { median, percentile, ratiosLine } from "../../bench/stats.ts";
+
+describe("benchmark arithmetic", () => {
+  it("takes the median of an odd count, the lower middle of an even one, NaN of none", () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([0.9, 0.3, 0.5, 0.7])).toBe(0.5);
+    expect(median([4])).toBe(4);
+    expect(median([])).toBeNaN();
+  });
+
+  it("does not reorder the values it is given", () => {
+    const values = [3, 1, 2];
+    median(values);
+    expect(values).toEqual([3, 1, 2]);
+  });
+
+  it("takes percentiles by nearest rank", () => {
+    const hundred = Array.from({ length: 100 }, (_, i) => 100 - i);
+    expect(percentile(hundred, 99)).toBe(99);
+    expect(percentile(hundred, 100)).toBe(100);
+    expect(percentile(hundred, 50)).toBe(50);
+    expect(percentile([7], 99)).toBe(7);
+    expect(percentile([], 99)).toBeNaN();
+  });
+
+  it("writes one JSON line of rounded ratios, null where a path failed, in the order given", () => {
+    const line = ratiosLine([
+      ["check_sqlite_vs_connect", 0.33349],
+      ["batch_vs_single", 24.1234],
+      ["par_pg_vs_oidc_provider", undefined],
+      ["refresh_vs_oidc_provider", Number.NaN],
+    ]);
+    expect(line).toBe('{"ratios":{"check_sqlite_vs_connect":0.333,"batch_vs_single":24.123,"par_pg_vs_oidc_provider":null,"refresh_vs_oidc_provider":null}}');
+    expect(line).not.toContain("\n");
+    expect(ratiosLine([])).toBe('{"ratios":{}}');
+  });
+});
+
+describe("the sign-in cookie jar", () => {
+  const response = (...cookies: string[]) => {
+    const headers = new Headers();
+    for (const cookie of cookies) headers.append("set-cookie", cookie);
+    return new Response(null, { headers });
+  };
+
+  it("sends a cookie only under its path, and forgets one that is cleared", () => {
+    const jar = new CookieJar();
+    jar.store(response("_session=abc; path=/; httponly", "_interaction=x1; path=/interaction/x1", "old=1; path=/"));
+    expect(jar.header("/auth")).toBe("_session=abc; old=1");
+    expect(jar.header("/interaction/x1")).toBe("_session=abc; _interaction=x1; old=1");
+    jar.store(response("old=; path=/; max-age=0", "_session=def; path=/", "gone=1; expires=Thu, 01 Jan 1970 00:00:00 GMT"));
+    expect(jar.header("/auth")).toBe("_session=def");
+  });
+});
