@@ -38,6 +38,7 @@ export class ClientsRepository implements ClientStore {
       require_par: client.requirePushedAuthorizationRequests ? 1 : 0,
       grant_types: JSON.stringify(client.grantTypes),
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+      dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
       updated_at: now,
     };
     await this.database.db
@@ -76,6 +77,7 @@ function toClient(row: Selectable<OidcClientTable>): OidcClient {
     requirePushedAuthorizationRequests: Number(row.require_par) === 1,
     grantTypes: JSON.parse(row.grant_types) as GrantType[],
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
+    dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens) === 1,
     createdAt: Number(row.created_at),
   };
 }

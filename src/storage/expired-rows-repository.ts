@@ -11,6 +11,7 @@ export class ExpiredRowsRepository implements ExpiredRowsStore {
     interactions: number;
     sessions: number;
     loginAttempts: number;
+    dpopProofs: number;
   }): Promise<Omit<SweepCounts, "oneTimeRecords">> {
     const db = this.database.db;
     const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
@@ -19,6 +20,7 @@ export class ExpiredRowsRepository implements ExpiredRowsStore {
       interactions: deleted(await db.deleteFrom("oidc_interactions").where("expires_at", "<", cutoffs.interactions).executeTakeFirst()),
       sessions: deleted(await db.deleteFrom("oidc_sessions").where("expires_at", "<", cutoffs.sessions).executeTakeFirst()),
       loginAttempts: deleted(await db.deleteFrom("login_attempts").where("attempted_at", "<=", cutoffs.loginAttempts).executeTakeFirst()),
+      dpopProofs: deleted(await db.deleteFrom("oidc_dpop_proof_jtis").where("expires_at", "<=", cutoffs.dpopProofs).executeTakeFirst()),
     };
   }
 }

@@ -61,6 +61,7 @@ function client(clientId: string, method: ClientAuthMethod, extra: Partial<OidcC
     requirePushedAuthorizationRequests: false,
     grantTypes: ["authorization_code", "refresh_token"],
     postLogoutRedirectUris: [],
+    dpopBoundAccessTokens: false,
     createdAt: now,
     ...extra,
   };

@@ -57,6 +57,7 @@ for (const t of targets) {
             acr: "low",
             amr: "[]",
             sid: null,
+            dpop_jkt: null,
             created_at: now - 2 * day,
             expires_at: expiresAt,
             consumed_at: null,
@@ -73,6 +74,7 @@ for (const t of targets) {
           .insertInto("login_attempts")
           .values({ id: name, account_key: "a", address_key: "b", attempted_at: expiresAt - loginWindow })
           .execute();
+        await database.db.insertInto("oidc_dpop_proof_jtis").values({ jti_hash: name, expires_at: expiresAt }).execute();
       }
     }
 
@@ -82,22 +84,24 @@ for (const t of targets) {
       interactions: (await database.db.selectFrom("oidc_interactions").select("id_hash").orderBy("id_hash").execute()).map((r) => r.id_hash),
       sessions: (await database.db.selectFrom("oidc_sessions").select("id_hash").orderBy("id_hash").execute()).map((r) => r.id_hash),
       loginAttempts: (await database.db.selectFrom("login_attempts").select("id").orderBy("id").execute()).map((r) => r.id),
+      dpopProofs: (await database.db.selectFrom("oidc_dpop_proof_jtis").select("jti_hash").orderBy("jti_hash").execute()).map((r) => r.jti_hash),
     });
     const sweeper = () => new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), () => now, { loginAttemptWindowMs: loginWindow });
 
-    it("deletes interactions and sessions once expired, codes and tokens a day after, sign-in attempts out of the window, and nothing live", async () => {
+    it("deletes interactions, sessions and used DPoP proofs once expired, codes and tokens a day after, sign-in attempts out of the window, and nothing live", async () => {
       await seed({ a_live: now + minute, b_just_expired: now - minute, c_expired_hours_ago: now - day + minute, d_expired_over_a_day: now - day - minute });
       const counts = await sweeper().sweep();
-      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3, loginAttempts: 3 });
+      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3, loginAttempts: 3, dpopProofs: 3 });
       expect(await left()).toEqual({
         records: ["a_live", "b_just_expired", "c_expired_hours_ago"],
         tokens: ["a_live", "b_just_expired", "c_expired_hours_ago"],
         interactions: ["a_live"],
         sessions: ["a_live"],
         loginAttempts: ["a_live"],
+        dpopProofs: ["a_live"],
       });
       // A second sweep finds nothing more.
-      expect(await sweeper().sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0, loginAttempts: 0 });
+      expect(await sweeper().sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0, loginAttempts: 0, dpopProofs: 0 });
     });
   });
 }

@@ -8,11 +8,12 @@ export interface SweepCounts {
   interactions: number;
   sessions: number;
   loginAttempts: number;
+  dpopProofs: number;
 }
 
 /** Deletes the OIDC rows and sign-in attempts older than each cutoff (single-use records have their own). */
 export interface ExpiredRowsStore {
-  deleteExpired(cutoffs: { tokens: number; interactions: number; sessions: number; loginAttempts: number }): Promise<Omit<SweepCounts, "oneTimeRecords">>;
+  deleteExpired(cutoffs: { tokens: number; interactions: number; sessions: number; loginAttempts: number; dpopProofs: number }): Promise<Omit<SweepCounts, "oneTimeRecords">>;
 }
 /**
  * Keeps short-lived rows from piling up: anonymous authorization requests
@@ -21,7 +22,9 @@ export interface ExpiredRowsStore {
  * assertion jtis, replay marks) and tokens are kept a day longer than their
  * lifetime, so that a late replay of a used code or rotated refresh token is
  * still recognised as one (and revokes what it must) rather than being taken
- * for an unknown value. Sign-in attempts go once they leave the throttle's window.
+ * for an unknown value. Sign-in attempts go once they leave the throttle's window
+ * (the longest window of the throttles sharing the table). Used DPoP proofs go
+ * once their iat window has passed: a replay then fails the iat check.
  */
 export class ExpiredRowsSweeper {
   static readonly replayMemoryMs = 24 * 60 * 60 * 1000;
@@ -42,6 +45,7 @@ export class ExpiredRowsSweeper {
         interactions: now,
         sessions: now,
         loginAttempts: now - this.options.loginAttemptWindowMs,
+        dpopProofs: now,
       })) };
   }
 }

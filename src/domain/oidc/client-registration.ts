@@ -41,6 +41,8 @@ export const clientMetadataSchema = z
       .min(1, { error: "must list at least one grant type" })
       .refine((types) => types.includes("authorization_code"), { error: "must include authorization_code (refresh tokens come from codes)" })
       .default(["authorization_code", "refresh_token"]),
+    /** RFC 9449 section 5.2: every token request of the client must carry a DPoP proof. */
+    dpop_bound_access_tokens: z.boolean().default(false),
   })
   .strict();
 
@@ -82,6 +84,7 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     requirePushedAuthorizationRequests: m.require_pushed_authorization_requests,
     grantTypes: [...new Set(m.grant_types)],
     postLogoutRedirectUris: m.post_logout_redirect_uris,
+    dpopBoundAccessTokens: m.dpop_bound_access_tokens,
     createdAt: now,
   };
   return generatedSecret ? { client, generatedSecret } : { client };

@@ -29,5 +29,7 @@ export interface OidcClient {
   grantTypes: GrantType[];
   /** Where RP-initiated logout may return the browser; matched exactly, like redirectUris. */
   postLogoutRedirectUris: string[];
+  /** RFC 9449 section 5.2: every token request must carry a DPoP proof, so its access tokens are always DPoP-bound. */
+  dpopBoundAccessTokens: boolean;
   createdAt: number;
 }

@@ -61,6 +61,12 @@ export interface TokenRow {
   amr: string[];
   /** The session's identifier for clients (ID token `sid`); null for tokens issued before it was kept. */
   sid: string | null;
+  /**
+   * The JWK SHA-256 thumbprint (RFC 7638) of the DPoP key the token is bound
+   * to (RFC 9449 `cnf.jkt`); null for Bearer tokens and for the refresh tokens
+   * of confidential clients, which their client authentication protects.
+   */
+  dpopJkt: string | null;
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;

@@ -44,6 +44,8 @@ export interface AuthorizationCodePayload {
   amr: string[];
   /** The session's `sid` (see sessionSid); absent in codes issued before it existed. */
   sid?: string;
+  /** The DPoP key the code is bound to (RFC 9449 section 10): it is redeemed only with a proof of that key. */
+  dpopJkt?: string;
 }
 
 export interface LoadedInteraction {
@@ -275,6 +277,7 @@ export class AuthorizationFlow {
       acr: reportedAcr(this.settings.policy, session.acr, request.acrValues),
       amr: session.amr,
       sid: sessionSid(this.settings.secretKey, session.idHash),
+      ...(request.dpopJkt !== undefined ? { dpopJkt: request.dpopJkt } : {}),
     };
     await this.codes.issue({
       kind: "authorization_code",
