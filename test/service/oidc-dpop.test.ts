@@ -1,6 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedOidcDemo } from "../../src/domain/mock/oidc-demo-seed.ts";
 import { dpopSigningAlgorithms } from "../../src/domain/oidc/dpop/algorithms.ts";
 import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
@@ -172,6 +176,22 @@ for (const target of targets) {
       const { code, verifier } = await codeViaPar("public", key);
       return expectTokens(await redeem("public", code, verifier, key), "DPoP");
     }
+
+    it("the mock demo seed registers a public client that must use DPoP", async () => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), "shomei-dpop-seed-"));
+      try {
+        const demo = await seedOidcDemo(live().domain.oidc, dataDir, Date.now());
+        expect(await live().domain.oidc.clients.find(demo.publicClientId)).toMatchObject({
+          type: "public",
+          tokenEndpointAuthMethod: "none",
+          secretHash: null,
+          dpopBoundAccessTokens: true,
+          redirectUris: [demo.redirectUri],
+        });
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
 
     it("discovery lists the proof algorithms", async () => {
       const metadata = (await (await fetch(new URL("/.well-known/openid-configuration", live().url))).json()) as Record<string, unknown>;
