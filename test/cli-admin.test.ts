@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Certificate_Type as CertificateType } from "../gen/service/verify/v2/certificate_pb.ts";
+import { applyClientsFile } from "../src/domain/oidc/clients-file.ts";
 import { expectRpcError, setupClients, stackTracePattern } from "./support/certificate-rpc.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -283,6 +284,26 @@ describe("account and token administration through the CLI, against a running se
     );
     expectNoStackTrace(refused);
     expect(await server.domain.oidc.clients.find("cli-hs256")).toBeUndefined();
+  });
+
+  it("client add and the clients file register a public client that must use DPoP", async () => {
+    const mobile = { token_endpoint_auth_method: "none", redirect_uris: ["https://app.example.com/mobile/cb"], scope: "openid offline_access", dpop_bound_access_tokens: true };
+    const added = await ok("client", "add", "--metadata", JSON.stringify({ client_id: "mobile-cli", ...mobile }));
+    expect(added.stderr).toContain("saved client mobile-cli (none)");
+    expect(added.stderr).not.toContain("client_secret");
+    const expected = { type: "public", tokenEndpointAuthMethod: "none", secretHash: null, dpopBoundAccessTokens: true };
+    expect(await server.domain.oidc.clients.find("mobile-cli")).toMatchObject(expected);
+
+    const file = path.join(dir, "clients.json");
+    writeFileSync(file, JSON.stringify({ clients: [{ client_id: "mobile-file", ...mobile }] }));
+    expect(await applyClientsFile(file, server.domain.oidc.clients, Date.now())).toEqual(["mobile-file"]);
+    expect(await server.domain.oidc.clients.find("mobile-file")).toMatchObject(expected);
+
+    const bad = await shomei("client", "add", "--metadata", JSON.stringify({ client_id: "mobile-bad", ...mobile, dpop_bound_access_tokens: "yes" }));
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/dpop_bound_access_tokens/);
+    expectNoStackTrace(bad);
+    expect(await server.domain.oidc.clients.find("mobile-bad")).toBeUndefined();
   });
 
   describe("bad usage: non-zero exit, a message, no stack trace", () => {

@@ -20,6 +20,10 @@ import { PushedRequests } from "../domain/oidc/pushed-requests.ts";
 import { SignIn } from "../domain/oidc/sign-in.ts";
 import { OidcUsers } from "../domain/oidc/users.ts";
 import { ClientGrants } from "../domain/oidc/grants/client-grants.ts";
+import { DpopProofs } from "../domain/oidc/dpop/dpop-proofs.ts";
+import { DpopNonces } from "../domain/oidc/dpop/nonce.ts";
+import { ResourceAccess } from "../domain/oidc/dpop/resource-access.ts";
+import { DpopProofsRepository } from "../storage/dpop-proofs-repository.ts";
 
 /** Lifetimes of what the token endpoint issues. */
 export const tokenLifetimes = {
@@ -27,6 +31,16 @@ export const tokenLifetimes = {
   refreshTokenLifetimeSeconds: 30 * 24 * 3600,
   idTokenLifetimeSeconds: 3600,
 };
+
+/**
+ * DPoP proofs (docs/oidc-decisions.md): iat at most 60 seconds old and 10
+ * seconds ahead; server nonces, when required, change every 5 minutes.
+ */
+export const dpopProofWindow = { maxAgeSeconds: 60, futureSkewSeconds: 10 };
+const dpopNonceSlotMs = 5 * 60 * 1000;
+
+/** The window of the public clients' PAR rate limit; the sweeper keeps the attempts table at least this long. */
+export const publicParWindowMs = 60 * 1000;
 
 function endpointsOf(issuer: string): OidcEndpoints {
   const api = `${issuer}/api/oidc/v1`;
@@ -65,13 +79,26 @@ export function createOidc(
   const users = new OidcUsers(repository, secretKey, clock);
   const tokensRepository = new TokensRepository(database);
   const signingKeys = new SigningKeys(new SigningKeysRepository(database), secretKey, clock);
+  const tokenAdministration = new TokenAdministration(tokensRepository, repository, issuer, clock);
+  const dpop = new DpopProofs(
+    new DpopProofsRepository(database),
+    { ...dpopProofWindow, nonces: config.dpopRequireNonce ? new DpopNonces(secretKey, dpopNonceSlotMs) : undefined },
+    clock,
+  );
+  // Shares the sign-in throttle's table and mechanism, with counters of its own.
+  const publicParLimit = new LoginThrottle(new LoginAttemptsRepository(database), secretKey, clock, {
+    maxFailuresPerAccount: config.publicParMaxPerClient,
+    maxFailuresPerAddress: config.publicParMaxPerAddress,
+    windowMs: publicParWindowMs,
+    purpose: "public-par",
+  });
   return {
     issuer,
     policy,
     advertiseAuthorizationResponseIss: config.advertiseAuthorizationResponseIss,
     clients,
     clientAuthenticator: new ClientAuthenticator(clients, records, clock),
-    pushed: new PushedRequests(records, clock, config.parLifetimeSeconds),
+    pushed: new PushedRequests(records, clock, config.parLifetimeSeconds, publicParLimit),
     users,
     flow: new AuthorizationFlow(repository, users, clients, records, {
       issuer,
@@ -92,7 +119,9 @@ export function createOidc(
     secretKey,
     sessionLifetimeSeconds: config.sessionLifetimeSeconds,
     tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock),
-    tokenAdministration: new TokenAdministration(tokensRepository, repository, issuer, clock),
+    tokenAdministration,
+    dpop,
+    resourceAccess: new ResourceAccess(tokenAdministration, dpop),
     signingKeys,
     grants: new ClientGrants(repository, clock),
     async authorizationDetailsTypes() {

@@ -14,7 +14,7 @@ import { UnconfiguredSource } from "../domain/certificates/unconfigured-source.t
 import { systemClock, type Clock } from "../domain/clock.ts";
 import { MockEnvironment } from "../domain/mock/mock-environment.ts";
 import { MockCaSource } from "../domain/mock/mock-ca-source.ts";
-import { createOidc } from "./compose-oidc.ts";
+import { createOidc, publicParWindowMs } from "./compose-oidc.ts";
 import type { AcrPolicy } from "../domain/oidc/acr.ts";
 import type { Oidc } from "../domain/oidc/provider.ts";
 import { noLinkSource } from "../domain/certificates/link-source.ts";
@@ -170,7 +170,7 @@ export function createDomain(
     mock,
     oidc: createOidc(config, database, secretKey, clock, options.acrPolicy),
     sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock, {
-      loginAttemptWindowMs: config.loginThrottleWindowSeconds * 1000,
+      loginAttemptWindowMs: Math.max(config.loginThrottleWindowSeconds * 1000, publicParWindowMs),
     }),
     crlLists,
     ocspResponses,

@@ -87,6 +87,7 @@ function banner(config: Config, url: string, database: string, demo: DemoData | 
       `  client ${oidcDemo.clientId}, secret in ${config.dataDir}/demo-client-secret (client_secret_basic), e.g. for PAR:`,
       `    curl -u ${oidcDemo.clientId}:$(cat ${config.dataDir}/demo-client-secret) -d redirect_uri=${encodeURIComponent(oidcDemo.redirectUri)} \\`,
       `      -d response_type=code -d scope=openid -d state=s1 ${config.baseUrl}/api/oidc/v1/par`,
+      `  public client ${oidcDemo.publicClientId} (no secret, PKCE and DPoP required), for an app's OAuth library`,
       "  the demo page shows a curl command that redeems the code at the token endpoint; discovery:",
       `    ${config.baseUrl}/.well-known/openid-configuration`,
     );

@@ -28,6 +28,9 @@ export const settings = {
   loginMaxFailuresPerAccount: { env: "SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT" },
   loginMaxFailuresPerAddress: { env: "SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS" },
   loginThrottleWindowSeconds: { env: "SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS" },
+  dpopRequireNonce: { env: "SHOMEI_DPOP_REQUIRE_NONCE" },
+  publicParMaxPerClient: { env: "SHOMEI_PUBLIC_PAR_MAX_PER_CLIENT" },
+  publicParMaxPerAddress: { env: "SHOMEI_PUBLIC_PAR_MAX_PER_ADDRESS" },
   headersTimeoutMs: { env: "SHOMEI_HEADERS_TIMEOUT_MS" },
   requestTimeoutMs: { env: "SHOMEI_REQUEST_TIMEOUT_MS" },
   keepAliveTimeoutMs: { env: "SHOMEI_KEEP_ALIVE_TIMEOUT_MS" },
@@ -112,6 +115,11 @@ export const configSchema = z
     loginMaxFailuresPerAccount: integer(1, 1000).default(5),
     loginMaxFailuresPerAddress: integer(1, 100_000).default(20),
     loginThrottleWindowSeconds: integer(1, 24 * 3600).default(900),
+    /** Whether every DPoP proof must carry a nonce from the server's DPoP-Nonce header (RFC 9449 section 8). */
+    dpopRequireNonce: flag.default(false),
+    /** Pushed authorization requests of one public client, and of public clients from one address, per minute. */
+    publicParMaxPerClient: integer(1, 100_000).default(600),
+    publicParMaxPerAddress: integer(1, 100_000).default(30),
     /** How long a client may take to send a request's headers (HTTP/1.1), or its first bytes (any protocol). */
     headersTimeoutMs: integer(1000, 600_000).default(20_000),
     /** How long a client may take to send a whole HTTP/1.1 request, body included. */

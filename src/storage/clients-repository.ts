@@ -40,6 +40,7 @@ export class ClientsRepository implements ClientStore {
       grant_types: JSON.stringify(client.grantTypes),
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
       id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+      dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
       updated_at: now,
     };
     await this.database.db
@@ -79,6 +80,7 @@ function toClient(row: Selectable<OidcClientTable>): OidcClient {
     grantTypes: JSON.parse(row.grant_types) as GrantType[],
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     idTokenSignedResponseAlg: supportedAlg(row.id_token_signed_response_alg),
+    dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens) === 1,
     createdAt: Number(row.created_at),
   };
 }

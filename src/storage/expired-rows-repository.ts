@@ -12,6 +12,7 @@ export class ExpiredRowsRepository implements ExpiredRowsStore {
     sessions: number;
     loginAttempts: number;
     ocspResponses: number;
+    dpopProofs: number;
   }): Promise<Omit<SweepCounts, "oneTimeRecords">> {
     const db = this.database.db;
     const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
@@ -21,6 +22,7 @@ export class ExpiredRowsRepository implements ExpiredRowsStore {
       sessions: deleted(await db.deleteFrom("oidc_sessions").where("expires_at", "<", cutoffs.sessions).executeTakeFirst()),
       loginAttempts: deleted(await db.deleteFrom("login_attempts").where("attempted_at", "<=", cutoffs.loginAttempts).executeTakeFirst()),
       ocspResponses: deleted(await db.deleteFrom("ocsp_responses").where("usable_until", "<=", cutoffs.ocspResponses).executeTakeFirst()),
+      dpopProofs: deleted(await db.deleteFrom("oidc_dpop_proof_jtis").where("expires_at", "<=", cutoffs.dpopProofs).executeTakeFirst()),
     };
   }
 }

@@ -23,6 +23,7 @@ export interface Tables {
   oidc_grants: OidcGrantTable;
   oidc_signing_keys: OidcSigningKeyTable;
   oidc_tokens: OidcTokenTable;
+  oidc_dpop_proof_jtis: OidcDpopProofJtiTable;
   login_attempts: LoginAttemptTable;
   server_key_check: ServerKeyCheckTable;
   crl_lists: CrlListTable;
@@ -102,6 +103,8 @@ export interface OidcClientTable {
   id_token_signed_response_alg: string;
   /** 0 or 1: booleans are integers in both databases. */
   require_par: number;
+  /** 0 or 1; see migration 0017. */
+  dpop_bound_access_tokens: number;
   created_at: number;
   updated_at: number;
 }
@@ -258,10 +261,18 @@ export interface OidcTokenTable {
   sid: string | null;
   /** JSON array of the claims_locales the token was issued for (migration 0020). */
   claims_locales: string | null;
+  /** See migration 0017: the DPoP key thumbprint the token is bound to, or null. */
+  dpop_jkt: string | null;
   created_at: number;
   expires_at: number;
   consumed_at: number | null;
   revoked_at: number | null;
+}
+
+/** See migration 0017: a used DPoP proof, by SHA-256 of its key thumbprint and jti, until its iat window passed. */
+export interface OidcDpopProofJtiTable {
+  jti_hash: string;
+  expires_at: number;
 }
 
 /** See migration 0012: an HMAC of a fixed text under the server key. */

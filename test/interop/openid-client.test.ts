@@ -569,5 +569,66 @@ for (const target of targets) {
         expect(await challenge.response.json()).toMatchObject({ error: "invalid_client" });
       });
     });
+
+    describe("DPoP with a public client: PAR, code, tokens, refresh, userinfo bound to the client's key", () => {
+      let rpClient: RelyingPartyClient;
+      let user: TestUser;
+      let page: Page;
+
+      beforeAll(async () => {
+        const clientId = `interop-dpop-${randomBytes(4).toString("hex")}`;
+        await registerClient(server, { client_id: clientId, token_endpoint_auth_method: "none", redirect_uris: [rp.redirectUri], scope });
+        const config = await client.discovery(new URL(issuer), clientId, undefined, client.None(), { execute: [client.allowInsecureRequests] });
+        rpClient = { clientId, config };
+        user = await createUser(server);
+        page = await newPage();
+      });
+
+      /** PAR with PKCE and a DPoP proof through the library, then the browser; the code is bound to the key. */
+      async function authorizeWithDpop(DPoP: client.DPoPHandle): Promise<Authorization> {
+        const verifier = client.randomPKCECodeVerifier();
+        const state = client.randomState();
+        const nonce = client.randomNonce();
+        const url = await client.buildAuthorizationUrlWithPAR(
+          rpClient.config,
+          { redirect_uri: rp.redirectUri, scope, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256", state, nonce },
+          { DPoP },
+        );
+        const pages = await authorizeInBrowser(page, url, rp.redirectUri, user);
+        return { state, nonce, verifier, pages, response: rp.responseFor(state) };
+      }
+
+      const redeemWithDpop = (a: Authorization, DPoP: client.DPoPHandle) =>
+        client.authorizationCodeGrant(rpClient.config, a.response, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce, idTokenExpected: true }, undefined, { DPoP });
+
+      it("the whole flow; the stored access token carries the key thumbprint, and sent as Bearer it is refused", async () => {
+        const DPoP = client.getDPoPHandle(rpClient.config, await client.randomDPoPKeyPair());
+        const a = await authorizeWithDpop(DPoP);
+        expect(a.pages).toEqual(["login", "consent"]);
+        const tokens = await redeemWithDpop(a, DPoP);
+        expect(tokens.token_type).toBe("dpop");
+        const sub = tokens.claims()!.sub;
+        expect(await client.fetchUserInfo(rpClient.config, tokens.access_token, sub, { DPoP })).toMatchObject({ sub, preferred_username: user.login });
+        const refreshed = await client.refreshTokenGrant(rpClient.config, tokens.refresh_token!, undefined, { DPoP });
+        expect(refreshed.token_type).toBe("dpop");
+        expect(await client.fetchUserInfo(rpClient.config, refreshed.access_token, sub, { DPoP })).toMatchObject({ sub });
+        const stored = await server.database.db.selectFrom("oidc_tokens").select("dpop_jkt").where("token_hash", "=", sha256Hex(refreshed.access_token)).executeTakeFirst();
+        expect(stored?.dpop_jkt).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+        // Presented as a Bearer token, the DPoP-bound access token is refused.
+        await expectChallenge(client.fetchUserInfo(rpClient.config, refreshed.access_token, sub), "DPoP", "invalid_token");
+      });
+
+      it("the code redeemed with another key: invalid_grant; the refresh token with another key: invalid_grant", async () => {
+        const DPoP = client.getDPoPHandle(rpClient.config, await client.randomDPoPKeyPair());
+        const stranger = client.getDPoPHandle(rpClient.config, await client.randomDPoPKeyPair());
+        const a = await authorizeWithDpop(DPoP);
+        const refused = await expectOAuthError(redeemWithDpop(a, stranger), "invalid_grant");
+        expect(refused.error_description).toBe("the authorization code is bound to another DPoP key; send a proof signed with that key");
+        const tokens = await redeemWithDpop(a, DPoP);
+        await expectOAuthError(client.refreshTokenGrant(rpClient.config, tokens.refresh_token!, undefined, { DPoP: stranger }), "invalid_grant");
+        expect((await client.refreshTokenGrant(rpClient.config, tokens.refresh_token!, undefined, { DPoP })).token_type).toBe("dpop");
+      });
+    });
   });
 }

@@ -40,12 +40,12 @@ describe("CORS", () => {
   ];
 
   it.each(apiPaths)("a preflight to %s is allowed for any origin, without credentials", async (path) => {
-    const reply = await send("OPTIONS", path, { "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" });
+    const reply = await send("OPTIONS", path, { "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type, dpop" });
     expect(reply.status).toBe(204);
     expect(reply.headers.get("access-control-allow-origin")).toBe("*");
     expect(reply.headers.get("access-control-allow-credentials")).toBeNull();
     expect(reply.headers.get("access-control-allow-methods")).toBe("GET, POST, DELETE");
-    expect(reply.headers.get("access-control-allow-headers")?.toLowerCase()).toBe("authorization, content-type");
+    expect(reply.headers.get("access-control-allow-headers")?.toLowerCase()).toBe("authorization, content-type, dpop");
   });
 
   it("discovery and JWKS are readable from another origin", async () => {
@@ -56,11 +56,11 @@ describe("CORS", () => {
     }
   });
 
-  it("an error of userinfo is readable too, with its WWW-Authenticate challenge exposed", async () => {
+  it("an error of userinfo is readable too, with its WWW-Authenticate challenge and DPoP nonce exposed", async () => {
     const reply = await send("GET", "/api/oidc/v1/userinfo", { authorization: "Bearer not-a-token" });
     expect(reply.status).toBe(401);
     expect(reply.headers.get("access-control-allow-origin")).toBe("*");
-    expect(reply.headers.get("access-control-expose-headers")).toBe("WWW-Authenticate");
+    expect(reply.headers.get("access-control-expose-headers")).toBe("WWW-Authenticate, DPoP-Nonce");
     expect(reply.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOidc } from "../../src/app/compose-oidc.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { dpopKey, dpopProof } from "../support/dpop.ts";
 import {
   authorizeUrl,
   basicAuthorization,
@@ -54,7 +55,8 @@ const redirects = {
   jwt: "https://jwt.example/cb",
   required: "https://required.example/cb",
 };
-const clientIds = { basic: "par-basic", post: "par-post", jwt: "par-jwt", required: "par-required" };
+const clientIds = { basic: "par-basic", post: "par-post", jwt: "par-jwt", required: "par-required", public: "par-public", otherPublic: "par-public-2" };
+const publicRedirect = "https://public.example/cb";
 type Method = "basic" | "post" | "jwt";
 
 for (const target of targets) {
@@ -116,6 +118,9 @@ for (const target of targets) {
       expect(reply.json).not.toHaveProperty("request_uri");
     }
 
+    const requestUriCount = async (s: TestServer) =>
+      (await s.database.db.selectFrom("one_time_records").select("key_hash").where("kind", "=", "request_uri").execute()).length;
+
     function expectInvalidClient(reply: ParReply): void {
       expectOAuthError(reply, 401, "invalid_client");
       expect(reply.headers.get("www-authenticate")).toMatch(/^Basic realm="shomei"/);
@@ -141,7 +146,8 @@ for (const target of targets) {
 
     beforeAll(async () => {
       database = await target.create();
-      server = await startTestServer(database.url);
+      // Public clients' requests from this one address are limited; the limit has its own tests below.
+      server = await startTestServer(database.url, { publicParMaxPerAddress: 10_000 });
       issuer = server.domain.oidc.issuer;
       const keys = await generateKeyPair("ES256");
       privateKey = keys.privateKey;
@@ -182,6 +188,9 @@ for (const target of targets) {
         scope: "openid profile",
         require_pushed_authorization_requests: true,
       });
+      for (const clientId of [clientIds.public, clientIds.otherPublic]) {
+        await registerClient(s, { client_id: clientId, token_endpoint_auth_method: "none", redirect_uris: [publicRedirect], scope: "openid" });
+      }
     });
 
     afterAll(async () => {
@@ -268,9 +277,13 @@ for (const target of targets) {
         expectInvalidClient(await postPar(live(), { ...request("post"), client_id: "no-such-client", client_secret: clientSecrets.post }));
       });
 
-      it("no credentials at all, or a client_id alone", async () => {
+      it("no credentials at all, or a confidential client's client_id alone; nothing stored", async () => {
+        const before = await requestUriCount(live());
         expectInvalidClient(await postPar(live(), request("basic")));
         expectInvalidClient(await postPar(live(), { ...request("basic"), client_id: clientIds.basic }));
+        expectInvalidClient(await postPar(live(), { ...request("post"), client_id: clientIds.post }));
+        expectInvalidClient(await postPar(live(), { ...request("jwt"), client_id: clientIds.jwt }));
+        expect(await requestUriCount(live())).toBe(before);
       });
 
       it("a method other than the registered one", async () => {
@@ -296,6 +309,58 @@ for (const target of targets) {
         const reply = await postPar(live(), { ...request("post"), client_id: clientIds.post, client_secret: "wrong-secret-0123456789" });
         expect(reply.text).not.toContain("wrong-secret-0123456789");
         expect(reply.text).not.toContain(clientSecrets.post);
+      });
+    });
+
+    describe("public clients (token_endpoint_auth_method none), identified by client_id, with PKCE", () => {
+      const publicRequest = (overrides: Record<string, string | undefined> = {}) => ({
+        client_id: clientIds.public,
+        redirect_uri: publicRedirect,
+        response_type: "code",
+        scope: "openid",
+        state: "public-state",
+        code_challenge: pkce().challenge,
+        code_challenge_method: "S256",
+        ...overrides,
+      });
+
+      it("→ 201, and the flow continues with the request_uri to a code bound to the PKCE challenge", async () => {
+        const s = live();
+        const form = publicRequest();
+        const reply = await postPar(s, form);
+        expect(reply.status, reply.text).toBe(201);
+        const requestUri = reply.json!.request_uri as string;
+        expect((await findRequestUri(s, requestUri))!.owner).toBe(clientIds.public);
+        const user = await createUser(s);
+        const b = new Browser(s.url);
+        const afterLogin = await signIn(b, await b.get(byReference(clientIds.public, requestUri)), user.login, user.password);
+        const done = await submitPage(b, afterLogin, "consent", { decision: "allow" });
+        const code = expectCodeRedirect(done, { redirectUri: publicRedirect, issuer, state: form.state });
+        expect((await findCode(s, code))!.payload).toMatchObject({ clientId: clientIds.public, codeChallenge: form.code_challenge });
+      });
+
+      it("without PKCE, or with plain PKCE → 400 invalid_request; nothing stored", async () => {
+        const before = await requestUriCount(live());
+        const without = await postPar(live(), publicRequest({ code_challenge: undefined, code_challenge_method: undefined }));
+        expectOAuthError(without, 400, "invalid_request");
+        expect(without.json!.error_description).toBe("public clients must use PKCE (code_challenge with code_challenge_method S256)");
+        const plain = await postPar(live(), publicRequest({ code_challenge_method: "plain" }));
+        expectOAuthError(plain, 400, "invalid_request");
+        expect(plain.json!.error_description).toBe("code_challenge_method must be S256");
+        const defaulted = await postPar(live(), publicRequest({ code_challenge_method: undefined }));
+        expectOAuthError(defaulted, 400, "invalid_request");
+        expect(await requestUriCount(live())).toBe(before);
+      });
+
+      it("with a secret, or an unknown client_id → 401 invalid_client", async () => {
+        expectInvalidClient(await postPar(live(), publicRequest({ client_secret: "a secret it does not have" })));
+        expectInvalidClient(await postPar(live(), publicRequest({ client_id: "no-such-public-client" })));
+      });
+
+      it("the authorization endpoint also refuses a public client's request without PKCE", async () => {
+        const form = publicRequest({ code_challenge: undefined, code_challenge_method: undefined });
+        const reply = await new Browser(live().url).get(authorizeUrl(form));
+        expectErrorRedirect(reply, { redirectUri: publicRedirect, error: "invalid_request", issuer, state: form.state });
       });
     });
 
@@ -501,6 +566,75 @@ for (const target of targets) {
       // The plain authorization endpoint stays closed to it.
       const plain = await new Browser(s.url).get(authorizeUrl({ client_id: clientIds.required, ...form }));
       expectErrorRedirect(plain, { redirectUri: redirects.required, error: "invalid_request", issuer, state: form.state });
+    });
+
+    describe("the public clients' rate limit (per client_id and per address, in the database)", () => {
+      // A database of its own, so that no other request from this address counts.
+      let limitedDatabase: ScratchDatabase | undefined;
+      let first: TestServer | undefined;
+      let second: TestServer | undefined;
+
+      beforeAll(async () => {
+        limitedDatabase = await target.create();
+        first = await startTestServer(limitedDatabase.url, { publicParMaxPerClient: 2, publicParMaxPerAddress: 3 });
+        second = await startTestServer(limitedDatabase.url, { publicParMaxPerClient: 2, publicParMaxPerAddress: 3 });
+        for (const clientId of [clientIds.public, clientIds.otherPublic]) {
+          await registerClient(first, { client_id: clientId, token_endpoint_auth_method: "none", redirect_uris: [publicRedirect], scope: "openid" });
+        }
+        await registerClient(first, {
+          client_id: clientIds.basic,
+          token_endpoint_auth_method: "client_secret_basic",
+          client_secret: clientSecrets.basic,
+          redirect_uris: [redirects.basic],
+          scope: "openid",
+        });
+      });
+
+      afterAll(async () => {
+        await first?.close();
+        await second?.close();
+        await limitedDatabase?.drop();
+      });
+
+      const publicForm = (clientId: string) => ({
+        client_id: clientId,
+        redirect_uri: publicRedirect,
+        response_type: "code",
+        scope: "openid",
+        code_challenge: pkce().challenge,
+        code_challenge_method: "S256",
+      });
+
+      function expectLimited(reply: ParReply): void {
+        expectOAuthError(reply, 429, "temporarily_unavailable");
+        const retryAfter = Number(reply.headers.get("retry-after"));
+        expect(retryAfter).toBeGreaterThanOrEqual(1);
+        expect(retryAfter).toBeLessThanOrEqual(60);
+      }
+
+      it("counts across instances: past the client's limit, then past the address's limit → 429 with Retry-After, nothing stored", async () => {
+        const a = first!;
+        const b = second!;
+        expect((await postPar(a, publicForm(clientIds.public))).status).toBe(201);
+        expect((await postPar(b, publicForm(clientIds.public))).status).toBe(201);
+        const before = await requestUriCount(a);
+        expectLimited(await postPar(a, publicForm(clientIds.public)));
+        expectLimited(await postPar(b, publicForm(clientIds.public)));
+        expect(await requestUriCount(a)).toBe(before);
+        // Another public client has its own count, but shares the address's: the third request from it fills it.
+        expect((await postPar(b, publicForm(clientIds.otherPublic))).status).toBe(201);
+        expectLimited(await postPar(a, publicForm(clientIds.otherPublic)));
+        // Invalid requests count too (they are counted before validation), and refusals store nothing.
+        expectLimited(await postPar(a, { client_id: clientIds.otherPublic }));
+        // A refused request's DPoP proof is not used up either.
+        const proof = await dpopProof(await dpopKey(), { htu: a.domain.oidc.endpoints.par });
+        expectLimited(await postPar(a, publicForm(clientIds.otherPublic), { dpop: proof }));
+        expect(await a.database.db.selectFrom("oidc_dpop_proof_jtis").select("jti_hash").execute()).toEqual([]);
+        expect(await requestUriCount(a)).toBe(before + 1);
+        // Confidential clients authenticate and are not limited by it.
+        const confidential = await postPar(a, { ...request("basic"), redirect_uri: redirects.basic }, { authorization: basicAuthorization(clientIds.basic, clientSecrets.basic) });
+        expect(confidential.status, confidential.text).toBe(201);
+      });
     });
   });
 }

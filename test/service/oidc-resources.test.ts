@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { noTokenChallenge } from "../../src/domain/oidc/dpop/resource-access.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import {
   authorizeUrl,
@@ -448,10 +449,10 @@ for (const target of targets) {
     });
 
     describe("userinfo", () => {
-      it.each(["GET", "POST"] as const)("%s without a token → 401 with a bare Bearer challenge", async (method) => {
+      it.each(["GET", "POST"] as const)("%s without a token → 401 with bare Bearer and DPoP challenges", async (method) => {
         const reply = await call(method, paths.userinfo);
         expect(reply.status, reply.text).toBe(401);
-        expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="shomei"');
+        expect(reply.headers.get("www-authenticate")).toBe(noTokenChallenge);
         expect(reply.headers.get("cache-control")).toBe("no-store");
       });
 
@@ -462,11 +463,11 @@ for (const target of targets) {
         }
       });
 
-      it.each(["GET", "POST"] as const)("%s with another scheme or an empty Bearer → 401 with the bare challenge, as without a token (RFC 6750 §3.1)", async (method) => {
-        for (const authorization of ["Bearer", "Bearer ", `Basic ${Buffer.from("a:b").toString("base64")}`, "DPoP abc"]) {
+      it.each(["GET", "POST"] as const)("%s with another scheme or an empty Bearer or DPoP → 401 with the bare challenges, as without a token (RFC 6750 §3.1)", async (method) => {
+        for (const authorization of ["Bearer", "Bearer ", `Basic ${Buffer.from("a:b").toString("base64")}`, "DPoP", "DPoP "]) {
           const reply = await call(method, paths.userinfo, { headers: { authorization } });
           expect(reply.status, authorization).toBe(401);
-          expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="shomei"');
+          expect(reply.headers.get("www-authenticate")).toBe(noTokenChallenge);
         }
       });
 
@@ -725,7 +726,7 @@ for (const target of targets) {
 
         for (const reply of [await getGrant(mine.grantId), await deleteGrant(mine.grantId)]) {
           expect(reply.status, reply.text).toBe(401);
-          expect(reply.headers.get("www-authenticate")).toBe('Bearer realm="shomei"');
+          expect(reply.headers.get("www-authenticate")).toBe(noTokenChallenge);
         }
         expectInvalidToken(await getGrant(mine.grantId, randomBytes(32).toString("base64url")));
 

@@ -154,6 +154,22 @@ for (const t of targets) {
       expect(text).not.toMatch(/heidi|192\.0\.2\.77/i);
     });
 
+    it("admit counts every request (a rate limit), and a throttle of another purpose keeps counters of its own", async () => {
+      fresh();
+      const limit = throttle({ maxFailuresPerAccount: 2, maxFailuresPerAddress: 3, windowMs: minute, purpose: "public-par" });
+      const login = throttle({ maxFailuresPerAccount: 2 });
+      expect(await limit.admit("app", "192.0.2.1")).toBeUndefined();
+      expect(await limit.admit("app", "192.0.2.1")).toBeUndefined();
+      expect(await limit.admit("app", "192.0.2.1")).toEqual({ outcome: "refused", retryAfterSeconds: 60, scope: "account" });
+      // The login throttle does not see those requests, for the same name and address.
+      expect(await fail(login, "app", "192.0.2.1")).toMatchObject({ outcome: "failed" });
+      // Another name from the address fills the address's limit.
+      expect(await limit.admit("other-app", "192.0.2.1")).toBeUndefined();
+      expect(await limit.admit("other-app", "192.0.2.1")).toEqual({ outcome: "refused", retryAfterSeconds: 60, scope: "address" });
+      at(minute);
+      expect(await limit.admit("app", "192.0.2.1")).toBeUndefined();
+    });
+
     it("a check that throws leaves no attempt behind", async () => {
       fresh();
       const th = throttle({ maxFailuresPerAccount: 1 });

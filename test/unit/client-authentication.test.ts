@@ -62,6 +62,7 @@ function client(clientId: string, method: ClientAuthMethod, extra: Partial<OidcC
     grantTypes: ["authorization_code", "refresh_token"],
     postLogoutRedirectUris: [],
     idTokenSignedResponseAlg: "ES256",
+    dpopBoundAccessTokens: false,
     createdAt: now,
     ...extra,
   };

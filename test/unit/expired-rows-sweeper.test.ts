@@ -57,6 +57,7 @@ for (const t of targets) {
             acr: "low",
             amr: "[]",
             sid: null,
+            dpop_jkt: null,
             created_at: now - 2 * day,
             expires_at: expiresAt,
             consumed_at: null,
@@ -88,6 +89,7 @@ for (const t of targets) {
             fetched_at: now - day,
           })
           .execute();
+        await database.db.insertInto("oidc_dpop_proof_jtis").values({ jti_hash: name, expires_at: expiresAt }).execute();
       }
     }
 
@@ -98,13 +100,14 @@ for (const t of targets) {
       sessions: (await database.db.selectFrom("oidc_sessions").select("id_hash").orderBy("id_hash").execute()).map((r) => r.id_hash),
       loginAttempts: (await database.db.selectFrom("login_attempts").select("id").orderBy("id").execute()).map((r) => r.id),
       ocspResponses: (await database.db.selectFrom("ocsp_responses").select("serial_number").orderBy("serial_number").execute()).map((r) => r.serial_number),
+      dpopProofs: (await database.db.selectFrom("oidc_dpop_proof_jtis").select("jti_hash").orderBy("jti_hash").execute()).map((r) => r.jti_hash),
     });
     const sweeper = () => new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), () => now, { loginAttemptWindowMs: loginWindow });
 
-    it("deletes interactions and sessions once expired, codes and tokens a day after, sign-in attempts out of the window, lapsed OCSP responses, and nothing live", async () => {
+    it("deletes interactions, sessions and used DPoP proofs once expired, codes and tokens a day after, sign-in attempts out of the window, lapsed OCSP responses, and nothing live", async () => {
       await seed({ a_live: now + minute, b_just_expired: now - minute, c_expired_hours_ago: now - day + minute, d_expired_over_a_day: now - day - minute });
       const counts = await sweeper().sweep();
-      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3, loginAttempts: 3, ocspResponses: 3 });
+      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3, loginAttempts: 3, ocspResponses: 3, dpopProofs: 3 });
       expect(await left()).toEqual({
         records: ["a_live", "b_just_expired", "c_expired_hours_ago"],
         tokens: ["a_live", "b_just_expired", "c_expired_hours_ago"],
@@ -112,9 +115,10 @@ for (const t of targets) {
         sessions: ["a_live"],
         loginAttempts: ["a_live"],
         ocspResponses: ["a_live"],
+        dpopProofs: ["a_live"],
       });
       // A second sweep finds nothing more.
-      expect(await sweeper().sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0, loginAttempts: 0, ocspResponses: 0 });
+      expect(await sweeper().sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0, loginAttempts: 0, ocspResponses: 0, dpopProofs: 0 });
     });
   });
 }

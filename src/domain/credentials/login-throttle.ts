@@ -32,6 +32,12 @@ export interface LoginThrottleOptions {
   maxFailuresPerAddress?: number;
   /** Default 15 minutes. */
   windowMs?: number;
+  /**
+   * Names what is counted, so that several throttles share the attempts
+   * table without sharing counters (the keys are HMACs of it); default
+   * "login-throttle".
+   */
+  purpose?: string;
 }
 
 export type ThrottleScope = "account" | "address";
@@ -74,6 +80,7 @@ export type AttemptOutcome<T, F> =
 export class LoginThrottle {
   private readonly windowMs: number;
   private readonly limits: Record<ThrottleScope, number>;
+  private readonly purpose: string;
 
   constructor(
     private readonly store: LoginAttemptStore,
@@ -86,6 +93,31 @@ export class LoginThrottle {
       account: positiveInteger(options.maxFailuresPerAccount ?? 5, "maxFailuresPerAccount"),
       address: positiveInteger(options.maxFailuresPerAddress ?? 20, "maxFailuresPerAddress"),
     };
+    this.purpose = options.purpose ?? "login-throttle";
+  }
+
+  /**
+   * Counts one request of the account from the address, unless the limits
+   * are reached: for rate limits, where every request counts, not only
+   * failures. Undefined when admitted.
+   */
+  async admit(account: string, address: string): Promise<AttemptOutcome<never, never> | undefined> {
+    const now = this.clock();
+    const reservation = this.reservation(account, address, now);
+    return this.store.exclusively([reservation.accountKey, reservation.addressKey], async (attempts) => {
+      const refused = await this.refusal(attempts, reservation, now);
+      if (!refused) await attempts.insert(reservation);
+      return refused;
+    });
+  }
+
+  private reservation(account: string, address: string, now: number): LoginAttempt {
+    return {
+      id: newTimeOrderedId(now),
+      accountKey: this.key("account", normalizeAccount(account)),
+      addressKey: this.key("address", addressKey(address)),
+      attemptedAt: now,
+    };
   }
 
   /**
@@ -95,12 +127,7 @@ export class LoginThrottle {
    */
   async attempt<T, F>(account: string, address: string, check: () => Promise<Verdict<T, F>>): Promise<AttemptOutcome<T, F>> {
     const now = this.clock();
-    const reservation: LoginAttempt = {
-      id: newTimeOrderedId(now),
-      accountKey: this.key("account", normalizeAccount(account)),
-      addressKey: this.key("address", addressKey(address)),
-      attemptedAt: now,
-    };
+    const reservation = this.reservation(account, address, now);
     const refusal = await this.store.exclusively([reservation.accountKey, reservation.addressKey], async (attempts) => {
       const refused = await this.refusal(attempts, reservation, now);
       if (!refused) await attempts.insert(reservation);
@@ -146,7 +173,7 @@ export class LoginThrottle {
   }
 
   private key(scope: ThrottleScope, value: string): string {
-    return createHmac("sha256", this.secretKey).update(`login-throttle:${scope}:${value}`).digest("base64url");
+    return createHmac("sha256", this.secretKey).update(`${this.purpose}:${scope}:${value}`).digest("base64url");
   }
 }
 

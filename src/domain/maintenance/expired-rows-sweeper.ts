@@ -9,6 +9,7 @@ export interface SweepCounts {
   sessions: number;
   loginAttempts: number;
   ocspResponses: number;
+  dpopProofs: number;
 }
 
 /** Deletes the rows older than each cutoff (single-use records have their own). */
@@ -19,6 +20,7 @@ export interface ExpiredRowsStore {
     sessions: number;
     loginAttempts: number;
     ocspResponses: number;
+    dpopProofs: number;
   }): Promise<Omit<SweepCounts, "oneTimeRecords">>;
 }
 /**
@@ -28,7 +30,9 @@ export interface ExpiredRowsStore {
  * assertion jtis, replay marks) and tokens are kept a day longer than their
  * lifetime, so that a late replay of a used code or rotated refresh token is
  * still recognised as one (and revokes what it must) rather than being taken
- * for an unknown value. Sign-in attempts go once they leave the throttle's window.
+ * for an unknown value. Sign-in attempts go once they leave the throttle's window
+ * (the longest window of the throttles sharing the table). Used DPoP proofs go
+ * once their iat window has passed: a replay then fails the iat check.
  * Stored OCSP responses go once they are no longer usable: a lapsed response
  * never answers a check, and the next check fetches a fresh one.
  */
@@ -52,6 +56,7 @@ export class ExpiredRowsSweeper {
         sessions: now,
         loginAttempts: now - this.options.loginAttemptWindowMs,
         ocspResponses: now,
+        dpopProofs: now,
       })) };
   }
 }

@@ -6,6 +6,8 @@ import { registrationFromMetadata } from "../oidc/client-registration.ts";
 
 export interface OidcDemo {
   clientId: string;
+  /** A public client (no secret, PKCE) that must use DPoP, as a mobile app is registered. */
+  publicClientId: string;
   clientSecret: string;
   redirectUri: string;
   userLogin: string;
@@ -15,6 +17,7 @@ export interface OidcDemo {
 }
 
 export const demoClientId = "demo-client";
+export const demoPublicClientId = "demo-mobile";
 export const demoLogin = "demo";
 export const demoPassword = "demo-password";
 /** The demo user's name in Japanese and its kana reading, returned for claims_locales=ja (docs/oidc-decisions.md). */
@@ -25,7 +28,8 @@ export const demoLocalizedNames = [
 
 /**
  * Mock mode only: a demo client whose redirect_uri is the built-in demo page,
- * and a demo user with a password and a TOTP second factor (the mock
+ * a public demo client with the same redirect_uri that must use DPoP (for
+ * trying a mobile app's flow with its OAuth library), and a demo user with a password and a TOTP second factor (the mock
  * re-authentication page shows the current code). Idempotent; the client
  * secret is derived from the server key, so that instances sharing a
  * database (and, as they must, the key) all seed the same one instead of
@@ -55,6 +59,18 @@ export async function seedOidcDemo(oidc: Oidc, dataDir: string, now: number): Pr
     now,
   );
   await oidc.clients.save(client, now);
+  const { client: publicClient } = registrationFromMetadata(
+    {
+      client_id: demoPublicClientId,
+      client_name: "shomei demo mobile app",
+      token_endpoint_auth_method: "none",
+      redirect_uris: [redirectUri],
+      scope: "openid profile offline_access",
+      dpop_bound_access_tokens: true,
+    },
+    now,
+  );
+  await oidc.clients.save(publicClient, now);
 
   const existing = await oidc.users.findByLogin(demoLogin);
   if (!existing) {
@@ -67,6 +83,7 @@ export async function seedOidcDemo(oidc: Oidc, dataDir: string, now: number): Pr
   const base = `${oidc.endpoints.authorization}?client_id=demo-client&redirect_uri=${encodeURIComponent(redirectUri)}&response_type=code`;
   return {
     clientId: client.clientId,
+    publicClientId: publicClient.clientId,
     clientSecret: secret,
     redirectUri,
     userLogin: demoLogin,

@@ -2,6 +2,7 @@ import { OAuthError } from "./oauth-error.ts";
 import type { OidcClient } from "./client.ts";
 import { parseAuthorizationDetails, type AuthorizationDetail } from "./authorization-details.ts";
 import { parseLocaleList } from "./locales.ts";
+import { parseDpopJkt } from "./dpop/jkt.ts";
 
 export type Prompt = "none" | "login" | "consent";
 export type GrantManagementAction = "create" | "replace" | "merge";
@@ -26,6 +27,8 @@ export interface AuthorizationRequest {
   uiLocales?: string[] | undefined;
   /** OIDC Core 5.2: the languages the user's claims should be returned in, in order of preference. */
   claimsLocales?: string[] | undefined;
+  /** RFC 9449 section 10: the thumbprint of the DPoP key the code is bound to (dpop_jkt, or the key of the PAR request's proof). */
+  dpopJkt?: string | undefined;
 }
 
 /** Every parameter of spec 2.1; anything else in a request is ignored. */
@@ -33,6 +36,7 @@ export const authorizationParameters = [
   "client_id", "redirect_uri", "response_type", "scope", "state", "code_challenge", "code_challenge_method", "nonce",
   "prompt", "max_age", "acr_values", "authorization_details", "grant_management_action", "grant_id", "request_uri",
   "ui_locales", "claims_locales",
+  "dpop_jkt",
 ] as const;
 
 const prompts: readonly Prompt[] = ["none", "login", "consent"];
@@ -70,6 +74,10 @@ export function validateAuthorizationRequest(params: Map<string, string>, client
       throw new OAuthError("invalid_request", "code_challenge must be 43–128 characters of A-Z a-z 0-9 - . _ ~");
     }
   }
+  // A public client has no credentials to tie the code to it: PKCE does (RFC 9700 section 2.1.1, RFC 9126 section 2).
+  if (client.type === "public" && codeChallenge === undefined) {
+    throw new OAuthError("invalid_request", "public clients must use PKCE (code_challenge with code_challenge_method S256)");
+  }
   const state = params.get("state");
   if (state === undefined && codeChallenge === undefined) {
     throw new OAuthError("invalid_request", "either state or PKCE (code_challenge) is required");
@@ -78,6 +86,7 @@ export function validateAuthorizationRequest(params: Map<string, string>, client
   const scopes = parseScopes(params.get("scope"), client);
   const authorizationDetails = parseAuthorizationDetails(params.get("authorization_details"), client.allowedAuthorizationDetailsTypes);
   const { action, grantId } = parseGrantManagement(params.get("grant_management_action"), params.get("grant_id"));
+  const dpopJkt = parseDpopJkt(params.get("dpop_jkt"));
 
   return {
     clientId: client.clientId,
@@ -96,6 +105,7 @@ export function validateAuthorizationRequest(params: Map<string, string>, client
     grantId,
     uiLocales: parseLocaleList(params.get("ui_locales")),
     claimsLocales: parseLocaleList(params.get("claims_locales")),
+    ...(dpopJkt !== undefined ? { dpopJkt } : {}),
   };
 }
 

@@ -32,7 +32,8 @@ export interface ClientAuthenticatorOptions {
 export interface AuthenticateOptions {
   /**
    * Accept public clients (registered method "none") identified by client_id
-   * alone. Off by default; the PAR endpoint leaves it off (spec section 5).
+   * alone. Off by default: PAR and the token endpoint turn it on (they
+   * require PKCE of such clients); revocation and introspection leave it off.
    */
   allowPublicClients?: boolean;
 }

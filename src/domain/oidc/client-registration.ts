@@ -46,6 +46,8 @@ export const clientMetadataSchema = z
     id_token_signed_response_alg: z
       .enum(signingAlgs, { error: `must be ${signingAlgs.join(" or ")} (the algorithms this provider signs ID tokens with)` })
       .default(defaultSigningAlg),
+    /** RFC 9449 section 5.2: every token request of the client must carry a DPoP proof. */
+    dpop_bound_access_tokens: z.boolean().default(false),
   })
   .strict();
 
@@ -88,6 +90,7 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     grantTypes: [...new Set(m.grant_types)],
     postLogoutRedirectUris: m.post_logout_redirect_uris,
     idTokenSignedResponseAlg: m.id_token_signed_response_alg,
+    dpopBoundAccessTokens: m.dpop_bound_access_tokens,
     createdAt: now,
   };
   return generatedSecret ? { client, generatedSecret } : { client };

@@ -32,5 +32,7 @@ export interface OidcClient {
   postLogoutRedirectUris: string[];
   /** How its ID tokens are signed (OIDC Dynamic Registration id_token_signed_response_alg). */
   idTokenSignedResponseAlg: SigningAlg;
+  /** RFC 9449 section 5.2: every token request must carry a DPoP proof, so its access tokens are always DPoP-bound. */
+  dpopBoundAccessTokens: boolean;
   createdAt: number;
 }

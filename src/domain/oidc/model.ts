@@ -71,6 +71,12 @@ export interface TokenRow {
   sid: string | null;
   /** The request's claims_locales (OIDC Core 5.2), for userinfo; null or absent when it named none. */
   claimsLocales?: string[] | null;
+  /**
+   * The JWK SHA-256 thumbprint (RFC 7638) of the DPoP key the token is bound
+   * to (RFC 9449 `cnf.jkt`); null for Bearer tokens and for the refresh tokens
+   * of confidential clients, which their client authentication protects.
+   */
+  dpopJkt: string | null;
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;

@@ -18,6 +18,7 @@ export type OAuthErrorCode =
   | "invalid_token"
   | "insufficient_scope"
   | "invalid_dpop_proof"
+  | "use_dpop_nonce"
   | "login_required"
   | "interaction_required"
   | "consent_required"
@@ -41,6 +42,8 @@ export interface OAuthErrorOptions {
   wwwAuthenticate?: string;
   /** Where the error may be sent instead of being shown; see {@link OAuthError.redirectTo}. */
   redirect?: CheckedRedirect;
+  /** Further response headers the answer needs (`DPoP-Nonce`, `Retry-After`). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -57,6 +60,7 @@ export class OAuthError extends Error {
   readonly reason: string | undefined;
   readonly wwwAuthenticate: string | undefined;
   readonly redirect: CheckedRedirect | undefined;
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     readonly error: OAuthErrorCode,
@@ -69,10 +73,20 @@ export class OAuthError extends Error {
     this.reason = options.reason;
     this.wwwAuthenticate = options.wwwAuthenticate;
     this.redirect = options.redirect;
+    this.headers = options.headers ?? {};
   }
 
   /** The same error, allowed to travel to a redirect_uri the caller has matched against the client's registration. */
   redirectTo(redirect: CheckedRedirect): OAuthError {
-    return new OAuthError(this.error, this.description, { status: this.status, reason: this.reason, wwwAuthenticate: this.wwwAuthenticate, redirect });
+    return new OAuthError(this.error, this.description, { ...this.options(), redirect });
+  }
+
+  /** The same error with another status and challenge: a proof refused at a resource endpoint is a 401 there. */
+  withChallenge(status: number, wwwAuthenticate: string): OAuthError {
+    return new OAuthError(this.error, this.description, { ...this.options(), status, wwwAuthenticate });
+  }
+
+  private options(): OAuthErrorOptions {
+    return { status: this.status, reason: this.reason, wwwAuthenticate: this.wwwAuthenticate, redirect: this.redirect, headers: this.headers };
   }
 }

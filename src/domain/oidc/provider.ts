@@ -1,5 +1,7 @@
 import type { AcrPolicy } from "./acr.ts";
 import type { ClientAuthenticator } from "./client-authentication.ts";
+import type { DpopProofs } from "./dpop/dpop-proofs.ts";
+import type { ResourceAccess } from "./dpop/resource-access.ts";
 import type { AuthorizationFlow } from "./flow/authorization-flow.ts";
 import type { ClientGrants } from "./grants/client-grants.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
@@ -31,6 +33,10 @@ export interface Oidc {
   sessionLifetimeSeconds: number;
   tokens: TokenService;
   tokenAdministration: TokenAdministration;
+  /** DPoP proofs at PAR, token, revocation and introspection (RFC 9449). */
+  dpop: DpopProofs;
+  /** The access token of a userinfo or grant management request, Bearer or DPoP. */
+  resourceAccess: ResourceAccess;
   signingKeys: SigningKeys;
   grants: ClientGrants;
   /** Every authorization_details type some registered client may request (for discovery). */

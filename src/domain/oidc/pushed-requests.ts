@@ -1,5 +1,6 @@
 import type { OneTimeStore } from "../single-use.ts";
 import type { Clock } from "../clock.ts";
+import type { LoginThrottle } from "../credentials/login-throttle.ts";
 import { authorizationParameters, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
 import type { OidcClient } from "./client.ts";
 import { randomToken, sha256Hex } from "./flow/secrets.ts";
@@ -28,15 +29,43 @@ export class PushedRequests {
     private readonly records: Pick<OneTimeStore, "issue" | "consume">,
     private readonly clock: Clock,
     private readonly lifetimeSeconds: number,
+    private readonly publicClientLimit: Pick<LoginThrottle, "admit">,
   ) {}
 
-  /** Validates as the authorization endpoint would and stores the request. Errors carry no redirect: they are answered to the client. */
-  async push(client: OidcClient, raw: RawParameters): Promise<PushedRequest> {
+  /**
+   * The public clients' rate limit: anyone can name a public client, so each
+   * of its requests from an address is counted, per client_id and per
+   * address, as soon as the client is known and before anything else (a DPoP
+   * proof, validation) is looked at. Confidential clients pass.
+   */
+  async admit(client: OidcClient, address: string): Promise<void> {
+    if (client.type !== "public") return;
+    const refused = await this.publicClientLimit.admit(client.clientId, address);
+    if (refused?.outcome === "refused") {
+      throw new OAuthError("temporarily_unavailable", `too many pushed authorization requests; retry in ${refused.retryAfterSeconds} seconds`, {
+        status: 429,
+        reason: `public client rate limit (${refused.scope})`,
+        headers: { "Retry-After": String(refused.retryAfterSeconds) },
+      });
+    }
+  }
+
+  /**
+   * Validates as the authorization endpoint would and stores the request.
+   * Errors carry no redirect: they are answered to the client. `dpopJkt`,
+   * the key of the request's valid DPoP proof, binds the code to that key.
+   */
+  async push(client: OidcClient, raw: RawParameters, dpopJkt?: string): Promise<PushedRequest> {
     const params = singleValues(raw, authorizationParameters);
     if (params.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint");
     requireSameClient(client, params.get("client_id"));
     const redirectUri = requireRegisteredRedirectUri(client, params.get("redirect_uri"));
-    const request = validateAuthorizationRequest(params, client, redirectUri);
+    const validated = validateAuthorizationRequest(params, client, redirectUri);
+    if (dpopJkt !== undefined && validated.dpopJkt !== undefined && validated.dpopJkt !== dpopJkt) {
+      throw new OAuthError("invalid_request", "dpop_jkt does not match the key of the DPoP proof");
+    }
+    // RFC 9449 section 10.1: a proof at PAR binds the code as dpop_jkt would.
+    const request: AuthorizationRequest = dpopJkt === undefined ? validated : { ...validated, dpopJkt };
     const secret = randomToken();
     await this.records.issue({
       kind,

@@ -69,3 +69,12 @@ export interface SigningKeyStore {
   retireOlderThan(alg: string, generation: number, now: number): Promise<number>;
   listPublished(retiredAfter: number): Promise<SigningKeyRow[]>;
 }
+
+/** DPoP proofs already used (RFC 9449 section 11.1), shared by every instance on the database. */
+export interface DpopProofStore {
+  /**
+   * Records a proof as used until `expiresAt`, atomically: true for the one
+   * caller that recorded it, false when it is already recorded and unexpired.
+   */
+  useOnce(proofHash: string, expiresAt: number, now: number): Promise<boolean>;
+}

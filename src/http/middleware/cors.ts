@@ -14,14 +14,15 @@ export const corsHeaders: RequestHandler = (req, res, next) => {
     res
       .set({
         "Access-Control-Allow-Methods": "GET, POST, DELETE",
-        "Access-Control-Allow-Headers": "Authorization, Content-Type",
+        // DPoP: browser applications send proofs, and read the server's nonce (RFC 9449).
+        "Access-Control-Allow-Headers": "Authorization, Content-Type, DPoP",
         "Access-Control-Max-Age": "600",
       })
       .status(204)
       .end();
     return;
   }
-  res.set("Access-Control-Expose-Headers", "WWW-Authenticate");
+  res.set("Access-Control-Expose-Headers", "WWW-Authenticate, DPoP-Nonce");
   next();
 };
 

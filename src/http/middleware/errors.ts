@@ -71,6 +71,7 @@ function sendOAuthError(err: OAuthError, req: Request, res: Response, issuer: st
     return;
   }
   if (err.wwwAuthenticate) res.set("WWW-Authenticate", err.wwwAuthenticate);
+  res.set(err.headers);
   if (res.locals.authorizationErrorPage === true) {
     res.status(err.status).set("Cache-Control", "no-store").type("html");
     res.send(renderAuthorizationErrorPage(errorPageLanguage(req, res), { error: err.error, description: err.description }));

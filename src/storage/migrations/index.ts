@@ -15,6 +15,7 @@ import * as m0013 from "./0013_crl_lists.ts";
 import * as m0014 from "./0014_ocsp_responses.ts";
 import * as m0015 from "./0015_mock_crl_issue.ts";
 import * as m0016 from "./0016_token_sid.ts";
+import * as m0017 from "./0017_dpop.ts";
 import * as m0018 from "./0018_signing_alg_per_client.ts";
 import * as m0020 from "./0020_localized_names.ts";
 
@@ -40,6 +41,7 @@ export const migrations: Record<string, Migration> = {
   "0014_ocsp_responses": m0014,
   "0015_mock_crl_issue": m0015,
   "0016_token_sid": m0016,
+  "0017_dpop": m0017,
   "0018_signing_alg_per_client": m0018,
   "0020_localized_names": m0020,
 };

@@ -46,6 +46,8 @@ export interface AuthorizationCodePayload {
   sid?: string;
   /** The request's claims_locales: the languages of the name claims (OIDC Core 5.2). */
   claimsLocales?: string[];
+  /** The DPoP key the code is bound to (RFC 9449 section 10): it is redeemed only with a proof of that key. */
+  dpopJkt?: string;
 }
 
 export interface LoadedInteraction {
@@ -284,6 +286,7 @@ export class AuthorizationFlow {
       amr: session.amr,
       sid: sessionSid(this.settings.secretKey, session.idHash),
       ...(request.claimsLocales ? { claimsLocales: request.claimsLocales } : {}),
+      ...(request.dpopJkt !== undefined ? { dpopJkt: request.dpopJkt } : {}),
     };
     await this.codes.issue({
       kind: "authorization_code",

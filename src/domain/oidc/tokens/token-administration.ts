@@ -13,7 +13,7 @@ export type Introspection =
   | {
       active: true;
       /** RFC 7662 §2.2: the RFC 6749 token type; only access tokens have one. */
-      token_type?: "Bearer";
+      token_type?: "Bearer" | "DPoP";
       client_id: string;
       sub: string;
       scope: string;
@@ -22,6 +22,8 @@ export type Introspection =
       iss: string;
       grant_id: string;
       authorization_details?: unknown[];
+      /** RFC 9449 section 6.2: the DPoP key the token is bound to. */
+      cnf?: { jkt: string };
     };
 
 /**
@@ -61,7 +63,7 @@ export class TokenAdministration {
     if (row.kind === "refresh" && row.consumedAt !== null) return { active: false };
     return {
       active: true,
-      ...(row.kind === "access" ? { token_type: "Bearer" as const } : {}),
+      ...(row.kind === "access" ? { token_type: row.dpopJkt === null ? ("Bearer" as const) : ("DPoP" as const) } : {}),
       client_id: row.clientId,
       sub: row.userId,
       scope: row.scopes.join(" "),
@@ -70,6 +72,7 @@ export class TokenAdministration {
       iss: this.issuer,
       grant_id: row.grantId,
       ...(row.authorizationDetails.length ? { authorization_details: row.authorizationDetails } : {}),
+      ...(row.dpopJkt !== null ? { cnf: { jkt: row.dpopJkt } } : {}),
     };
   }
 

@@ -14,6 +14,8 @@ import { pkceMatches } from "./pkce.ts";
 import { readTokenRequest } from "./token-request.ts";
 import { OAuthError } from "../oauth-error.ts";
 import { nameClaims } from "../name-claims.ts";
+import { keyMismatch } from "../dpop/jkt.ts";
+import { invalidProof } from "../dpop/proof.ts";
 
 /** One-time record kind marking a family whose code or refresh token was presented again after use. */
 export const replayedFamilyKind = "replayed_family";
@@ -29,7 +31,7 @@ export interface TokenSettings {
 
 export interface TokenResponse {
   access_token: string;
-  token_type: "Bearer";
+  token_type: "Bearer" | "DPoP";
   expires_in: number;
   scope: string;
   id_token?: string;
@@ -59,19 +61,31 @@ export class TokenService {
     private readonly clock: Clock,
   ) {}
 
-  /** The token endpoint: the grant the request names, for a client registered for it. */
-  grant(client: OidcClient, form: RawParameters): Promise<TokenResponse> {
+  /**
+   * The token endpoint: the grant the request names, for a client registered
+   * for it. `dpopJkt` is the thumbprint of the key of the request's valid
+   * DPoP proof: the access token is bound to it (RFC 9449 section 5).
+   */
+  grant(client: OidcClient, form: RawParameters, dpopJkt?: string): Promise<TokenResponse> {
     const { grantType, params } = readTokenRequest(client, form);
-    return grantType === "authorization_code" ? this.exchangeCode(client, params) : this.refresh(client, params);
+    if (client.dpopBoundAccessTokens && dpopJkt === undefined) {
+      throw invalidProof("this client must send a DPoP proof with every token request");
+    }
+    return grantType === "authorization_code" ? this.exchangeCode(client, params, dpopJkt) : this.refresh(client, params, dpopJkt);
   }
 
-  async exchangeCode(client: OidcClient, params: Map<string, string>): Promise<TokenResponse> {
+  async exchangeCode(client: OidcClient, params: Map<string, string>, dpopJkt?: string): Promise<TokenResponse> {
     const code = params.get("code");
     if (!code) throw new OAuthError("invalid_request", "code is required");
     const redirectUri = params.get("redirect_uri");
     if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required");
     const family = sha256Hex(code);
     const now = this.clock();
+    // A code bound to a key is refused without being used up, so a stolen one neither works nor spoils the real one.
+    const unused = await this.codes.find("authorization_code", family);
+    if (unused && unused.consumedAt === null && unused.owner === client.clientId) {
+      requireBinding((unused.payload as AuthorizationCodePayload).dpopJkt, dpopJkt, "authorization code");
+    }
     const result = await this.codes.consume("authorization_code", family, now, client.clientId);
     if (!result.ok) {
       if (result.reason === "consumed") {
@@ -81,6 +95,7 @@ export class TokenService {
       throw new OAuthError("invalid_grant", result.reason === "expired" ? "the authorization code has expired" : "the authorization code is not valid");
     }
     const payload = result.record.payload as AuthorizationCodePayload;
+    requireBinding(payload.dpopJkt, dpopJkt, "authorization code");
     if (payload.redirectUri !== redirectUri) throw new OAuthError("invalid_grant", "redirect_uri does not match the authorization request");
     const verifier = params.get("code_verifier");
     if (payload.codeChallenge) {
@@ -111,23 +126,23 @@ export class TokenService {
         nonce: payload.nonce,
       },
       now,
+      dpopJkt,
     );
     await this.failIfReplayedMeanwhile(family, now, "the authorization code was used twice; the tokens issued for it are revoked");
     return response;
   }
 
-  async refresh(client: OidcClient, params: Map<string, string>): Promise<TokenResponse> {
+  async refresh(client: OidcClient, params: Map<string, string>, dpopJkt?: string): Promise<TokenResponse> {
     const presented = params.get("refresh_token");
     if (!presented) throw new OAuthError("invalid_request", "refresh_token is required");
     const hash = sha256Hex(presented);
     const now = this.clock();
     const requested = params.get("scope");
-    if (requested !== undefined) {
-      // Checked before the token is used up, so that a refused request leaves it valid (a retry is not a replay).
-      const current = await this.tokens.find(hash);
-      const live = current?.kind === "refresh" && current.clientId === client.clientId && current.consumedAt === null && current.revokedAt === null;
-      refreshScopes(requested, live ? current.scopes : undefined);
-    }
+    // Checked before the token is used up, so that a refused request leaves it valid (a retry is not a replay).
+    const current = await this.tokens.find(hash);
+    const live = current?.kind === "refresh" && current.clientId === client.clientId && current.consumedAt === null && current.revokedAt === null;
+    if (live) requireBinding(current.dpopJkt, dpopJkt, "refresh token");
+    if (requested !== undefined) refreshScopes(requested, live ? current.scopes : undefined);
     const used = await this.tokens.consumeRefresh(hash, client.clientId, now);
     if (!used) {
       const known = await this.tokens.find(hash);
@@ -137,6 +152,7 @@ export class TokenService {
       }
       throw new OAuthError("invalid_grant", "the refresh token is not valid");
     }
+    requireBinding(used.dpopJkt, dpopJkt, "refresh token");
     const grant = await this.grants.findGrant(used.grantId);
     if (!grant) throw new OAuthError("invalid_grant", "the grant behind this refresh token was revoked");
     // A grant replaced with fewer rights ends the tokens it no longer covers (Grant Management "replace").
@@ -145,7 +161,7 @@ export class TokenService {
     }
     const scopes = requested === undefined ? used.scopes : refreshScopes(requested, used.scopes);
     // RFC 6749 §6: the new refresh token keeps the scope of the one presented; only the access token is narrowed.
-    const response = await this.issue(client, { ...used, scopes, nonce: null }, now, used.scopes);
+    const response = await this.issue(client, { ...used, scopes, nonce: null }, now, dpopJkt, used.scopes);
     await this.failIfReplayedMeanwhile(used.family, now, "the refresh token was used twice; its whole family is revoked");
     return response;
   }
@@ -167,7 +183,19 @@ export class TokenService {
     throw new OAuthError("invalid_grant", description);
   }
 
-  private async issue(client: OidcClient, a: Authorization, now: number, refreshScopes: string[] = a.scopes): Promise<TokenResponse> {
+  /**
+   * Issues the tokens. With a DPoP key, the access token is bound to it, and
+   * so is a public client's refresh token (RFC 9449 section 5: a confidential
+   * client's refresh token is protected by its authentication, so each of its
+   * refreshes may bind the new access token to a new key).
+   */
+  private async issue(
+    client: OidcClient,
+    a: Authorization,
+    now: number,
+    dpopJkt: string | undefined,
+    refreshScopes: string[] = a.scopes,
+  ): Promise<TokenResponse> {
     const accessToken = randomToken();
     const base = {
       family: a.family,
@@ -189,11 +217,12 @@ export class TokenService {
       ...base,
       tokenHash: sha256Hex(accessToken),
       kind: "access",
+      dpopJkt: dpopJkt ?? null,
       expiresAt: now + this.settings.accessTokenLifetimeSeconds * 1000,
     });
     const response: TokenResponse = {
       access_token: accessToken,
-      token_type: "Bearer",
+      token_type: dpopJkt === undefined ? "Bearer" : "DPoP",
       expires_in: this.settings.accessTokenLifetimeSeconds,
       scope: a.scopes.join(" "),
       grant_id: a.grantId,
@@ -207,6 +236,7 @@ export class TokenService {
         scopes: refreshScopes,
         tokenHash: sha256Hex(refreshToken),
         kind: "refresh",
+        dpopJkt: client.type === "public" ? (dpopJkt ?? null) : null,
         expiresAt: now + this.settings.refreshTokenLifetimeSeconds * 1000,
       });
       response.refresh_token = refreshToken;
@@ -242,6 +272,11 @@ export class TokenService {
     const user = await this.grants.findUser(a.userId);
     return user ? nameClaims(user, a.claimsLocales) : {};
   }
+}
+
+/** A code or refresh token bound to a DPoP key needs a proof of that key (RFC 9449 sections 5 and 10). */
+function requireBinding(bound: string | null | undefined, presented: string | undefined, what: string): void {
+  if (bound !== undefined && bound !== null && bound !== presented) throw keyMismatch(what);
 }
 
 /**

@@ -1,29 +1,16 @@
 import type { Request, Response } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { TokenRow } from "../../../domain/oidc/model.ts";
-
-const invalidTokenDescription = "the access token is invalid, expired or revoked";
+import { dpopHeaders, sendDpopNonce } from "./dpop-headers.ts";
 
 /**
- * RFC 6750: the live access token of an `Authorization: Bearer` header. Throws
- * the 401 the RFC prescribes otherwise: a challenge without an error code when
- * no token was sent, `invalid_token` when it is not live.
+ * The live access token of a resource request, `Authorization: Bearer` (RFC
+ * 6750) or `Authorization: DPoP` with its proof (RFC 9449 section 7); the
+ * domain's ResourceAccess throws the 401 and challenge otherwise. `url` is
+ * the endpoint's published URL, which the proof's htu must name.
  */
-export async function requireAccessToken(oidc: Oidc, req: Request, res: Response): Promise<TokenRow> {
+export async function requireAccessToken(oidc: Oidc, req: Request, res: Response, url: string): Promise<TokenRow> {
   res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
-  const header = req.headers.authorization;
-  // Another scheme (Basic, DPoP, …) carries no bearer token: RFC 6750 §3.1 answers that like a missing one, without an error code.
-  if (!header || !/^Bearer /i.test(header)) {
-    throw new OAuthError("invalid_token", "an access token is required", { status: 401, wwwAuthenticate: 'Bearer realm="shomei"' });
-  }
-  const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
-  const token = match ? await oidc.tokenAdministration.accessToken(match[1]!) : undefined;
-  if (!token) {
-    throw new OAuthError("invalid_token", invalidTokenDescription, {
-      status: 401,
-      wwwAuthenticate: `Bearer realm="shomei", error="invalid_token", error_description="${invalidTokenDescription}"`,
-    });
-  }
-  return token;
+  sendDpopNonce(oidc, res);
+  return oidc.resourceAccess.require({ authorization: req.headers.authorization, proofs: dpopHeaders(req), method: req.method, url });
 }

@@ -5,6 +5,7 @@ import { acrValuesSupported } from "../../../domain/oidc/acr.ts";
 import { signingAlgs } from "../../../domain/oidc/keys/signing-algorithms.ts";
 import { claimsLocalesSupported } from "../../../domain/oidc/name-claims.ts";
 import { locales } from "../../i18n/locale.ts";
+import { dpopSigningAlgorithms } from "../../../domain/oidc/dpop/algorithms.ts";
 
 /** OpenID Connect Discovery 1.0 and RFC 8414 metadata (the same document), and the JWKS. */
 export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
@@ -29,6 +30,7 @@ export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [...signingAlgs],
     code_challenge_methods_supported: ["S256"],
+    dpop_signing_alg_values_supported: dpopSigningAlgorithms,
     token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
     token_endpoint_auth_signing_alg_values_supported: clientAssertionAlgorithms,
     revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "private_key_jwt"],

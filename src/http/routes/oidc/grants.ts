@@ -10,7 +10,10 @@ import { requireAccessToken } from "./bearer.ts";
  */
 export function registerGrantRoutes(router: Router, oidc: Oidc): void {
   const ownedGrant = async (req: Request<{ grantId: string }>, res: Response) =>
-    oidc.grants.owned(req.params.grantId, (await requireAccessToken(oidc, req, res)).clientId);
+    oidc.grants.owned(
+      req.params.grantId,
+      (await requireAccessToken(oidc, req, res, `${oidc.endpoints.grants}/${encodeURIComponent(req.params.grantId)}`)).clientId,
+    );
 
   router.get("/api/oidc/v1/grants/:grantId", async (req, res) => {
     const grant = await ownedGrant(req, res);

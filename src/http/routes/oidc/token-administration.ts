@@ -6,14 +6,14 @@ import { clientEndpoint } from "./client-endpoint.ts";
 export function registerTokenAdministrationRoutes(router: Router, oidc: Oidc, limitBytes: number): void {
   router.post(
     "/api/oidc/v1/revoke",
-    ...clientEndpoint(oidc, { limitBytes }, async (client, form, _req, res) => {
+    ...clientEndpoint(oidc, { limitBytes, url: oidc.endpoints.revocation }, async ({ client, form }, _req, res) => {
       await oidc.tokenAdministration.revoke(client, form);
       res.status(200).end();
     }),
   );
   router.post(
     "/api/oidc/v1/introspect",
-    ...clientEndpoint(oidc, { limitBytes }, async (client, form, _req, res) => {
+    ...clientEndpoint(oidc, { limitBytes, url: oidc.endpoints.introspection }, async ({ client, form }, _req, res) => {
       res.json(await oidc.tokenAdministration.introspect(client, form));
     }),
   );

@@ -12,11 +12,11 @@ import { requireAccessToken } from "./bearer.ts";
  */
 export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
   const handle = async (req: Request, res: Response) => {
-    const token = await requireAccessToken(oidc, req, res);
+    const token = await requireAccessToken(oidc, req, res, oidc.endpoints.userinfo);
     if (!token.scopes.includes("openid")) {
       throw new OAuthError("insufficient_scope", "the access token was not issued with the openid scope", {
         status: 403,
-        wwwAuthenticate: 'Bearer realm="shomei", error="insufficient_scope", scope="openid"',
+        wwwAuthenticate: `${token.dpopJkt === null ? "Bearer" : "DPoP"} realm="shomei", error="insufficient_scope", scope="openid"`,
       });
     }
     const user = await oidc.users.find(token.userId);

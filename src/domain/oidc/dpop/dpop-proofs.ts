@@ -1,0 +1,56 @@
+import { createHash } from "node:crypto";
+import type { Clock } from "../../clock.ts";
+import { OAuthError } from "../oauth-error.ts";
+import type { DpopProofStore } from "../stores.ts";
+import type { DpopNonces } from "./nonce.ts";
+import { invalidProof, verifyProof, type ProofTarget, type ProofTimePolicy } from "./proof.ts";
+
+export interface DpopSettings extends ProofTimePolicy {
+  /** When set, every proof must carry a nonce this server issued (RFC 9449 section 8). */
+  nonces: DpopNonces | undefined;
+}
+
+/** A request's DPoP headers as they arrived (each header line separately) and what the request was. */
+export interface ProofInput extends ProofTarget {
+  proofs: readonly string[];
+}
+
+/**
+ * The DPoP proof check every endpoint shares: at most one `DPoP` header, a
+ * valid proof for this request, its nonce when nonces are required, and its
+ * jti never seen before (recorded in the database until the iat window has
+ * passed, so a replay fails on every instance). Returns the thumbprint of
+ * the key proven, or undefined when the request carries no proof.
+ */
+export class DpopProofs {
+  constructor(
+    private readonly store: DpopProofStore,
+    private readonly settings: DpopSettings,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The nonce to send in `DPoP-Nonce` now, when nonces are required. */
+  currentNonce(): string | undefined {
+    return this.settings.nonces?.current(this.clock());
+  }
+
+  async check(input: ProofInput): Promise<string | undefined> {
+    if (input.proofs.length === 0) return undefined;
+    if (input.proofs.length > 1) throw invalidProof("send exactly one DPoP header");
+    const now = this.clock();
+    const proof = await verifyProof(input.proofs[0]!, input, this.settings, now);
+    const nonces = this.settings.nonces;
+    if (nonces && (proof.nonce === undefined || !nonces.accepts(proof.nonce, now))) {
+      throw new OAuthError("use_dpop_nonce", "the DPoP proof must carry the nonce from the DPoP-Nonce header", {
+        headers: { "DPoP-Nonce": nonces.current(now) },
+      });
+    }
+    const key = createHash("sha256").update(JSON.stringify([proof.jkt, proof.jti])).digest("hex");
+    // Kept until the proof could no longer pass the iat check anyway.
+    const expiresAt = (proof.iat + this.settings.maxAgeSeconds + 1) * 1000;
+    if (!(await this.store.useOnce(key, Math.max(expiresAt, now + 1000), now))) {
+      throw invalidProof("the DPoP proof was already used (jti replayed)");
+    }
+    return proof.jkt;
+  }
+}
