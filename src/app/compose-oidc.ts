@@ -20,6 +20,14 @@ import { PushedRequests } from "../domain/oidc/pushed-requests.ts";
 import { SignIn } from "../domain/oidc/sign-in.ts";
 import { OidcUsers } from "../domain/oidc/users.ts";
 import { ClientGrants } from "../domain/oidc/grants/client-grants.ts";
+import type { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
+import type { MockCards } from "../domain/mock/mock-card.ts";
+
+/** What the provider takes from the certificate half: JPKI sign-in and, in mock mode, the mock cards. */
+export interface OidcCertificateServices {
+  jpki: JpkiSignIn;
+  mockCards: MockCards | undefined;
+}
 
 /** Lifetimes of what the token endpoint issues. */
 export const tokenLifetimes = {
@@ -43,7 +51,7 @@ function endpointsOf(issuer: string): OidcEndpoints {
 }
 
 /** The OpenID Connect provider, wired to its repositories. */
-export function createOidc(config: Config, database: Database, secretKey: Buffer, clock: Clock): Oidc {
+export function createOidc(config: Config, database: Database, secretKey: Buffer, clock: Clock, certificates: OidcCertificateServices): Oidc {
   const issuer = config.baseUrl;
   // A bad file throws here, and the server does not start.
   const policy = config.acrPolicyFile ? loadAcrPolicyFile(config.acrPolicyFile) : defaultAcrPolicy;
@@ -68,7 +76,9 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
       sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
       codeLifetimeMs: 60 * 1000,
       secretKey,
-    }, clock),
+    }, clock, (userId) => certificates.jpki.methodsOf(userId)),
+    jpki: certificates.jpki,
+    mockCards: certificates.mockCards,
     signIn: new SignIn(
       users,
       new LoginThrottle(new LoginAttemptsRepository(database), secretKey, clock, {
@@ -79,7 +89,9 @@ export function createOidc(config: Config, database: Database, secretKey: Buffer
     ),
     secretKey,
     sessionLifetimeSeconds: config.sessionLifetimeSeconds,
-    tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock),
+    tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock, (userId) =>
+      certificates.jpki.isVerified(userId),
+    ),
     tokenAdministration: new TokenAdministration(tokensRepository, repository, issuer, clock),
     signingKeys,
     grants: new ClientGrants(repository, clock),

@@ -1,5 +1,6 @@
 import { type Html, html } from "./html.ts";
 import { page } from "./layout.ts";
+import { jpkiStrings } from "./jpki-strings.ts";
 
 export interface LoginPageView {
   /** Where the form posts to. */
@@ -13,6 +14,8 @@ export interface LoginPageView {
   error?: string;
   /** Neutral information, e.g. that the session ended. */
   notice?: string;
+  /** Where signing in with a JPKI card starts, for a user who linked one. */
+  jpkiSignIn?: string;
 }
 
 /** The sign-in form shown when the user has no session. */
@@ -38,7 +41,8 @@ ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}<
 <input type="password" id="password" name="password" autocomplete="current-password" required${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? html` autofocus` : ""}>
 </div>
 <div class="actions"><button type="submit" class="button primary">Sign in</button></div>
-</form>`,
+</form>
+${v.jpkiSignIn ? html`<p class="footnote"><a href="${v.jpkiSignIn}" id="jpki-sign-in">${jpkiStrings.signInWithCard}</a></p>` : ""}`,
   );
 }
 

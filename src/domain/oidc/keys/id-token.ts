@@ -17,6 +17,8 @@ export interface IdTokenClaims {
   amr: string[];
   at_hash?: string;
   sid?: string;
+  /** Whether the user has a current, good JPKI certificate linked; never anything of the certificate itself. */
+  jpki_verified?: boolean;
 }
 
 /** Seconds beyond this are almost certainly milliseconds passed by mistake (year 5138). */

@@ -55,6 +55,8 @@ export class TokenService {
     private readonly keys: SigningKeys,
     private readonly settings: TokenSettings,
     private readonly clock: Clock,
+    /** `jpki_verified`: whether the user has a current, good JPKI certificate linked (JPKI sign-in). */
+    private readonly jpkiVerified: (userId: string) => Promise<boolean> = async () => false,
   ) {}
 
   /** The token endpoint: the grant the request names, for a client registered for it. */
@@ -221,6 +223,7 @@ export class TokenService {
         acr: a.acr,
         amr: a.amr,
         sid: a.sid ?? undefined,
+        jpki_verified: await this.jpkiVerified(a.userId),
       }, { accessToken });
     }
     return response;

@@ -3,12 +3,14 @@ import type { Oidc } from "../../../domain/oidc/provider.ts";
 import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
 import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/secrets.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
+import type { AuthMethod } from "../../../domain/oidc/acr.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
 import { renderConsentPage } from "../../pages/consent.ts";
 import { renderLoginPage } from "../../pages/login.ts";
 import { renderReauthPage } from "../../pages/reauth.ts";
 import { sendStep } from "./steps.ts";
+import { createJpkiPages, isJpkiMethod, jpkiForm } from "./jpki-pages.ts";
 
 const acrLabels: Record<string, string> = { low: "Low", high: "High", very_high: "Very high" };
 const reasonWords: Record<string, string> = {
@@ -20,6 +22,8 @@ const reasonWords: Record<string, string> = {
 /** Login, re-authentication and consent: server-rendered forms, CSRF-protected, usable without JavaScript. */
 export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean): void {
   const cookies = cookieNames(oidc.issuer);
+  const jpki = createJpkiPages(oidc, mockMode);
+  jpki.register(router);
   const form = express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 });
   const interactionId = (req: Request) => (typeof req.query.interaction === "string" ? req.query.interaction : "");
   const action = (page: string, id: string) => `/auth/${page}?interaction=${encodeURIComponent(id)}`;
@@ -41,7 +45,13 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
 
   const loginPage = (res: Response, i: LoadedInteraction, status: number, extra: { error?: string; loginHint?: string } = {}) =>
     res.status(status).type("html").send(
-      renderLoginPage({ action: action("login", i.id), csrfToken: csrfToken(oidc.secretKey, i.id), clientName: i.client.name, ...extra }),
+      renderLoginPage({
+        action: action("login", i.id),
+        csrfToken: csrfToken(oidc.secretKey, i.id),
+        clientName: i.client.name,
+        jpkiSignIn: action("login/jpki", i.id),
+        ...extra,
+      }),
     );
 
   router.get("/auth/login", pageHeaders, async (req, res) => {
@@ -80,6 +90,9 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
       // Nothing to step up (the session changed or ended): let the flow decide again.
       return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     }
+    if (requirement.methods.some(isJpkiMethod)) {
+      return jpki.stepUpView(res, interaction, stepUpRequirement(requirement), status);
+    }
     const hint = mockMode && requirement.methods.includes("otp") ? oidc.users.currentOtp(interaction.user) : undefined;
     res.status(status).type("html").send(
       renderReauthPage({
@@ -103,13 +116,21 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     await reauthView(req, res, 200);
   });
 
-  router.post("/auth/reauth", pageHeaders, form, async (req, res) => {
+  const stepUpRequirement = (requirement: { acr: string; methods: readonly AuthMethod[]; reasons: string[] }) => ({
+    acrLabel: acrLabels[requirement.acr] ?? requirement.acr,
+    methods: requirement.methods,
+    reasons: requirement.reasons.map((r) => reasonWords[r] ?? r),
+  });
+
+  // A JPKI signature carries a certificate: the larger form limit.
+  router.post("/auth/reauth", pageHeaders, jpkiForm, async (req, res) => {
     const interaction = await load(req);
     requireCsrf(req, interaction);
     const sessionId = session(req);
     const requirement = await oidc.flow.reauthRequirement(interaction, sessionId);
     const user = interaction.user;
     if (!requirement || !user || !sessionId) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
+    if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpSubmit(req, res, interaction, stepUpRequirement(requirement), sessionId);
     const body = req.body as Record<string, unknown>;
     const secrets = {
       password: typeof body.password === "string" ? body.password : "",

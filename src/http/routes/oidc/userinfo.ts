@@ -6,7 +6,7 @@ import { requireAccessToken } from "./bearer.ts";
 /**
  * OIDC Core 5.3: claims of the token's user, by granted scope (profile: name;
  * email: email), and always the authentication the token stems from (`acr`,
- * `amr`, `auth_time`, `sid`), as in its ID token.
+ * `amr`, `auth_time`, `sid`), as in its ID token, and `jpki_verified`.
  */
 export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
   const handle = async (req: Request, res: Response) => {
@@ -25,6 +25,8 @@ export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
       acr: token.acr,
       amr: token.amr,
       ...(token.sid !== null ? { sid: token.sid } : {}),
+      // As it is now, not as it was when the token was issued: a revoked certificate shows at once.
+      jpki_verified: await oidc.jpki.isVerified(user.id),
       ...(token.scopes.includes("profile") ? { name: user.name ?? undefined, preferred_username: user.login } : {}),
       ...(token.scopes.includes("email") && user.email ? { email: user.email, email_verified: false } : {}),
     });
