@@ -277,3 +277,25 @@ for (const target of await databaseTargets()) {
     });
   });
 }
+
+describe("JPKI sign-in in production mode", () => {
+  let database: ScratchDatabase;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    database = await (await databaseTargets())[0]!.create();
+    server = await startTestServer(database.url, { mode: "production" });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await database?.drop();
+  });
+
+  it("holds no mock cards and serves no mock card script: no key ever reaches a page", async () => {
+    expect(server.domain.oidc.mockCards).toBeUndefined();
+    const script = await fetch(`${server.url}/assets/mock-card.js`);
+    expect(script.status).toBe(404);
+    expect(script.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'");
+  });
+});
