@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodeJwt } from "jose";
@@ -26,9 +26,13 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI sign-in with 
   let demo: DemoData;
   let oidcDemo: OidcDemo;
   let card: MockCard;
+  let screenshotDir: string;
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), "shomei-jpki-browser-"));
+    // Kept only when a directory is named, to look at; otherwise thrown away with the rest.
+    screenshotDir = process.env.SHOMEI_SCREENSHOT_DIR ?? path.join(dataDir, "screenshots");
+    mkdirSync(screenshotDir, { recursive: true });
     server = await startTestServer(`sqlite:${path.join(dataDir, "shomei.db")}`, { dataDir });
     demo = await seedDemo(server.domain, dataDir);
     oidcDemo = await seedOidcDemo(server.domain.oidc, dataDir, Date.now());
@@ -88,6 +92,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI sign-in with 
     const csp = response!.headers()["content-security-policy"]!;
     expect(csp.split(";").map((d) => d.trim())).toEqual(expect.arrayContaining(["default-src 'none'", "script-src 'self'"]));
     expect(await page.locator("#mock-openssl").innerText()).toMatch(/^printf '%s' 'shomei JPKI sign-in [A-Za-z0-9_-]{43}' \| openssl dgst -sha256 -sign mock-card\.key \| openssl base64 -A$/);
+    await page.screenshot({ path: path.join(screenshotDir, "jpki-01-step-up.png"), fullPage: true });
     await page.getByRole("button", { name: "Sign with the mock card" }).click();
     const high = await redeem(await codeAtCallback(page, "demo-jpki"));
     expect(high.idToken).toMatchObject({ acr: "very_high", amr: ["jpki_sig", "hwk", "sc"], jpki_verified: true, sub: low.idToken.sub });
@@ -108,6 +113,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI sign-in with 
     await expect.poll(() => alert.getAttribute("data-error")).toBe("certificate_revoked");
     expect(await alert.innerText()).toBe("This certificate has been revoked, so it can no longer be used to sign in. Link your new certificate.");
     expect(new URL(page.url()).pathname).toBe("/auth/reauth");
+    await page.screenshot({ path: path.join(screenshotDir, "jpki-02-revoked.png"), fullPage: true });
     expect((await getUserinfo(server, high.accessToken)).json.jpki_verified).toBe(false);
     expect(scriptErrors).toEqual([]);
     await context.close();

@@ -51,7 +51,8 @@ export function renderJpkiStepUpPage(v: JpkiStepUpPageView): string {
 <p>${v.needsSignatureCertificate ? s.signatureCertificateNeeded : s.userAuthenticationCertificateNeeded}</p>
 ${reasons.length > 0 ? html`<p>${s.reasonsIntro}</p>
 <ul class="reasons">${reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ""}
-${jpkiForm(v)}`,
+${jpkiForm(v)}
+<p class="footnote"><a href="/account/jpki">${s.manageLinks}</a></p>`,
     scripts(v),
   );
 }

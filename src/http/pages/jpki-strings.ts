@@ -50,5 +50,6 @@ export const jpkiStrings = {
   mockKeySummary: "The mock card's key and certificate",
   mockCertificateIdentity: (certificateId: string, accountName: string) =>
     `Its certificate is ${certificateId} in the API account "${accountName}": revoke it with SetMockCertificateStatus to see a step-up refused.`,
+  manageLinks: "Your linked certificates",
   formExpired: "the form has expired or did not come from this site. Go back, reload the page and try again.",
 } as const;
