@@ -245,6 +245,18 @@ for (const target of await databaseTargets()) {
       expectErrorRedirect(unmet, { redirectUri, error: "unmet_authentication_requirements", issuer: issuer(), state: "s1" });
     });
 
+    it("two concurrent submits of one challenge: exactly one is linked, the other finds the challenge used", async () => {
+      const erin = await createUser(server);
+      const b = new Browser(server.url);
+      expectCodeRedirect(await pastConsent(b, await signIn(b, await b.get(authorizeUrl(params())), erin.login, erin.password)), { redirectUri, issuer: issuer(), state: "s1" });
+      const card = await mockCard(server, accountId);
+      const page = await openPage(b, "/account/jpki");
+      const replies = await Promise.all([1, 2].map(() => submit(b, "/account/jpki", { csrf: page.csrf, challenge: page.challenge, card })));
+      expect(replies.map((r) => r.status).sort()).toEqual([200, 400]);
+      expectJpkiRefusal(replies.find((r) => r.status === 400)!, 400, "challenge_invalid", /^The challenge was already used\./);
+      expect(await server.domain.oidc.jpki.linksOf(erin.row.id)).toHaveLength(1);
+    });
+
     it("a revoked certificate refuses the step-up, jpki_verified turns false, and very_high is then unmet", async () => {
       const dave = await createUser(server);
       const card = await mockCard(server, accountId);
