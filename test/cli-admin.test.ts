@@ -27,15 +27,24 @@ const running = new Set<ChildProcess>();
 
 /** `node bin/shomei.js …` with only PATH, HOME, the data directory and DATABASE_URL in its environment. */
 function shomei(...args: string[]): Promise<Run> {
-  return shomeiWithInput(undefined, ...args);
+  return run({}, undefined, args);
 }
 
 /** The same, with `input` on standard input (a password, say). */
 function shomeiWithInput(input: string | undefined, ...args: string[]): Promise<Run> {
+  return run({}, input, args);
+}
+
+/** The same with more settings in the environment. */
+function shomeiWith(env: Record<string, string>, ...args: string[]): Promise<Run> {
+  return run(env, undefined, args);
+}
+
+function run(env: Record<string, string>, input: string | undefined, args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["bin/shomei.js", ...args], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, SHOMEI_DATA_DIR: path.join(dir, "data"), DATABASE_URL: databaseUrl },
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? dir, SHOMEI_DATA_DIR: path.join(dir, "data"), DATABASE_URL: databaseUrl, ...env },
       stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     if (input !== undefined) child.stdin!.end(input);
@@ -177,6 +186,43 @@ describe("account and token administration through the CLI, against a running se
     const usage = await shomei("certificate", "link", "acme");
     expect(usage.code).toBe(2);
   });
+
+  it("certificate link-login <login> <file>: a JPKI certificate is linked to an end user once its status is good", async () => {
+    const user = await server.domain.oidc.users.create({ login: "cli-holder", password: "cli-holder-password" });
+    const other = await server.domain.oidc.users.create({ login: "cli-other", password: "cli-other-password" });
+    const account = await server.domain.accounts.get("acme");
+    const issued = await server.domain.mock!.createCertificate(account.id, { type: "jpki_card_digital_signature" });
+    const file = path.join(dir, "holder.pem");
+    writeFileSync(file, issued.certificatePem);
+    // Mock mode, and the server's URL: the mock CA's CRL and OCSP answer there.
+    const env = { SHOMEI_MODE: "mock", BASE_URL: server.config.baseUrl };
+    const run = await shomeiWith(env, "certificate", "link-login", "cli-holder", file);
+    expect(run.code, run.stderr).toBe(0);
+    const [link] = await server.domain.oidc.jpki.linksOf(user.id);
+    expect(run.stdout).toBe(`certificate ${link!.certificateId} (jpki_card_digital_signature) is linked to cli-holder\n`);
+    expect(link).toMatchObject({ status: "good", fingerprintSha256: issued.certificate.fingerprintSha256 });
+    expect(await server.domain.oidc.jpki.isVerified(user.id)).toBe(true);
+
+    const elsewhere = await shomeiWith(env, "certificate", "link-login", "cli-other", file);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toContain("certificate_linked_elsewhere: This certificate is already linked to another account.");
+    expectNoStackTrace(elsewhere);
+    expect(await server.domain.oidc.jpki.linksOf(other.id)).toEqual([]);
+
+    await server.domain.mock!.setStatus(account.id, issued.certificate.id, { status: "revoked" });
+    const second = await server.domain.mock!.createCertificate(account.id, { type: "jpki_card_user_authentication" });
+    await server.domain.mock!.setStatus(account.id, second.certificate.id, { status: "revoked" });
+    writeFileSync(file, issued.certificatePem.replace(/[\s\S]*/, second.certificatePem));
+    const revoked = await shomeiWith(env, "certificate", "link-login", "cli-other", file);
+    expect(revoked.code).toBe(1);
+    expect(revoked.stderr).toContain("certificate_revoked: This certificate has been revoked");
+    expect(await server.domain.oidc.jpki.linksOf(other.id)).toEqual([]);
+
+    const unknown = await shomeiWith(env, "certificate", "link-login", "nobody", file);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("no end user with login nobody");
+    // Four CLI processes, each opening the database and asking the mock CA's CRL over HTTP.
+  }, 120_000);
 
   it("account list shows the account and its API status", async () => {
     const run = await ok("account", "list");

@@ -24,6 +24,14 @@ import { DpopProofs } from "../domain/oidc/dpop/dpop-proofs.ts";
 import { DpopNonces } from "../domain/oidc/dpop/nonce.ts";
 import { ResourceAccess } from "../domain/oidc/dpop/resource-access.ts";
 import { DpopProofsRepository } from "../storage/dpop-proofs-repository.ts";
+import type { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
+import type { MockCards } from "../domain/mock/mock-card.ts";
+
+/** What the provider takes from the certificate half: JPKI sign-in and, in mock mode, the mock cards. */
+export interface OidcCertificateServices {
+  jpki: JpkiSignIn;
+  mockCards: MockCards | undefined;
+}
 
 /** Lifetimes of what the token endpoint issues. */
 export const tokenLifetimes = {
@@ -62,14 +70,16 @@ export function configuredAcrPolicy(config: Config): AcrPolicy {
 }
 
 /**
- * The OpenID Connect provider, wired to its repositories. policy: the ACR
- * policy, when the caller loaded it already (see configuredAcrPolicy).
+ * The OpenID Connect provider, wired to its repositories and to what it takes
+ * from the certificate half. policy: the ACR policy, when the caller loaded it
+ * already (see configuredAcrPolicy).
  */
 export function createOidc(
   config: Config,
   database: Database,
   secretKey: Buffer,
   clock: Clock,
+  certificates: OidcCertificateServices,
   policy: AcrPolicy = configuredAcrPolicy(config),
 ): Oidc {
   const issuer = config.baseUrl;
@@ -107,7 +117,9 @@ export function createOidc(
       sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
       codeLifetimeMs: 60 * 1000,
       secretKey,
-    }, clock),
+    }, clock, (userId) => certificates.jpki.methodsOf(userId)),
+    jpki: certificates.jpki,
+    mockCards: certificates.mockCards,
     signIn: new SignIn(
       users,
       new LoginThrottle(new LoginAttemptsRepository(database), secretKey, clock, {
@@ -118,7 +130,9 @@ export function createOidc(
     ),
     secretKey,
     sessionLifetimeSeconds: config.sessionLifetimeSeconds,
-    tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock),
+    tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock, (userId) =>
+      certificates.jpki.isVerified(userId),
+    ),
     tokenAdministration,
     dpop,
     resourceAccess: new ResourceAccess(tokenAdministration, dpop),

@@ -39,6 +39,11 @@ import { fetchOcsp } from "../domain/certificates/ocsp/fetch-ocsp.ts";
 import { OcspResponses, type OcspFetchReport, type OcspIssuer } from "../domain/certificates/ocsp/ocsp-responses.ts";
 import { OcspRevocationSource } from "../domain/certificates/ocsp/ocsp-revocation-source.ts";
 import { MethodSelectingSource } from "../domain/certificates/method-selecting-source.ts";
+import { JpkiChallenges } from "../domain/oidc/jpki/challenges.ts";
+import { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
+import { ProviderAccount } from "../domain/oidc/jpki/provider-account.ts";
+import { MockCards } from "../domain/mock/mock-card.ts";
+import { JpkiLinksRepository } from "../storage/jpki-links-repository.ts";
 
 /**
  * The composition root: every domain service, wired to the repositories that
@@ -69,6 +74,9 @@ export interface DomainOptions {
   /** The ACR policy, when the caller loaded it already (see configuredAcrPolicy). */
   acrPolicy?: AcrPolicy;
 }
+
+/** How long a JPKI sign-in challenge may be signed for: time to reach for the card and the signing app. */
+const jpkiChallengeLifetimeMs = 5 * 60 * 1000;
 
 /** The server key, from SHOMEI_SECRET_KEY_FILE or created once under the data directory. */
 export function loadSecretKey(config: Config): Promise<Buffer> {
@@ -153,22 +161,34 @@ export function createDomain(
   const trustAnchors = new TrustAnchorSet(anchors, mock && (() => mock.trustAnchor()));
   const registry = new CertificateRegistry(certificates, trustAnchors, mock ? new MockLinkSource(mockRepository) : noLinkSource, clock);
   const statusChecks = new CertificateStatusChecks(certificates, sourceFor, clock, registry);
+  const accounts = new Accounts(new AccountsRepository(database), clock);
+  const verifications = new Verifications(
+    new VerificationsRepository(database),
+    certificates,
+    registry,
+    statusChecks,
+    new ContentBox(secretKey),
+    { storeContent: config.storeCertificateContent },
+    clock,
+  );
+  const jpkiLinks = new JpkiLinksRepository(database);
+  const jpki = new JpkiSignIn(
+    new JpkiChallenges(new OneTimeRecords(database), jpkiChallengeLifetimeMs, clock),
+    jpkiLinks,
+    new ProviderAccount(accounts),
+    registry,
+    verifications,
+    statusChecks,
+    clock,
+  );
   return {
-    accounts: new Accounts(new AccountsRepository(database), clock),
+    accounts,
     statusChecks,
     batchChecks: new BatchStatusChecks(certificates, sourceFor, clock),
     registry,
-    verifications: new Verifications(
-      new VerificationsRepository(database),
-      certificates,
-      registry,
-      statusChecks,
-      new ContentBox(secretKey),
-      { storeContent: config.storeCertificateContent },
-      clock,
-    ),
+    verifications,
     mock,
-    oidc: createOidc(config, database, secretKey, clock, options.acrPolicy),
+    oidc: createOidc(config, database, secretKey, clock, { jpki, mockCards: mockMode ? new MockCards(jpkiLinks, secretKey) : undefined }, options.acrPolicy),
     sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock, {
       loginAttemptWindowMs: Math.max(config.loginThrottleWindowSeconds * 1000, publicParWindowMs),
     }),

@@ -3,6 +3,8 @@ import { createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
 import { openDatabase } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { UsageError } from "./usage-error.ts";
+import { readFile } from "node:fs/promises";
+import { certificateDer } from "../domain/oidc/jpki/signed-challenge.ts";
 
 /** Opens the configured database (migrating it like `serve` would), runs `work`, and closes it. */
 export async function withDomain<T>(config: Config, work: (domain: Domain) => Promise<T>): Promise<T> {
@@ -81,14 +83,34 @@ export async function tokenCommand(config: Config, args: string[], values: Recor
  * `shomei certificate link <account> <certificate-id> <user-id>`: an
  * operator's explicit link, for a renewed or re-issued certificate no link
  * source connected to its person. The certificate belongs to the user from now on.
+ *
+ * `shomei certificate link-login <login> <certificate-file>`: links a JPKI
+ * certificate (PEM or DER) to an end user of the OpenID Connect provider,
+ * for JPKI sign-in, once it is trusted, current and good by a status check.
  */
 export async function certificateCommand(config: Config, args: string[]): Promise<void> {
+  if (args[0] === "link-login") return linkLogin(config, args[1], args[2]);
   const [action, accountName, certificateId, userId] = args;
-  if (action !== "link") throw new UsageError(`unknown action "${action ?? ""}": use link`);
+  if (action !== "link") throw new UsageError(`unknown action "${action ?? ""}": use link or link-login`);
   if (!accountName || !certificateId || !userId) throw new UsageError("certificate link needs an account name, a certificate id and a user id");
   await withDomain(config, async ({ accounts, registry }) => {
     const account = await accounts.get(accountName);
     const { certificate, user } = await registry.link(account.id, certificateId, userId);
     console.log(`certificate ${certificate.id} of account ${account.name} now belongs to user ${user.id}`);
+  });
+}
+
+async function linkLogin(config: Config, login: string | undefined, file: string | undefined): Promise<void> {
+  if (!login || !file) throw new UsageError("certificate link-login needs a login and a certificate file (PEM or DER)");
+  const content = await readFile(file).catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot read ${file} (${error.code ?? error.message})`);
+  });
+  const text = content.toString("latin1");
+  const der = text.includes("-----BEGIN CERTIFICATE-----") ? certificateDer(text) : content;
+  await withDomain(config, async ({ oidc }) => {
+    const user = await oidc.users.findByLogin(login);
+    if (!user) throw new UsageError(`no end user with login ${login}`);
+    const link = await oidc.jpki.linkByOperator(user.id, der);
+    console.log(`certificate ${link.certificateId} (${link.type}) is linked to ${user.login}`);
   });
 }

@@ -10,6 +10,7 @@ import { migrateCommand } from "./migrate.ts";
 import { clientCommand, keysCommand, userCommand } from "./oidc-admin.ts";
 import { serveCommand } from "./serve.ts";
 import { UsageError } from "./usage-error.ts";
+import { JpkiError } from "../domain/oidc/jpki/jpki-error.ts";
 
 interface Command {
   summary: string;
@@ -57,8 +58,8 @@ const commands: Record<string, Command> = {
     run: (config, positionals, values) => tokenCommand(config, positionals, values),
   },
   certificate: {
-    summary: "link a certificate to a user of its account",
-    usage: "shomei certificate link <account> <certificate-id> <user-id>",
+    summary: "link a certificate to a user of its account, or to an end user of the provider (JPKI sign-in)",
+    usage: "shomei certificate link <account> <certificate-id> <user-id> | link-login <login> <certificate-file>",
     options: { ...commonOptions },
     positionals: true,
     run: (config, positionals) => certificateCommand(config, positionals),
@@ -168,6 +169,10 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof UsageError) {
       console.error(`shomei ${name}: ${error.message}\n\n${commandHelp(name, command)}`);
       return 2;
+    }
+    if (error instanceof JpkiError) {
+      console.error(`shomei ${name}: ${error.code}: ${error.message}`);
+      return 1;
     }
     if (error instanceof ConfigError || error instanceof DatabaseUnavailableError || error instanceof DomainError) {
       console.error(`shomei ${name}: ${error.message}`);

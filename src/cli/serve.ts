@@ -1,6 +1,8 @@
 import type { Config } from "../config/schema.ts";
 import { seedDemo, type DemoData } from "../domain/mock/demo-seed.ts";
 import { seedOidcDemo, type OidcDemo } from "../domain/mock/oidc-demo-seed.ts";
+import { seedMockCard } from "../domain/mock/mock-card-seed.ts";
+import type { MockCard } from "../domain/mock/mock-card.ts";
 import { applyClientsFile } from "../domain/oidc/clients-file.ts";
 import { createLogger } from "../observability/logger.ts";
 import { startServer } from "../server/server.ts";
@@ -11,6 +13,7 @@ export async function serveCommand(config: Config): Promise<void> {
   const server = await startServer(config, logger);
   let demo: DemoData | undefined;
   let oidcDemo: OidcDemo | undefined;
+  let mockCard: MockCard | undefined;
   try {
     if (config.clientsFile) {
       const ids = await applyClientsFile(config.clientsFile, server.domain.oidc.clients, Date.now());
@@ -19,6 +22,7 @@ export async function serveCommand(config: Config): Promise<void> {
     if (server.domain.mock) {
       demo = await seedDemo(server.domain, config.dataDir);
       oidcDemo = await seedOidcDemo(server.domain.oidc, config.dataDir, Date.now());
+      mockCard = await seedMockCard(server.domain, demo);
     }
   } catch (error) {
     await server.close();
@@ -48,10 +52,17 @@ export async function serveCommand(config: Config): Promise<void> {
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
   logger.info({ url: server.url, mode: config.mode, database: server.database.displayUrl, version }, "listening");
-  process.stderr.write(banner(server.config, server.url, server.database.displayUrl, demo, oidcDemo));
+  process.stderr.write(banner(server.config, server.url, server.database.displayUrl, demo, oidcDemo, mockCard));
 }
 
-function banner(config: Config, url: string, database: string, demo: DemoData | undefined, oidcDemo: OidcDemo | undefined): string {
+function banner(
+  config: Config,
+  url: string,
+  database: string,
+  demo: DemoData | undefined,
+  oidcDemo: OidcDemo | undefined,
+  mockCard: MockCard | undefined,
+): string {
   const lines = [
     "",
     `  shomei ${version} is listening on ${url} (${config.mode} mode)`,
@@ -84,6 +95,9 @@ function banner(config: Config, url: string, database: string, demo: DemoData | 
       `    ${oidcDemo.authorizationUrl}`,
       "  with step-up to ACR high:",
       `    ${oidcDemo.stepUpUrl}`,
+      "  with step-up to ACR very_high, signing with the demo user's mock JPKI card (on the page):",
+      `    ${oidcDemo.jpkiStepUpUrl}`,
+      ...(mockCard ? [`  the mock card's certificate ${mockCard.certificateId} (account "${mockCard.accountName}"): revoke it with SetMockCertificateStatus`] : []),
       `  client ${oidcDemo.clientId}, secret in ${config.dataDir}/demo-client-secret (client_secret_basic), e.g. for PAR:`,
       `    curl -u ${oidcDemo.clientId}:$(cat ${config.dataDir}/demo-client-secret) -d redirect_uri=${encodeURIComponent(oidcDemo.redirectUri)} \\`,
       `      -d response_type=code -d scope=openid -d state=s1 ${config.baseUrl}/api/oidc/v1/par`,

@@ -28,6 +28,27 @@ export interface Tables {
   server_key_check: ServerKeyCheckTable;
   crl_lists: CrlListTable;
   ocsp_responses: OcspResponseTable;
+  oidc_jpki_links: OidcJpkiLinkTable;
+  oidc_mock_cards: OidcMockCardTable;
+}
+
+/** A certificate linked to an end user (migration 0019); status is what the last check found. */
+export interface OidcJpkiLinkTable {
+  certificate_id: string;
+  user_id: string;
+  fingerprint_sha256: string;
+  certificate_type: string;
+  not_after: number;
+  status: string;
+  linked_at: number;
+  checked_at: number;
+}
+
+/** Mock mode: a user's mock card (certificate and key), sealed with the server key. */
+export interface OidcMockCardTable {
+  user_id: string;
+  card_sealed: string;
+  created_at: number;
 }
 
 /** See migration 0010: keys are HMACs, account_key is cleared by a successful sign-in. */

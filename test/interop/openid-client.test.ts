@@ -289,6 +289,7 @@ for (const target of targets) {
             acr: "low",
             amr: ["pwd"],
             sid: idClaims.sid,
+            jpki_verified: false,
             name: "Test User",
             preferred_username: user.login,
             email: `${user.login}@example.com`,

@@ -133,6 +133,7 @@ for (const target of targets) {
           acr: "low",
           amr: ["pwd"],
           sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+          jpki_verified: false,
         });
       });
     });

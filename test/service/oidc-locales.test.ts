@@ -261,7 +261,7 @@ for (const target of targets) {
         expect(idToken).toMatchObject(names);
         const info = await getUserinfo(server, json.access_token as string);
         expect(info.status).toBe(200);
-        expect(info.json).toEqual({ ...names, sub: user.row.id, preferred_username: user.login, auth_time: expect.any(Number), acr: expect.any(String), amr: ["pwd"], sid: expect.any(String) });
+        expect(info.json).toEqual({ ...names, sub: user.row.id, preferred_username: user.login, auth_time: expect.any(Number), acr: expect.any(String), amr: ["pwd"], sid: expect.any(String), jpki_verified: false });
       });
 
       it("refreshed tokens keep the languages: the new ID token and userinfo answer in Japanese too", async () => {

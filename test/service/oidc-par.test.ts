@@ -437,7 +437,7 @@ for (const target of targets) {
       it("expired → invalid_request_uri, and the record stays unconsumed", async () => {
         // Issued by the same domain services over the same database, with a clock 61 s behind: already expired.
         const s = live();
-        const past = createOidc(s.config, s.database, s.domain.oidc.secretKey, () => Date.now() - 61_000);
+        const past = createOidc(s.config, s.database, s.domain.oidc.secretKey, () => Date.now() - 61_000, s.domain.oidc);
         const issued = await past.pushed.push(basicClient, request("basic"));
         expect(issued.expiresIn).toBe(60);
         const record = await findRequestUri(s, issued.requestUri);

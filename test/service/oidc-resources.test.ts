@@ -484,12 +484,13 @@ for (const target of targets) {
           const reply = await userinfo(issued.access, method);
           expect(reply.status, reply.text).toBe(200);
           expect(reply.headers.get("cache-control")).toBe("no-store");
-          const { sub, auth_time, acr, amr, sid } = decodeJwt(issued.idToken!);
+          const { sub, auth_time, acr, amr, sid, jpki_verified } = decodeJwt(issued.idToken!);
+          expect(jpki_verified).toBe(false);
           expect(amr).toEqual(["pwd"]);
           expect(sub).toBe(issued.user.row.id);
           // The authentication the token stems from is always there, the same as in the ID token.
           expect(sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
-          expect(reply.json, scope).toEqual({ sub, auth_time, acr, amr, sid, ...claims(issued.user) });
+          expect(reply.json, scope).toEqual({ sub, auth_time, acr, amr, sid, jpki_verified, ...claims(issued.user) });
           expect(acr).toBe("low");
         }
       });
@@ -802,7 +803,7 @@ for (const target of targets) {
           scopes: [{ scope: "openid offline_access" }],
           authorization_details: paymentDetails,
         });
-        expect((await userinfo(renewed.access)).json).toEqual({ sub: user.row.id, auth_time: expect.any(Number), acr: "low", amr: ["pwd"], sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+        expect((await userinfo(renewed.access)).json).toEqual({ sub: user.row.id, auth_time: expect.any(Number), acr: "low", amr: ["pwd"], sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), jpki_verified: false });
       });
     });
   });

@@ -202,7 +202,7 @@ for (const target of targets) {
       expect(kid).toMatch(/\S/);
       expect(await publishedKids()).toContain(kid);
       const stored = (await findCode(live(), expected.code))!.payload;
-      const members = ["iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "acr", "amr", "at_hash", "sid", ...(expected.nonce === undefined ? [] : ["nonce"])];
+      const members = ["iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "acr", "amr", "at_hash", "sid", "jpki_verified", ...(expected.nonce === undefined ? [] : ["nonce"])];
       expect(Object.keys(payload).sort()).toEqual(members.sort());
       expect(payload.iss).toBe(issuer);
       expect(payload.sub).toBe(user.row.id);
@@ -214,6 +214,7 @@ for (const target of targets) {
       expect(payload.auth_time).toBe(Math.floor(stored.authTime / 1000));
       expect(Number.isInteger(payload.auth_time)).toBe(true);
       expect(payload.acr).toBe("low");
+      expect(payload.jpki_verified).toBe(false);
       expect(payload.amr).toEqual(["pwd"]);
       expect(payload.at_hash).toBe(expectedAtHash(tokens.access_token));
       expect(payload.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -916,7 +917,7 @@ for (const target of targets) {
         expect(refreshed.id_token).not.toBe(first.id_token);
         const { payload, kid } = await verifiedIdToken(refreshed.id_token!, clientIds.basic);
         expect(await publishedKids()).toContain(kid);
-        expect(Object.keys(payload).sort()).toEqual(["acr", "amr", "at_hash", "aud", "auth_time", "azp", "exp", "iat", "iss", "sid", "sub"]);
+        expect(Object.keys(payload).sort()).toEqual(["acr", "amr", "at_hash", "aud", "auth_time", "azp", "exp", "iat", "iss", "jpki_verified", "sid", "sub"]);
         expect(payload.sid).toBe(original.sid);
         expect(payload).not.toHaveProperty("nonce");
         expect(payload.sub).toBe(original.sub);
@@ -940,7 +941,7 @@ for (const target of targets) {
         expect(narrowed.scope).toBe("openid offline_access");
         const narrowInfo = await getUserinfo(live(), narrowed.access_token);
         expect(narrowInfo.status).toBe(200);
-        expect(narrowInfo.json).toEqual({ sub: user.row.id, auth_time: expect.any(Number), acr: "low", amr: ["pwd"], sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+        expect(narrowInfo.json).toEqual({ sub: user.row.id, auth_time: expect.any(Number), acr: "low", amr: ["pwd"], sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), jpki_verified: false });
         expect(JSON.parse((await tokenRow(narrowed.access_token))!.scopes)).toEqual(["openid", "offline_access"]);
 
         // Narrower still, without offline_access: the client keeps a refresh token.

@@ -14,6 +14,8 @@ export interface OidcDemo {
   userPassword: string;
   authorizationUrl: string;
   stepUpUrl: string;
+  /** Step-up to very_high: only the mock JPKI card earns it (see seedMockCard). */
+  jpkiStepUpUrl: string;
 }
 
 export const demoClientId = "demo-client";
@@ -90,5 +92,6 @@ export async function seedOidcDemo(oidc: Oidc, dataDir: string, now: number): Pr
     userPassword: demoPassword,
     authorizationUrl: `${base}&scope=openid%20profile&state=demo-state`,
     stepUpUrl: `${base}&scope=openid%20profile&state=demo-step-up&acr_values=high`,
+    jpkiStepUpUrl: `${base}&scope=openid%20profile&state=demo-jpki&acr_values=very_high`,
   };
 }

@@ -17,10 +17,15 @@
  * words (see reportedAcr).
  */
 
-/** Authentication methods, named by their RFC 8176 `amr` values. */
-export type AuthMethod = "pwd" | "otp";
+/**
+ * Authentication methods, named by the `amr` values they put in tokens:
+ * RFC 8176 `pwd` and `otp`, and a JPKI card's signature with its signature
+ * certificate (`jpki_sig`) or its user authentication certificate
+ * (`jpki_auth`), which also add RFC 8176 `hwk` and `sc` to `amr`.
+ */
+export type AuthMethod = "pwd" | "otp" | "jpki_sig" | "jpki_auth";
 
-export const authMethods: readonly AuthMethod[] = ["pwd", "otp"];
+export const authMethods: readonly AuthMethod[] = ["pwd", "otp", "jpki_sig", "jpki_auth"];
 
 /** Completing every method in `requires` earns the level `acr`. */
 export interface AcrMethodRule {
@@ -39,10 +44,16 @@ export interface AcrPolicy {
 
 export const defaultAcrLevels: readonly string[] = ["low", "high", "very_high"];
 
-/** Password alone earns `low`; password and TOTP earn `high`; nothing earns `very_high` yet. */
+/**
+ * Password alone earns `low`; password and TOTP, or a JPKI user
+ * authentication certificate's signature, earn `high`; a JPKI signature
+ * certificate's signature earns `very_high`.
+ */
 export const defaultAcrRules: readonly AcrMethodRule[] = [
   { acr: "low", requires: ["pwd"] },
   { acr: "high", requires: ["pwd", "otp"] },
+  { acr: "high", requires: ["jpki_auth"] },
+  { acr: "very_high", requires: ["jpki_sig"] },
 ];
 
 /**

@@ -11,6 +11,8 @@ import type { ClientStore } from "./stores.ts";
 import type { TokenAdministration } from "./tokens/token-administration.ts";
 import type { TokenService } from "./tokens/token-service.ts";
 import type { OidcUsers } from "./users.ts";
+import type { JpkiSignIn } from "./jpki/jpki-sign-in.ts";
+import type { MockCards } from "../mock/mock-card.ts";
 
 /**
  * The OpenID Connect provider's services, as the transports see them; built
@@ -26,6 +28,10 @@ export interface Oidc {
   pushed: PushedRequests;
   users: OidcUsers;
   flow: AuthorizationFlow;
+  /** Sign-in and step-up with a JPKI card; certificates linked to users. */
+  jpki: JpkiSignIn;
+  /** Mock mode only: the mock cards of demo users. */
+  mockCards: MockCards | undefined;
   /** Password and step-up checks, throttled. */
   signIn: SignIn;
   /** Server key: CSRF tokens, sealing TOTP secrets. */

@@ -9,6 +9,13 @@ export const contentSecurityPolicy =
   "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'";
 
 /**
+ * The policy of a mock-mode JPKI page: the same, plus scripts from this
+ * origin only (the mock card's script file; never inline, never elsewhere).
+ */
+export const mockCardContentSecurityPolicy =
+  "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'";
+
+/**
  * Headers on every Express response (pages, the home page, error pages, JSON
  * APIs alike): a strict content security policy and no framing. JSON and
  * other non-HTML answers are unaffected by them; HTML is then safe wherever it

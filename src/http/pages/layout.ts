@@ -52,10 +52,11 @@ const styles = `
   .field { margin: 0 0 1rem; }
   label { display: block; font-weight: 600; font-size: .95rem; margin-bottom: .35rem; }
   .hint { display: block; color: var(--muted); font-size: .85rem; margin-top: .3rem; }
-  input[type="text"], input[type="password"], input[type="email"] {
+  input[type="text"], input[type="password"], input[type="email"], textarea {
     display: block; width: 100%; padding: .6rem .75rem; font: inherit; color: var(--fg); background: var(--field);
     border: 1px solid var(--border); border-radius: 8px; transition: border-color .15s, box-shadow .15s; }
-  input[type="text"]:focus, input[type="password"]:focus, input[type="email"]:focus {
+  textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .8rem; resize: vertical; }
+  input[type="text"]:focus, input[type="password"]:focus, input[type="email"]:focus, textarea:focus {
     outline: none; border-color: var(--focus); box-shadow: 0 0 0 3px color-mix(in srgb, var(--focus) 35%, transparent); }
   input[aria-invalid="true"] { border-color: var(--danger); }
   input.otp { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 1.35rem; letter-spacing: .35em; max-width: 12rem; }
@@ -135,8 +136,11 @@ function languageSwitch(lang: PageLanguage): Html | "" {
   return html`<nav aria-label="${lang.t.common.languageSwitch}"><ul class="languages">${locales.map(item)}</ul></nav>`;
 }
 
-/** The frame every server-rendered page shares. */
-export function page(lang: PageLanguage, title: string, body: Html): string {
+/**
+ * The frame every server-rendered page shares. `scripts`: same-origin script
+ * paths, for the few pages whose CSP allows them (see page-headers.ts).
+ */
+export function page(lang: PageLanguage, title: string, body: Html, scripts: readonly string[] = []): string {
   return html`<!doctype html>
 <html lang="${lang.locale}">
 <head>
@@ -144,6 +148,7 @@ export function page(lang: PageLanguage, title: string, body: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · shomei</title>
 <style>${new Html(styles)}</style>
+${scripts.map((src) => html`<script src="${src}" defer></script>`)}
 </head>
 <body><main><div class="top"><div class="brand">shomei</div>${languageSwitch(lang)}</div>${body}</main></body>
 </html>`.value;

@@ -13,6 +13,8 @@ export interface LoginPageView {
   error?: string;
   /** Neutral information, e.g. that the session ended. */
   notice?: string;
+  /** Where signing in with a JPKI card starts, for a user who linked one. */
+  jpkiSignIn?: string;
 }
 
 /** The id of the page's form: the language switch's buttons submit it. */
@@ -43,7 +45,8 @@ ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}<
 <input type="password" id="password" name="password" autocomplete="current-password" required${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? html` autofocus` : ""}>
 </div>
 <div class="actions"><button type="submit" class="button primary">${t.submit}</button></div>
-</form>`,
+</form>
+${v.jpkiSignIn ? html`<p class="footnote"><a href="${v.jpkiSignIn}" id="jpki-sign-in">${lang.t.jpki.signInWithCard}</a></p>` : ""}`,
   );
 }
 

@@ -17,6 +17,7 @@ import * as m0015 from "./0015_mock_crl_issue.ts";
 import * as m0016 from "./0016_token_sid.ts";
 import * as m0017 from "./0017_dpop.ts";
 import * as m0018 from "./0018_signing_alg_per_client.ts";
+import * as m0019 from "./0019_oidc_jpki.ts";
 import * as m0020 from "./0020_localized_names.ts";
 
 /**
@@ -43,5 +44,6 @@ export const migrations: Record<string, Migration> = {
   "0016_token_sid": m0016,
   "0017_dpop": m0017,
   "0018_signing_alg_per_client": m0018,
+  "0019_oidc_jpki": m0019,
   "0020_localized_names": m0020,
 };

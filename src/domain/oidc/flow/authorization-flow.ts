@@ -75,6 +75,8 @@ export class AuthorizationFlow {
     private readonly codes: OneTimeStore,
     private readonly settings: FlowSettings,
     private readonly clock: Clock,
+    /** The methods the user's linked certificates can perform (JPKI sign-in); none without it. */
+    private readonly certificateMethods: (userId: string) => Promise<AuthMethod[]> = async () => [],
   ) {}
 
   /** Starts an interaction for a validated request and takes the first step. */
@@ -122,7 +124,7 @@ export class AuthorizationFlow {
     const grant = user ? await this.grantFor(request, user.id, client.clientId) : undefined;
     if (grant instanceof OAuthError) return this.fail(id, request, grant.error, grant.description);
 
-    const enrolled: AuthMethod[] = user ? this.users.enrolledMethods(user) : [];
+    const enrolled: AuthMethod[] = user ? await this.enrolled(user) : [];
     const outcome: DecisionOutcome = decideAuthorization({
       prompt: new Set(request.prompt),
       maxAge: request.maxAge,
@@ -149,11 +151,10 @@ export class AuthorizationFlow {
     }
   }
 
-  /** A successful login: a new session (returned, for the cookie) and the next step. */
-  async login(interaction: LoadedInteraction, user: OidcUserRow, browserId: string): Promise<{ sessionId: string; step: Step }> {
+  /** A successful login (by password unless `amr` says otherwise): a new session (returned, for the cookie) and the next step. */
+  async login(interaction: LoadedInteraction, user: OidcUserRow, browserId: string, amr: string[] = ["pwd"]): Promise<{ sessionId: string; step: Step }> {
     const now = this.clock();
     const sessionId = randomToken();
-    const amr: AuthMethod[] = ["pwd"];
     await this.repository.insertSession({
       idHash: sha256Hex(sessionId),
       userId: user.id,
@@ -168,8 +169,12 @@ export class AuthorizationFlow {
     return { sessionId, step: await this.advance(interaction.id, browserId, sessionId) };
   }
 
-  /** A successful re-authentication with the given methods: the session's auth_time, acr and amr are renewed. */
-  async reauthenticated(interaction: LoadedInteraction, sessionId: string, methods: AuthMethod[], browserId: string): Promise<Step> {
+  /**
+   * A successful re-authentication with the given methods (`amr`: the
+   * methods and what else describes them, such as `hwk` and `sc` of a JPKI
+   * card): the session's auth_time, acr and amr are renewed.
+   */
+  async reauthenticated(interaction: LoadedInteraction, sessionId: string, methods: string[], browserId: string): Promise<Step> {
     const acr = acrForMethods(this.settings.policy, methods) ?? this.settings.policy.levels[0]!;
     await this.repository.updateSessionAuthentication(sha256Hex(sessionId), { authTime: this.clock(), acr, amr: methods });
     await this.save(interaction.id, { ...interaction.state, authenticated: true });
@@ -192,12 +197,13 @@ export class AuthorizationFlow {
     const session = await this.session(sessionId);
     const user = interaction.user;
     if (!session || !user || session.userId !== user.id) return undefined;
+    const enrolled = await this.enrolled(user);
     const outcome = decideAuthorization({
       prompt: new Set(interaction.state.request.prompt),
       maxAge: interaction.state.request.maxAge,
       acrValues: interaction.state.request.acrValues,
       session: { authTime: session.authTime, acr: session.acr, amr: session.amr },
-      reachableAcrs: reachableAcrs(this.settings.policy, this.users.enrolledMethods(user)),
+      reachableAcrs: reachableAcrs(this.settings.policy, enrolled),
       alreadyGranted: true,
       consent: undefined,
       reauthenticatedInThisInteraction: interaction.state.authenticated,
@@ -205,7 +211,7 @@ export class AuthorizationFlow {
       policy: this.settings.policy,
     });
     if (outcome.kind !== "reauth") return undefined;
-    const methods = methodsToReach(this.settings.policy, outcome.requiredAcr, this.users.enrolledMethods(user));
+    const methods = methodsToReach(this.settings.policy, outcome.requiredAcr, enrolled);
     return methods ? { acr: outcome.requiredAcr, methods, reasons: outcome.reasons, authTime: session.authTime } : undefined;
   }
 
@@ -219,6 +225,11 @@ export class AuthorizationFlow {
     if (!interaction.user || request.grantManagementAction === undefined) return request.grantManagementAction;
     const grant = await this.grantFor(request, interaction.user.id, interaction.client.clientId);
     return effectiveAction(request, grant instanceof OAuthError ? undefined : grant);
+  }
+
+  /** The methods the user can perform: secrets they hold and certificates linked to them. */
+  private async enrolled(user: OidcUserRow): Promise<AuthMethod[]> {
+    return [...this.users.enrolledMethods(user), ...(await this.certificateMethods(user.id))];
   }
 
   async endSession(sessionId: string): Promise<void> {

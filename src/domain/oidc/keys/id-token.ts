@@ -21,6 +21,8 @@ export interface IdTokenClaims {
   name?: string | undefined;
   /** Language-tagged names (OIDC Core 5.2), e.g. `name#ja-Kana-JP`. */
   [tagged: `name#${string}`]: string | undefined;
+  /** Whether the user has a current, good JPKI certificate linked; never anything of the certificate itself. */
+  jpki_verified?: boolean;
 }
 
 /** Seconds beyond this are almost certainly milliseconds passed by mistake (year 5138). */

@@ -59,6 +59,8 @@ export class TokenService {
     private readonly keys: SigningKeys,
     private readonly settings: TokenSettings,
     private readonly clock: Clock,
+    /** `jpki_verified`: whether the user has a current, good JPKI certificate linked (JPKI sign-in). */
+    private readonly jpkiVerified: (userId: string) => Promise<boolean> = async () => false,
   ) {}
 
   /**
@@ -256,6 +258,7 @@ export class TokenService {
         amr: a.amr,
         sid: a.sid ?? undefined,
         ...(await this.idTokenNames(a)),
+        jpki_verified: await this.jpkiVerified(a.userId),
       }, { alg: client.idTokenSignedResponseAlg, accessToken });
     }
     return response;

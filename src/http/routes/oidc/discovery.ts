@@ -38,7 +38,7 @@ export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
     revocation_endpoint_auth_signing_alg_values_supported: clientAssertionAlgorithms,
     introspection_endpoint_auth_signing_alg_values_supported: clientAssertionAlgorithms,
     scopes_supported: ["openid", "profile", "email", "offline_access"],
-    claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "sid", "azp", "at_hash", "name", "preferred_username", "email", "email_verified"],
+    claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "sid", "azp", "at_hash", "jpki_verified", "name", "preferred_username", "email", "email_verified"],
     acr_values_supported: acrValuesSupported(oidc.policy),
     prompt_values_supported: ["none", "login", "consent"],
     authorization_response_iss_parameter_supported: oidc.advertiseAuthorizationResponseIss,

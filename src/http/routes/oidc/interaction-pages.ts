@@ -4,20 +4,28 @@ import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-
 import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/secrets.ts";
 import { lookupTag } from "../../../domain/oidc/locales.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
+import type { AuthMethod } from "../../../domain/oidc/acr.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
 import { formatsFor } from "../../i18n/format.ts";
 import { locales, type Locale } from "../../i18n/locale.ts";
-import { pageLanguage } from "../../i18n/page-language.ts";
+import { linkPageLanguage, pageLanguage } from "../../i18n/page-language.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
 import { consentFormId, renderConsentPage } from "../../pages/consent.ts";
 import { switchLocaleField, type PageLanguage } from "../../pages/layout.ts";
 import { loginFormId, renderLoginPage } from "../../pages/login.ts";
 import { reauthFormId, renderReauthPage } from "../../pages/reauth.ts";
 import { sendStep } from "./steps.ts";
+import { createJpkiPages, isJpkiMethod, jpkiForm } from "./jpki-pages.ts";
 
 /** Login, re-authentication and consent: server-rendered forms, CSRF-protected, usable without JavaScript. */
 export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean, defaultLocale: Locale): void {
   const cookies = cookieNames(oidc.issuer);
+  const jpki = createJpkiPages(oidc, mockMode, {
+    ofInteraction: (req, res, interaction, formId) => language(req, res, interaction, formId),
+    ofPage: (req) => linkPageLanguage(req, defaultLocale),
+    switchLanguage: (interaction, requested) => switchLanguage(interaction, requested),
+  });
+  jpki.register(router);
   const form = express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 });
   const interactionId = (req: Request) => (typeof req.query.interaction === "string" ? req.query.interaction : "");
   const action = (page: string, id: string) => `/auth/${page}?interaction=${encodeURIComponent(id)}`;
@@ -71,7 +79,13 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
   const loginPage = (req: Request, res: Response, i: LoadedInteraction, status: number, extra: (lang: PageLanguage) => { error?: string; loginHint?: string } = () => ({})) => {
     const lang = language(req, res, i, loginFormId);
     res.status(status).type("html").send(
-      renderLoginPage(lang, { action: action("login", i.id), csrfToken: csrfToken(oidc.secretKey, i.id), clientName: i.client.name, ...extra(lang) }),
+      renderLoginPage(lang, {
+        action: action("login", i.id),
+        csrfToken: csrfToken(oidc.secretKey, i.id),
+        clientName: i.client.name,
+        jpkiSignIn: action("login/jpki", i.id),
+        ...extra(lang),
+      }),
     );
   };
 
@@ -113,6 +127,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
       // Nothing to step up (the session changed or ended): let the flow decide again.
       return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     }
+    if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpView(req, res, interaction, requirement, status);
     const lang = language(req, res, interaction, reauthFormId);
     const hint = mockMode && requirement.methods.includes("otp") ? oidc.users.currentOtp(interaction.user) : undefined;
     res.status(status).type("html").send(
@@ -139,7 +154,8 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     await reauthView(req, res, interaction, 200);
   });
 
-  router.post("/auth/reauth", pageHeaders, form, async (req, res) => {
+  // A JPKI signature carries a certificate: the larger form limit.
+  router.post("/auth/reauth", pageHeaders, jpkiForm, async (req, res) => {
     const interaction = await load(req, res);
     requireCsrf(req, interaction);
     const body = bodyOf(req);
@@ -148,6 +164,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const requirement = await oidc.flow.reauthRequirement(interaction, sessionId);
     const user = interaction.user;
     if (!requirement || !user || !sessionId) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
+    if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpSubmit(req, res, interaction, requirement, sessionId);
     const secrets = {
       password: typeof body.password === "string" ? body.password : "",
       otp: typeof body.otp === "string" ? body.otp.trim() : "",

@@ -7,8 +7,8 @@ import { requireAccessToken } from "./bearer.ts";
 /**
  * OIDC Core 5.3: claims of the token's user, by granted scope (profile: name;
  * email: email), and always the authentication the token stems from (`acr`,
- * `amr`, `auth_time`, `sid`), as in its ID token. The name follows the
- * request's claims_locales (see nameClaims).
+ * `amr`, `auth_time`, `sid`), as in its ID token, and `jpki_verified`. The
+ * name follows the request's claims_locales (see nameClaims).
  */
 export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
   const handle = async (req: Request, res: Response) => {
@@ -27,6 +27,8 @@ export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
       acr: token.acr,
       amr: token.amr,
       ...(token.sid !== null ? { sid: token.sid } : {}),
+      // As it is now, not as it was when the token was issued: a revoked certificate shows at once.
+      jpki_verified: await oidc.jpki.isVerified(user.id),
       ...(token.scopes.includes("profile") ? { ...nameClaims(user, token.claimsLocales), preferred_username: user.login } : {}),
       ...(token.scopes.includes("email") && user.email ? { email: user.email, email_verified: false } : {}),
     });

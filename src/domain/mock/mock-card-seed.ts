@@ -1,0 +1,41 @@
+import { X509Certificate } from "node:crypto";
+import type { Accounts } from "../accounts/accounts.ts";
+import type { Oidc } from "../oidc/provider.ts";
+import type { DemoData } from "./demo-seed.ts";
+import type { MockCard } from "./mock-card.ts";
+import type { MockEnvironment } from "./mock-environment.ts";
+import { demoLogin } from "./oidc-demo-seed.ts";
+
+export interface MockCardServices {
+  accounts: Accounts;
+  mock: MockEnvironment | undefined;
+  oidc: Oidc;
+}
+
+/**
+ * Mock mode only: the demo end user's mock JPKI card. A signature
+ * certificate (and its key) issued by the mock CA in the demo API account,
+ * to the demo certificate user, so `SetMockCertificateStatus` with the demo
+ * token revokes it; linked to the demo end user, so it earns `very_high` and
+ * `jpki_verified`. Idempotent: the card is made once and kept (sealed).
+ */
+export async function seedMockCard(services: MockCardServices, demo: DemoData, login = demoLogin): Promise<MockCard> {
+  const { mock, oidc } = services;
+  if (!mock || !oidc.mockCards) throw new TypeError("mock cards exist only in mock mode");
+  const user = await oidc.users.findByLogin(login);
+  if (!user) throw new TypeError(`no end user ${login} to give a mock card`);
+  let card = await oidc.mockCards.find(user.id);
+  if (!card) {
+    const account = await services.accounts.get(demo.accountName);
+    const issued = await mock.createCertificate(account.id, { type: "jpki_card_digital_signature", userId: demo.userId, commonName: "Demo User" });
+    await oidc.mockCards.save(
+      user.id,
+      { accountName: account.name, certificateId: issued.certificate.id, certificatePem: issued.certificatePem, privateKeyPem: issued.privateKeyPem },
+      Date.now(),
+    );
+    // Another instance may have saved its card first: the stored one is the card.
+    card = (await oidc.mockCards.find(user.id))!;
+    await oidc.jpki.linkByOperator(user.id, new Uint8Array(new X509Certificate(card.certificatePem).raw));
+  }
+  return card;
+}

@@ -1,0 +1,125 @@
+import type { Messages } from "../i18n/messages/en.ts";
+import { type Html, html } from "./html.ts";
+import { page, type PageLanguage } from "./layout.ts";
+
+/** Mock mode only: the card whose key the page hands to its script (never in production). */
+export interface MockCardView {
+  certificatePem: string;
+  privateKeyPem: string;
+  certificateId: string;
+  accountName: string;
+}
+
+/** The form that takes a signed challenge: on the step-up, sign-in and linking pages. */
+export interface JpkiFormView {
+  action: string;
+  csrfToken: string;
+  challenge: string;
+  /** What the card signs (see challengeText). */
+  challengeText: string;
+  /** The button's words: continue, or link the certificate. */
+  submit: "submit" | "linkSubmit";
+  /** A refused attempt: its code (data-error) and message. */
+  error?: { code: string; message: string } | undefined;
+  mockCard?: MockCardView | undefined;
+}
+
+export interface JpkiStepUpPageView extends JpkiFormView {
+  clientName: string;
+  userLogin: string;
+  /** The level asked for, as the ACR policy names it. */
+  requiredAcr: string;
+  /** Only a signature certificate will do (the level needs it). */
+  needsSignatureCertificate: boolean;
+  /** The decision flow's reasons (prompt_login, max_age, acr), put in words by the catalogue. */
+  reasons: string[];
+}
+
+export interface JpkiSignInPageView extends JpkiFormView {
+  clientName: string;
+}
+
+/** The mock card's script, served from this origin (the page's CSP allows 'self' scripts in mock mode only). */
+export const mockCardScriptPath = "/assets/mock-card.js";
+
+/** Step-up with the card: the signed-in user signs a challenge bound to this interaction. */
+export function renderJpkiStepUpPage(lang: PageLanguage, v: JpkiStepUpPageView): string {
+  const { jpki: s, reauth, common } = lang.t;
+  const level = Object.hasOwn(reauth.acrLevels, v.requiredAcr) ? reauth.acrLevels[v.requiredAcr as keyof typeof reauth.acrLevels] : v.requiredAcr;
+  const reasons = v.reasons.filter((r) => r !== "").map((r) => (Object.hasOwn(reauth.reasons, r) ? reauth.reasons[r as keyof typeof reauth.reasons] : r));
+  return page(
+    lang,
+    s.stepUpTitle,
+    html`<h1>${s.stepUpTitle}</h1>
+<p class="lead">${s.stepUpLead(v.clientName, level)}</p>
+<p class="muted">${common.signedInAs(v.userLogin)}</p>
+<p>${v.needsSignatureCertificate ? s.signatureCertificateNeeded : s.userAuthenticationCertificateNeeded}</p>
+${reasons.length > 0 ? html`<p>${reauth.because}</p>
+<ul class="reasons">${reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ""}
+${jpkiForm(lang.t, v)}
+<p class="footnote"><a href="/account/jpki">${s.manageLinks}</a></p>`,
+    scripts(v),
+  );
+}
+
+/** Sign-in with the card: the certificate's link says who signs in. */
+export function renderJpkiSignInPage(lang: PageLanguage, v: JpkiSignInPageView): string {
+  const s = lang.t.jpki;
+  return page(
+    lang,
+    s.signInTitle,
+    html`<h1>${s.signInTitle}</h1>
+<p class="lead">${s.signInLead(v.clientName)}</p>
+${jpkiForm(lang.t, v)}`,
+    scripts(v),
+  );
+}
+
+export function scripts(v: { mockCard?: MockCardView | undefined }): string[] {
+  return v.mockCard ? [mockCardScriptPath] : [];
+}
+
+/** The challenge, the two fields the signing app fills, and in mock mode the mock card. */
+export function jpkiForm(t: Messages, v: JpkiFormView): Html {
+  const s = t.jpki;
+  return html`${v.error ? html`<div class="alert" role="alert" id="form-error" data-error="${v.error.code}"><p>${v.error.message}</p></div>` : ""}
+<p>${s.howTo}</p>
+<div class="field">
+<label for="challenge-text">${s.challengeLabel}</label>
+<pre id="challenge-text">${v.challengeText}</pre>
+<span class="hint">${s.challengeHint}</span>
+</div>
+${v.mockCard ? mockSection(s, v.mockCard, v.challengeText) : ""}
+<form method="post" action="${v.action}" id="jpki-form">
+<input type="hidden" name="csrf" value="${v.csrfToken}">
+<input type="hidden" name="method" value="jpki">
+<input type="hidden" name="challenge" value="${v.challenge}">
+<div class="field">
+<label for="certificate">${s.certificateLabel}</label>
+<textarea id="certificate" name="certificate" rows="4" required spellcheck="false" aria-describedby="certificate-hint"></textarea>
+<span class="hint" id="certificate-hint">${s.certificateHint}</span>
+</div>
+<div class="field">
+<label for="signature">${s.signatureLabel}</label>
+<textarea id="signature" name="signature" rows="3" required spellcheck="false" aria-describedby="signature-hint"></textarea>
+<span class="hint" id="signature-hint">${s.signatureHint}</span>
+</div>
+<div class="actions"><button type="submit" class="button primary">${s[v.submit]}</button></div>
+</form>`;
+}
+
+function mockSection(s: Messages["jpki"], card: MockCardView, challengeText: string): Html {
+  const command = `printf '%s' '${challengeText}' | openssl dgst -sha256 -sign mock-card.key | openssl base64 -A`;
+  return html`<div class="mock" role="note" id="mock-card" data-certificate="${card.certificatePem}" data-key="${card.privateKeyPem}" data-challenge-text="${challengeText}">
+<p><strong>${s.mockTitle}.</strong> ${s.mockIntro}</p>
+<div class="actions"><button type="button" class="button secondary" id="mock-card-sign" hidden>${s.mockSign}</button></div>
+<p id="mock-card-failed" hidden>${s.mockFailed}</p>
+<p>${s.mockOpensslIntro}</p>
+<pre id="mock-openssl">${command}</pre>
+<details><summary>${s.mockKeySummary}</summary>
+<pre id="mock-card-key">${card.privateKeyPem}</pre>
+<pre id="mock-card-certificate">${card.certificatePem}</pre>
+<p>${s.mockCertificateIdentity(card.certificateId, card.accountName)}</p>
+</details>
+</div>`;
+}

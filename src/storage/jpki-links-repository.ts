@@ -1,0 +1,73 @@
+import type { Selectable } from "kysely";
+import type { CertificateType } from "../domain/certificates/model.ts";
+import type { JpkiLinkRow, JpkiLinkStore, LinkStatus } from "../domain/oidc/jpki/model.ts";
+import type { MockCardStore } from "../domain/mock/mock-card.ts";
+import type { Database } from "./database.ts";
+import type { OidcJpkiLinkTable } from "./schema.ts";
+
+/** Certificates linked to end users, and (mock mode) the demo user's mock card. */
+export class JpkiLinksRepository implements JpkiLinkStore, MockCardStore {
+  constructor(private readonly database: Database) {}
+
+  private get db() {
+    return this.database.db;
+  }
+
+  async insertLinkIfAbsent(link: JpkiLinkRow): Promise<boolean> {
+    const result = await this.db
+      .insertInto("oidc_jpki_links")
+      .values({
+        certificate_id: link.certificateId,
+        user_id: link.userId,
+        fingerprint_sha256: link.fingerprintSha256,
+        certificate_type: link.type,
+        not_after: link.notAfter,
+        status: link.status,
+        linked_at: link.linkedAt,
+        checked_at: link.checkedAt,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+
+  async findLinkByFingerprint(fingerprintSha256: string): Promise<JpkiLinkRow | undefined> {
+    const row = await this.db.selectFrom("oidc_jpki_links").selectAll().where("fingerprint_sha256", "=", fingerprintSha256).executeTakeFirst();
+    return row && toLink(row);
+  }
+
+  async listLinks(userId: string): Promise<JpkiLinkRow[]> {
+    const rows = await this.db.selectFrom("oidc_jpki_links").selectAll().where("user_id", "=", userId).orderBy("linked_at").orderBy("certificate_id").execute();
+    return rows.map(toLink);
+  }
+
+  async updateLinkStatus(certificateId: string, status: LinkStatus, checkedAt: number): Promise<void> {
+    await this.db.updateTable("oidc_jpki_links").set({ status, checked_at: checkedAt }).where("certificate_id", "=", certificateId).execute();
+  }
+
+  async insertCardIfAbsent(userId: string, cardSealed: string, now: number): Promise<void> {
+    await this.db
+      .insertInto("oidc_mock_cards")
+      .values({ user_id: userId, card_sealed: cardSealed, created_at: now })
+      .onConflict((oc) => oc.column("user_id").doNothing())
+      .execute();
+  }
+
+  async findCard(userId: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom("oidc_mock_cards").select("card_sealed").where("user_id", "=", userId).executeTakeFirst();
+    return row?.card_sealed;
+  }
+}
+
+function toLink(row: Selectable<OidcJpkiLinkTable>): JpkiLinkRow {
+  return {
+    certificateId: row.certificate_id,
+    userId: row.user_id,
+    fingerprintSha256: row.fingerprint_sha256,
+    type: row.certificate_type as CertificateType,
+    notAfter: Number(row.not_after),
+    status: row.status as LinkStatus,
+    linkedAt: Number(row.linked_at),
+    checkedAt: Number(row.checked_at),
+  };
+}
