@@ -2,6 +2,7 @@ import path from "node:path";
 import type { Config } from "../config/schema.ts";
 import { loadOrCreateKeyFile } from "../domain/credentials/key-file.ts";
 import { AccountsRepository } from "../storage/accounts-repository.ts";
+import { CachedAccountStore } from "../storage/cached-account-store.ts";
 import { CertificatesRepository } from "../storage/certificates-repository.ts";
 import type { Database } from "../storage/database.ts";
 import { MockRepository } from "../storage/mock-repository.ts";
@@ -151,7 +152,7 @@ export function createDomain(
   const registry = new CertificateRegistry(certificates, trustAnchors, mock ? new MockLinkSource(mockRepository) : noLinkSource, clock);
   const statusChecks = new CertificateStatusChecks(certificates, sourceFor, clock, registry);
   return {
-    accounts: new Accounts(new AccountsRepository(database), clock),
+    accounts: new Accounts(new CachedAccountStore(new AccountsRepository(database)), clock),
     statusChecks,
     batchChecks: new BatchStatusChecks(certificates, sourceFor, clock),
     registry,

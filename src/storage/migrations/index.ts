@@ -15,6 +15,7 @@ import * as m0013 from "./0013_crl_lists.ts";
 import * as m0014 from "./0014_ocsp_responses.ts";
 import * as m0015 from "./0015_mock_crl_issue.ts";
 import * as m0016 from "./0016_token_sid.ts";
+import * as m0021 from "./0021_api_auth_version.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   "0014_ocsp_responses": m0014,
   "0015_mock_crl_issue": m0015,
   "0016_token_sid": m0016,
+  "0021_api_auth_version": m0021,
 };
