@@ -20,7 +20,7 @@ import { withEmptyRequestBody } from "./empty-request-body.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
 import { answerClientFaults } from "./rpc-client-faults.ts";
 import { writeGrpcError } from "./grpc-error-response.ts";
-import { createFastPath, type FastPath } from "./unary-fast-path.ts";
+import { createFastPath, type FastPath, type ReadBody } from "./unary-fast-path.ts";
 
 type NodeResponse = Parameters<typeof universalResponseToNodeResponse>[1];
 
@@ -89,9 +89,9 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
       const handler = handlers.get(procedure);
       if (!handler) throw new TypeError(`no handler for ${procedure}`);
       /** The full Connect handler; `body` when the fast path already read it. */
-      const serve = async (body?: Uint8Array) => {
+      const serve = async (body?: ReadBody) => {
         let universal = universalRequestFromNodeRequest(req, res as NodeResponse, undefined, undefined);
-        if (body) universal = { ...universal, body: createAsyncIterable([body]) };
+        if (body) universal = { ...universal, body: body instanceof Uint8Array ? createAsyncIterable([body]) : body };
         const before = await options.beforeBody?.(handler.service.typeName, universal.header).catch((error: unknown) => {
           // Left to the interceptors, which authenticate again and map the failure (e.g. database unavailable).
           options.logger.debug({ procedure, err: error }, "authentication before the body failed");
@@ -125,7 +125,7 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
           res.end();
         }
       };
-      if (fast?.tryHandle(req, res, procedure, (body) => void serve(body).catch(fail))) return;
+      if (fast?.tryHandle(req, res, procedure, (body) => void serve(body).catch(fail), fail)) return;
       serve().catch(fail);
     },
   };

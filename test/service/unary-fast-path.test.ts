@@ -7,6 +7,8 @@ import {
   CheckCertificateStatusRequestSchema,
   CheckCertificateStatusResponseSchema,
   GetCertificateRequestSchema,
+  ListCertificateStatusesRequestSchema,
+  ListCertificateStatusesResponseSchema,
 } from "../../gen/service/verify/v2/certificate_service_pb.ts";
 import { CertificateHandler } from "../../src/rpc/services/certificate.ts";
 import { certificateServicePath, countStatuses, createTenant, setupClients, type Tenant } from "../support/certificate-rpc.ts";
@@ -52,7 +54,7 @@ describe("the unary fast path answers exactly as the full Connect handler", () =
     const created = await setupClients(server, tenant.token).mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE });
     certificateId = created.certificate!.id;
     // Enough history for a listing larger than the compression threshold.
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 30; i++) {
       const checked = await setupClients(server, tenant.token).certificates.checkCertificateStatus({ certificateId });
       statusId = checked.certificateStatus!.id;
     }
@@ -184,6 +186,94 @@ describe("the unary fast path answers exactly as the full Connect handler", () =
       expect(await countStatuses(server, tenant.account.id)).toBe(before);
     });
   }
+
+  describe("gRPC over h2c", () => {
+    const grpcSlow = { "grpc-timeout": "60S" };
+    const envelope = (message: Uint8Array, flags = 0) => {
+      const out = Buffer.alloc(5 + message.byteLength);
+      out[0] = flags;
+      out.writeUInt32BE(message.byteLength, 1);
+      out.set(message, 5);
+      return out;
+    };
+    const grpc = (procedure: string, body: Buffer, headers: Record<string, string> = {}) =>
+      client.send({
+        transport: "h2c",
+        method: "POST",
+        path: `${certificateServicePath}/${procedure}`,
+        headers: { "content-type": "application/grpc", te: "trailers", authorization: `Bearer ${tenant.token}`, ...headers },
+        body,
+      });
+    const seen = (reply: RawReply) => {
+      const { date: _date, "x-request-id": _id, ...headers } = reply.headers;
+      return { status: reply.status, headers, trailers: reply.trailers, body: reply.body.toString("base64") };
+    };
+    async function grpcBoth(procedure: string, body: Buffer, headers: Record<string, string> = {}) {
+      contexts.length = 0;
+      const fast = await grpc(procedure, body, headers);
+      const fastContexts = [...contexts];
+      contexts.length = 0;
+      const full = await grpc(procedure, body, { ...headers, ...grpcSlow });
+      return { fast, full, fastContexts, fullContexts: [...contexts] };
+    }
+
+    it.each([
+      ["GetCertificate", "GetCertificate", () => envelope(binary(GetCertificateRequestSchema, { certificateId })), {}],
+      ["GetCertificate, +proto", "GetCertificate", () => envelope(binary(GetCertificateRequestSchema, { certificateId })), { "content-type": "application/grpc+proto" }],
+      [
+        "ListCertificateStatuses, gzip accepted and the answer over 1 KiB",
+        "ListCertificateStatuses",
+        () => envelope(binary(ListCertificateStatusesRequestSchema, { certificateId, pageSize: 30 })),
+        { "grpc-accept-encoding": "gzip" },
+      ],
+    ] as [string, string, () => Buffer, Record<string, string>][])("%s gives the same head, bytes and trailers", async (_name, procedure, body, headers) => {
+      const { fast, full, fastContexts, fullContexts } = await grpcBoth(procedure, body(), headers);
+      expect(fast.trailers["grpc-status"]).toBe("0");
+      expect(seen(fast)).toEqual(seen(full));
+      expect(fastContexts).toEqual(["fast"]);
+      expect(fullContexts).toEqual(["slow"]);
+    });
+
+    it("the gzip case really is compressed", async () => {
+      const reply = await grpc("ListCertificateStatuses", envelope(binary(ListCertificateStatusesRequestSchema, { certificateId, pageSize: 30 })), {
+        "grpc-accept-encoding": "gzip",
+      });
+      expect(reply.headers["grpc-encoding"]).toBe("gzip");
+      expect(reply.body[0]).toBe(1);
+      const listing = fromBinary(ListCertificateStatusesResponseSchema, gunzipSync(reply.body.subarray(5)));
+      expect(listing.certificateStatuses).toHaveLength(30);
+    });
+
+    it("CheckCertificateStatus: the same message but for the new record's id and time", async () => {
+      const { fast, full, fastContexts } = await grpcBoth("CheckCertificateStatus", envelope(binary(CheckCertificateStatusRequestSchema, { certificateId })));
+      expect(fastContexts).toEqual(["fast"]);
+      expect(fast.trailers).toEqual(full.trailers);
+      const decode = (reply: RawReply) => {
+        const message = fromBinary(CheckCertificateStatusResponseSchema, reply.body.subarray(5));
+        message.certificateStatus!.id = "ID";
+        message.certificateStatus!.createdAt = undefined;
+        return message;
+      };
+      expect(decode(fast)).toEqual(decode(full));
+      expect(fast.body.byteLength).toBe(full.body.byteLength);
+    });
+
+    it.each([
+      ["an unknown certificate", () => envelope(binary(CheckCertificateStatusRequestSchema, { certificateId: "00000000-0000-4000-8000-000000000000" })), {}],
+      ["a certificate id that is not a UUID", () => envelope(binary(CheckCertificateStatusRequestSchema, { certificateId: "nope" })), {}],
+      ["bytes that are not protobuf", () => envelope(Buffer.from([0x00])), {}],
+      ["an envelope flagged compressed", () => envelope(binary(CheckCertificateStatusRequestSchema, { certificateId }), 1), {}],
+      ["an envelope longer than the body", () => envelope(binary(CheckCertificateStatusRequestSchema, { certificateId })).subarray(0, 20), {}],
+      ["two envelopes", () => Buffer.concat([envelope(binary(CheckCertificateStatusRequestSchema, { certificateId })), envelope(Buffer.alloc(0))]), {}],
+      ["a wrong token", () => envelope(binary(CheckCertificateStatusRequestSchema, { certificateId })), { authorization: "Bearer shm_0123456789ab_" + "A".repeat(43) }],
+    ] as [string, () => Buffer, Record<string, string>][])("%s: the same status and trailers, nothing written", async (_name, body, headers) => {
+      const before = await countStatuses(server, tenant.account.id);
+      const { fast, full } = await grpcBoth("CheckCertificateStatus", body(), headers);
+      expect(fast.trailers["grpc-status"]).not.toBe("0");
+      expect(seen(fast)).toEqual(seen(full));
+      expect(await countStatuses(server, tenant.account.id)).toBe(before);
+    });
+  });
 
   it("a suspended account gets the same permission_denied both ways", async () => {
     const paused = await createTenant(server, "fast-paused");
