@@ -173,7 +173,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const protocol = protocols[h["content-type"] ?? ""];
       if (protocol === "grpc") {
         if (req.httpVersionMajor !== 2 || h["grpc-encoding"] !== undefined || h["grpc-timeout"] !== undefined) return false;
-        readBody(req, options.readMaxBytes + 5, fallback, (body) => answerGrpc(req, res, procedure, p, body, fallback).catch(fail));
+        readBody(req, options.readMaxBytes + 5, fallback, (body) => void answerGrpc(req, res, procedure, p, body, fallback).catch(fail));
         return true;
       }
       if (protocol === undefined || h["content-encoding"] !== undefined || h["connect-timeout-ms"] !== undefined) return false;
@@ -183,7 +183,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       if (!Number.isSafeInteger(length) || length < 0 || length > options.readMaxBytes) return false;
       readBody(req, length, fallback, (body) => {
         if (body.byteLength !== length) return fallback(body);
-        answerConnect(req, res, procedure, p, protocol, body, fallback).catch(fail);
+        void answerConnect(req, res, procedure, p, protocol, body, fallback).catch(fail);
       });
       return true;
     },
