@@ -6,8 +6,7 @@ import { PostgresAdapter, sql, type Kysely } from "kysely";
  * instance, the admin CLI, a hand-run statement) can forget it. Instances
  * keep authenticated tokens in memory and read this one row per call instead
  * of the token, its account and a touch: a change anywhere is seen on the
- * next call. Also an index for per-account counts of status records, which
- * otherwise scan the whole history.
+ * next call.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -29,11 +28,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     await sql.raw(`create trigger accounts_auth_update after update of api_status on accounts begin ${bump}; end`).execute(db);
     await sql.raw(`create trigger accounts_auth_delete after delete on accounts begin ${bump}; end`).execute(db);
   }
-  await db.schema.createIndex("certificate_statuses_account").on("certificate_statuses").columns(["account_id", "created_at"]).execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropIndex("certificate_statuses_account").execute();
   for (const [trigger, table] of [
     ["api_tokens_auth_update", "api_tokens"],
     ["api_tokens_auth_delete", "api_tokens"],
