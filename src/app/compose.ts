@@ -2,6 +2,7 @@ import path from "node:path";
 import type { Config } from "../config/schema.ts";
 import { loadOrCreateKeyFile } from "../domain/credentials/key-file.ts";
 import { AccountsRepository } from "../storage/accounts-repository.ts";
+import { CachedAccountStore } from "../storage/cached-account-store.ts";
 import { CertificatesRepository } from "../storage/certificates-repository.ts";
 import type { Database } from "../storage/database.ts";
 import { MockRepository } from "../storage/mock-repository.ts";
@@ -161,7 +162,7 @@ export function createDomain(
   const trustAnchors = new TrustAnchorSet(anchors, mock && (() => mock.trustAnchor()));
   const registry = new CertificateRegistry(certificates, trustAnchors, mock ? new MockLinkSource(mockRepository) : noLinkSource, clock);
   const statusChecks = new CertificateStatusChecks(certificates, sourceFor, clock, registry);
-  const accounts = new Accounts(new AccountsRepository(database), clock);
+  const accounts = new Accounts(new CachedAccountStore(new AccountsRepository(database)), clock);
   const verifications = new Verifications(
     new VerificationsRepository(database),
     certificates,

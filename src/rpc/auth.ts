@@ -51,7 +51,7 @@ export interface Preauthentication {
  * `bearerAuthentication`, which refuses or admits the call.
  */
 export function preauthenticate(accounts: Accounts, publicServices: ReadonlySet<string>) {
-  return async (service: string, headers: Headers): Promise<Preauthentication> => {
+  return async (service: string, headers: Pick<Headers, "get">): Promise<Preauthentication> => {
     const contextValues = createContextValues();
     if (publicServices.has(service)) return { contextValues, refused: false };
     const authentication = await authenticate(accounts, headers.get("authorization"));

@@ -18,14 +18,19 @@ export function errorBoundary(logger: Logger): Interceptor {
     try {
       return await next(req);
     } catch (error) {
-      if (error instanceof ConnectError) throw error;
-      if (error instanceof DomainError) throw toConnectError(error);
-      if (isUnavailable(error)) {
-        logger.warn({ procedure: req.url, err: error }, "database unavailable during rpc");
-        throw new ConnectError("the service is temporarily unavailable, retry later", Code.Unavailable);
-      }
-      logger.error({ procedure: req.url, err: error }, "rpc failed");
-      throw new ConnectError("the server failed to complete the call; it has been logged", Code.Internal);
+      throw boundaryError(error, logger, req.url);
     }
   };
+}
+
+/** What errorBoundary answers for an error a handler threw (the unary fast path answers the same). */
+export function boundaryError(error: unknown, logger: Logger, procedure: string): ConnectError {
+  if (error instanceof ConnectError) return error;
+  if (error instanceof DomainError) return toConnectError(error);
+  if (isUnavailable(error)) {
+    logger.warn({ procedure, err: error }, "database unavailable during rpc");
+    return new ConnectError("the service is temporarily unavailable, retry later", Code.Unavailable);
+  }
+  logger.error({ procedure, err: error }, "rpc failed");
+  return new ConnectError("the server failed to complete the call; it has been logged", Code.Internal);
 }

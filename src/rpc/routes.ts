@@ -1,4 +1,5 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import { CertificateService } from "../../gen/service/verify/v2/certificate_service_pb.ts";
 import { MockService } from "../../gen/service/verify/v2/mock_service_pb.ts";
 import { ServerInfoService } from "../../gen/service/verify/v2/server_info_pb.ts";
@@ -18,10 +19,35 @@ export interface RpcDependencies {
 /** Services callable without an API token. */
 export const publicServices: ReadonlySet<string> = new Set([ServerInfoService.typeName]);
 
-/** Registers every RPC service. Each service class takes its domain services in its constructor. */
+/** A service and the object that implements it. */
+export interface RpcService {
+  service: DescService;
+  implementation: Partial<ServiceImpl<DescService>>;
+}
+
+/** Every RPC service. Each service class takes its domain services in its constructor. */
+export function rpcServices(deps: RpcDependencies): RpcService[] {
+  return [
+    service(ServerInfoService, new ServerInfoHandler(deps.config.mode)),
+    service(CertificateService, new CertificateHandler(deps.domain.statusChecks, deps.domain.batchChecks)),
+    service(VerificationService, new VerificationHandler(deps.domain.verifications)),
+    service(MockService, deps.domain.mock ? new MockHandler(deps.domain.mock) : new DisabledMockHandler()),
+  ];
+}
+
+/** Services whose plain unary Connect calls take the fast path (src/server/unary-fast-path.ts): the certificate checks. */
+export const fastPathServices: ReadonlySet<string> = new Set([CertificateService.typeName]);
+
+/** Registers the services with a Connect router. */
+export function registerServices(router: ConnectRouter, services: readonly RpcService[]): void {
+  for (const { service, implementation } of services) router.service(service, implementation);
+}
+
+/** Registers every RPC service. */
 export function routes(router: ConnectRouter, deps: RpcDependencies): void {
-  router.service(ServerInfoService, new ServerInfoHandler(deps.config.mode));
-  router.service(CertificateService, new CertificateHandler(deps.domain.statusChecks, deps.domain.batchChecks));
-  router.service(VerificationService, new VerificationHandler(deps.domain.verifications));
-  router.service(MockService, deps.domain.mock ? new MockHandler(deps.domain.mock) : new DisabledMockHandler());
+  registerServices(router, rpcServices(deps));
+}
+
+function service<S extends DescService>(desc: S, implementation: ServiceImpl<S>): RpcService {
+  return { service: desc, implementation: implementation as unknown as Partial<ServiceImpl<DescService>> };
 }

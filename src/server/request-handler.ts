@@ -55,6 +55,8 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
       const status = res.writableFinished ? res.statusCode : 499;
       const route = procedure ?? expressRoute(req) ?? "unmatched";
       metrics.observe(req.method ?? "", route, status, seconds);
+      // Not even the log object is built when request lines are not written (LOG_LEVEL above info).
+      if (!logger.isLevelEnabled("info")) return;
       logger.info(
         {
           requestId,

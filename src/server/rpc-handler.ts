@@ -6,7 +6,9 @@ import {
   type ContextValues,
   type Interceptor,
 } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import type { DescService } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { createAsyncIterable, type UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
   compressionGzip,
@@ -18,6 +20,7 @@ import { withEmptyRequestBody } from "./empty-request-body.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
 import { answerClientFaults } from "./rpc-client-faults.ts";
 import { writeGrpcError } from "./grpc-error-response.ts";
+import { createFastPath, type FastPath, type ReadBody } from "./unary-fast-path.ts";
 
 type NodeResponse = Parameters<typeof universalResponseToNodeResponse>[1];
 
@@ -37,7 +40,15 @@ export interface RpcHandlerOptions {
    * values reach the interceptors; when it says the call will be refused, the
    * body is not decoded at all.
    */
-  beforeBody?: (service: string, headers: Headers) => Promise<{ contextValues: ContextValues; refused: boolean }>;
+  beforeBody?: (service: string, headers: Pick<Headers, "get">) => Promise<{ contextValues: ContextValues; refused: boolean }>;
+  /**
+   * Services whose plain Connect unary calls skip the router (see unary-fast-path.ts); they must also be
+   * registered by `routes`. Needs `beforeBody` and `toError` to stand for the interceptors.
+   */
+  fastPath?: {
+    services: { service: DescService; implementation: Partial<ServiceImpl<DescService>> }[];
+    toError: (error: unknown, procedure: string) => ConnectError;
+  };
 }
 
 /**
@@ -57,14 +68,30 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
   });
   options.routes(router);
   const handlers = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
+  const acceptedEncodings = compressions.map((c) => c.name);
+  const fast: FastPath | undefined =
+    options.fastPath && options.beforeBody
+      ? createFastPath({
+          services: options.fastPath.services,
+          readMaxBytes: options.readMaxBytes,
+          jsonOptions: { ignoreUnknownFields: false },
+          acceptCompression: compressions,
+          compressMinBytes: connectCompressMinBytes,
+          authenticate: options.beforeBody,
+          toError: options.fastPath.toError,
+          rewriteError: (response, inputTypeName) => answerClientFaults(response, inputTypeName, acceptedEncodings),
+        })
+      : undefined;
 
   return {
     match: (pathname) => (handlers.has(pathname) ? pathname : undefined),
     handle(req, res, procedure) {
       const handler = handlers.get(procedure);
       if (!handler) throw new TypeError(`no handler for ${procedure}`);
-      const serve = async () => {
+      /** The full Connect handler; `body` when the fast path already read it. */
+      const serve = async (body?: ReadBody) => {
         let universal = universalRequestFromNodeRequest(req, res as NodeResponse, undefined, undefined);
+        if (body) universal = { ...universal, body: body instanceof Uint8Array ? createAsyncIterable([body]) : body };
         const before = await options.beforeBody?.(handler.service.typeName, universal.header).catch((error: unknown) => {
           // Left to the interceptors, which authenticate again and map the failure (e.g. database unavailable).
           options.logger.debug({ procedure, err: error }, "authentication before the body failed");
@@ -74,14 +101,10 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
           universal = { ...universal, contextValues: before.contextValues };
           if (before.refused) universal = withEmptyRequestBody(universal);
         }
-        const response = await answerClientFaults(
-          await handler(universal),
-          handler.method.input.typeName,
-          compressions.map((c) => c.name),
-        );
+        const response = await answerClientFaults(await handler(universal), handler.method.input.typeName, acceptedEncodings);
         await universalResponseToNodeResponse(response, res as NodeResponse);
       };
-      serve().catch((reason: unknown) => {
+      const fail = (reason: unknown) => {
         if (ConnectError.from(reason).code === Code.Aborted) return;
         if (!res.headersSent && isMissingAuthority(reason)) {
           // An HTTP/2 request without :authority or Host; HTTP/1.1 refuses those itself.
@@ -101,10 +124,15 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
           res.statusCode = 500;
           res.end();
         }
-      });
+      };
+      if (fast?.tryHandle(req, res, procedure, (body) => void serve(body).catch(fail), fail)) return;
+      serve().catch(fail);
     },
   };
 }
+
+/** connect-node's default: responses smaller than this are not compressed. */
+const connectCompressMinBytes = 1024;
 
 function isMissingAuthority(reason: unknown): boolean {
   return reason instanceof ConnectError && reason.rawMessage.startsWith("unable to determine request authority");

@@ -5,8 +5,8 @@ import { Metrics } from "../observability/metrics.ts";
 import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
 import { configuredAcrPolicy } from "../app/compose-oidc.ts";
 import { bearerAuthentication, preauthenticate } from "../rpc/auth.ts";
-import { errorBoundary } from "../rpc/interceptors.ts";
-import { publicServices, routes } from "../rpc/routes.ts";
+import { boundaryError, errorBoundary } from "../rpc/interceptors.ts";
+import { fastPathServices, publicServices, registerServices, rpcServices } from "../rpc/routes.ts";
 import { openDatabase, type Database } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { ServerKeyCheckRepository } from "../storage/server-key-check-repository.ts";
@@ -42,12 +42,17 @@ export function createApplication(
   metrics.watchCrlLists(() => domain.crlLists.snapshot());
   metrics.watchOcsp(() => domain.ocspResponses.snapshot());
   const httpDeps = { config, database, domain, logger, metrics, isDraining };
+  const services = rpcServices({ config, domain });
   const rpc = createRpcHandler({
-    routes: (router) => routes(router, { config, domain }),
+    routes: (router) => registerServices(router, services),
     // Outermost first: errors of every later interceptor pass through the boundary.
     interceptors: [errorBoundary(logger), bearerAuthentication(domain.accounts, publicServices)],
     readMaxBytes: config.maxBodyBytes,
     beforeBody: preauthenticate(domain.accounts, publicServices),
+    fastPath: {
+      services: services.filter((s) => fastPathServices.has(s.service.typeName)),
+      toError: (error, procedure) => boundaryError(error, logger, procedure),
+    },
     logger,
   });
   return createRequestHandler({

@@ -1,4 +1,4 @@
-import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow } from "../domain/accounts/model.ts";
+import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, TokenWithAccount } from "../domain/accounts/model.ts";
 import type { Database } from "./database.ts";
 
 export class AccountsRepository implements AccountStore {
@@ -52,9 +52,34 @@ export class AccountsRepository implements AccountStore {
       .execute();
   }
 
-  async findTokenByPrefix(prefix: string): Promise<ApiTokenRow | undefined> {
-    const row = await this.database.db.selectFrom("api_tokens").selectAll().where("prefix", "=", prefix).executeTakeFirst();
-    return row && toToken(row);
+  async findTokenWithAccount(prefix: string): Promise<TokenWithAccount | undefined> {
+    const row = await this.database.db
+      .selectFrom("api_tokens as t")
+      .innerJoin("accounts as a", "a.id", "t.account_id")
+      .selectAll("t")
+      .select([
+        "a.name as account_name",
+        "a.api_status as account_api_status",
+        "a.created_at as account_created_at",
+        "a.updated_at as account_updated_at",
+      ])
+      .where("t.prefix", "=", prefix)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const account = toAccount({
+      id: row.account_id,
+      name: row.account_name,
+      api_status: row.account_api_status,
+      created_at: row.account_created_at,
+      updated_at: row.account_updated_at,
+    });
+    return { token: toToken(row), account };
+  }
+
+  /** Changes whenever a token is revoked or an account's API status changes, whoever changed it (triggers keep it). */
+  async authVersion(): Promise<number | undefined> {
+    const row = await this.database.db.selectFrom("api_auth_version").select("version").where("id", "=", 1).executeTakeFirst();
+    return row && Number(row.version);
   }
 
   async listTokens(accountId: string): Promise<ApiTokenRow[]> {

@@ -4,6 +4,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import type { Tables } from "./schema.ts";
+import { nameStatements } from "./postgres-named-statements.ts";
 import { withStatementCache } from "./sqlite-statement-cache.ts";
 
 export type Dialect = "sqlite" | "postgres";
@@ -86,6 +87,7 @@ function openPostgres(url: string): Kysely<Tables> {
   // The query in flight fails with the same error, and the pool drops the client when it comes back.
   pool.on("error", () => undefined);
   pool.on("connect", (client) => client.on("error", () => undefined));
+  nameStatements(pool);
   return new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
 }
 

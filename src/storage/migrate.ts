@@ -21,7 +21,9 @@ export interface MigrationReport {
 export async function migrateToLatest(database: Database): Promise<MigrationReport> {
   if (database.dialect === "postgres") {
     const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(database.db);
-    return run(database.db, rows[0]?.schema ?? undefined);
+    const report = await run(database.db, rows[0]?.schema ?? undefined);
+    if (report.applied.length > 0) await analyzeSchema(database);
+    return report;
   }
   const previous = sqliteQueue;
   let release!: () => void;
@@ -42,6 +44,17 @@ export async function migrateToLatest(database: Database): Promise<MigrationRepo
   } finally {
     release();
   }
+}
+
+/**
+ * Fresh planner statistics for this schema's tables after a migration: a new
+ * index or a reshaped table is otherwise planned from stale or missing
+ * statistics (a sort over all rows instead of an index scan) until autovacuum
+ * gets round to it. Only this schema's tables: a database may hold others.
+ */
+async function analyzeSchema(database: Database): Promise<void> {
+  const { rows } = await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema()`.execute(database.db);
+  for (const { name } of rows) await sql`analyze ${sql.id(name)}`.execute(database.db);
 }
 
 let sqliteQueue: Promise<void> = Promise.resolve();

@@ -10,6 +10,7 @@ export interface Tables {
   one_time_records: OneTimeRecordTable;
   accounts: AccountTable;
   api_tokens: ApiTokenTable;
+  api_auth_version: ApiAuthVersionTable;
   certificate_users: CertificateUserTable;
   certificates: CertificateTable;
   certificate_statuses: CertificateStatusTable;
@@ -149,6 +150,12 @@ export interface ApiTokenTable {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+}
+
+/** One row: changes whenever a token is revoked or an account's API status changes (kept by triggers). */
+export interface ApiAuthVersionTable {
+  id: number;
+  version: number;
 }
 
 export interface CertificateUserTable {

@@ -86,12 +86,11 @@ export class Accounts {
    */
   async authenticate(token: string): Promise<AccountRow> {
     const prefix = apiTokenPrefix(token);
-    const row = prefix ? await this.repository.findTokenByPrefix(prefix) : undefined;
-    if (!row || !apiTokenMatches(token, row.secretHash) || row.revokedAt !== null) {
+    const found = prefix ? await this.repository.findTokenWithAccount(prefix) : undefined;
+    if (!found || !apiTokenMatches(token, found.token.secretHash) || found.token.revokedAt !== null) {
       throw new DomainError("token_invalid", "the API token is not valid");
     }
-    const account = await this.repository.findAccountById(row.accountId);
-    if (!account) throw new DomainError("token_invalid", "the API token is not valid");
+    const { token: row, account } = found;
     if (account.apiStatus === "not_started") {
       throw new DomainError("api_use_not_started", "API use has not been started for this account");
     }

@@ -22,6 +22,11 @@ export interface ApiTokenRow {
   revokedAt: number | null;
 }
 
+export interface TokenWithAccount {
+  token: ApiTokenRow;
+  account: AccountRow;
+}
+
 /** What Accounts needs from storage; src/storage implements it. */
 export interface AccountStore {
   insertAccount(account: AccountRow): Promise<void>;
@@ -30,7 +35,8 @@ export interface AccountStore {
   listAccounts(): Promise<AccountRow[]>;
   setApiStatus(id: string, status: ApiStatus, now: number): Promise<void>;
   insertToken(token: ApiTokenRow): Promise<void>;
-  findTokenByPrefix(prefix: string): Promise<ApiTokenRow | undefined>;
+  /** The token with this prefix and its account, in one read: what every authenticated call needs. */
+  findTokenWithAccount(prefix: string): Promise<TokenWithAccount | undefined>;
   listTokens(accountId: string): Promise<ApiTokenRow[]>;
   /** False when no live token has the prefix. */
   revokeToken(prefix: string, now: number): Promise<boolean>;

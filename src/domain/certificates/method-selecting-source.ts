@@ -32,17 +32,19 @@ export class MethodSelectingSource extends BatchFirstSource {
     now: number,
   ): Promise<(RevocationAnswer | DomainError)[]> {
     const offered = certificates.map((c) => this.order.filter((source) => source.offers(c)));
-    const answers: (RevocationAnswer | DomainError)[] = certificates.map((_, i) => {
-      if (preferred !== undefined && !offered[i]!.some((s) => s.method === preferred)) {
-        return methodNotOffered(preferred, offered[i]!.map((s) => s.method));
-      }
-      return sourceUnavailable("the certificate's issuer offers neither a CRL nor an OCSP responder");
-    });
+    // Undefined while no source has answered: an error built up front for every certificate (with its
+    // stack) would cost more than a mock check itself, and a batch would build a thousand of them.
+    const answers: (RevocationAnswer | DomainError | undefined)[] = certificates.map((_, i) =>
+      preferred !== undefined && !offered[i]!.some((s) => s.method === preferred)
+        ? methodNotOffered(preferred, offered[i]!.map((s) => s.method))
+        : undefined,
+    );
     const tried: string[][] = certificates.map(() => []);
     for (const source of this.order) {
       if (preferred !== undefined && source.method !== preferred) continue;
       const positions = certificates.flatMap((_, i) => {
-        const pending = answers[i] instanceof DomainError && answers[i].code === "source_unavailable";
+        const answer = answers[i];
+        const pending = answer === undefined || (answer instanceof DomainError && answer.code === "source_unavailable");
         return pending && offered[i]!.includes(source) ? [i] : [];
       });
       if (positions.length === 0) continue;
@@ -57,8 +59,9 @@ export class MethodSelectingSource extends BatchFirstSource {
       });
     }
     // With more than one method tried, the error names why each could not answer.
-    return answers.map((answer, i) =>
-      answer instanceof DomainError && answer.code === "source_unavailable" && tried[i]!.length > 1 ? sourceUnavailable(tried[i]!.join("; ")) : answer,
-    );
+    return answers.map((answer, i) => {
+      if (answer === undefined) return sourceUnavailable("the certificate's issuer offers neither a CRL nor an OCSP responder");
+      return answer instanceof DomainError && answer.code === "source_unavailable" && tried[i]!.length > 1 ? sourceUnavailable(tried[i]!.join("; ")) : answer;
+    });
   }
 }

@@ -19,6 +19,7 @@ import * as m0017 from "./0017_dpop.ts";
 import * as m0018 from "./0018_signing_alg_per_client.ts";
 import * as m0019 from "./0019_oidc_jpki.ts";
 import * as m0020 from "./0020_localized_names.ts";
+import * as m0021 from "./0021_api_auth_version.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   "0018_signing_alg_per_client": m0018,
   "0019_oidc_jpki": m0019,
   "0020_localized_names": m0020,
+  "0021_api_auth_version": m0021,
 };

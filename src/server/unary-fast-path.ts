@@ -1,0 +1,241 @@
+import { create, fromBinary, fromJson, isMessage, toBinary, toJsonString, type DescMessage, type DescService, type JsonReadOptions } from "@bufbuild/protobuf";
+import { createServiceImplSpec, type ConnectError, type ContextValues, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { compressionNegotiate, createAsyncIterable, type Compression, type UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import type { AnyRequest, AnyResponse } from "./exchange.ts";
+import { LazyContext } from "./lazy-handler-context.ts";
+
+/** A unary procedure the fast path can answer. */
+interface FastProcedure {
+  service: DescService;
+  method: HandlerContext["method"];
+  input: DescMessage;
+  output: DescMessage;
+  impl: (input: never, context: HandlerContext) => unknown;
+}
+
+export interface FastPathOptions {
+  services: { service: DescService; implementation: Partial<ServiceImpl<DescService>> }[];
+  readMaxBytes: number;
+  jsonOptions: Partial<JsonReadOptions>;
+  acceptCompression: Compression[];
+  /** Connect's own default: smaller responses are sent as they are. */
+  compressMinBytes: number;
+  /** The same authentication the slow path runs before the body; refused calls are left to it. */
+  authenticate: (service: string, headers: Pick<Headers, "get">) => Promise<{ contextValues: ContextValues; refused: boolean }>;
+  /** What errorBoundary makes of a handler's error. */
+  toError: (error: unknown, procedure: string) => ConnectError;
+  /** Rewrites Connect error responses as the slow path does (see rpc-client-faults.ts). */
+  rewriteError: (response: UniversalServerResponse, inputTypeName: string) => Promise<UniversalServerResponse>;
+}
+
+/** The request body for the full handler: all of it read already, or what was read followed by the rest. */
+export type ReadBody = Uint8Array | AsyncIterable<Uint8Array>;
+
+export interface FastPath {
+  /**
+   * True when it took the request; false when the caller must run the full
+   * Connect handler. Once taken, `fallback` hands it to the full handler
+   * with the body read so far, and `fail` answers a failure to respond.
+   */
+  tryHandle(req: AnyRequest, res: AnyResponse, procedure: string, fallback: (body: ReadBody) => void, fail: (reason: unknown) => void): boolean;
+}
+
+type Protocol = "connect-json" | "connect-proto" | "grpc";
+const protocols: Record<string, Protocol> = {
+  "application/json": "connect-json",
+  "application/proto": "connect-proto",
+  "application/grpc": "grpc",
+  "application/grpc+proto": "grpc",
+};
+
+/**
+ * Unary calls in their plainest form, answered without connect-node's
+ * router: Connect (POST, `application/json` or `application/proto`, a
+ * Content-Length, no compressed body, no timeout, no protocol version other
+ * than 1) and gRPC over HTTP/2 (`application/grpc` or `+proto`, one
+ * uncompressed message, no timeout). No web Headers, no AbortSignal, no
+ * async iterables; head and body written together. Connect's per-call
+ * machinery costs more than a status check's own work on SQLite.
+ *
+ * It decodes and encodes with the same generated schemas and the same
+ * options, calls the same service implementation, answers errors with
+ * Connect's own serialisers through the same boundary, and hands anything
+ * else to the full handler, with the body it already read: a refused token,
+ * a body that does not decode (so the slow path words the error), oversized
+ * bodies, streaming, GET, compression, gRPC-Web. Tests prove both paths give
+ * the same bytes (test/service/unary-fast-path.test.ts).
+ *
+ * Interceptors are not run here: the two the server has (errorBoundary and
+ * bearerAuthentication) are done by `toError` and `authenticate`. A new
+ * interceptor must be mirrored here or the procedures left to the slow path.
+ */
+export function createFastPath(options: FastPathOptions): FastPath {
+  const procedures = new Map<string, FastProcedure>();
+  for (const { service, implementation } of options.services) {
+    const spec = createServiceImplSpec(service, implementation);
+    for (const method of Object.values(spec.methods)) {
+      if (method.kind !== "unary") continue;
+      procedures.set(`/${service.typeName}/${method.method.name}`, {
+        service,
+        method: method.method,
+        input: method.method.input,
+        output: method.method.output,
+        impl: method.impl as FastProcedure["impl"],
+      });
+    }
+  }
+
+  /** Authenticates, decodes and runs the call; undefined when the full handler must take it instead. */
+  async function run(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, protocol: Protocol, message: Buffer) {
+    const headers = { get: (name: string) => headerValue(req.headers[name.toLowerCase()]) };
+    const auth = await options.authenticate(p.service.typeName, headers).catch(() => undefined);
+    if (!auth || auth.refused) return undefined;
+    let input: unknown;
+    try {
+      input = protocol === "connect-json" ? fromJson(p.input, JSON.parse(message.toString("utf8")), options.jsonOptions) : fromBinary(p.input, message);
+    } catch {
+      return undefined;
+    }
+    const context = new LazyContext(req, res, p, path, auth.contextValues, protocol === "grpc" ? "grpc" : "connect");
+    try {
+      const result = await p.impl(input as never, context);
+      const output = isMessage(result, p.output) ? result : create(p.output, result as never);
+      return { context, output: protocol === "connect-json" ? Buffer.from(toJsonString(p.output, output)) : toBinary(p.output, output) };
+    } catch (thrown) {
+      return { context, error: options.toError(thrown, path) };
+    }
+  }
+
+  async function answerConnect(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, protocol: Protocol, body: Buffer, fallback: (body: ReadBody) => void) {
+    const outcome = await run(req, res, path, p, protocol, body);
+    if (!outcome) return fallback(body);
+    if (outcome.error) {
+      const out = errorToJsonBytes(outcome.error, options.jsonOptions);
+      const header = new Headers({ "content-type": "application/json", "content-length": String(out.byteLength) });
+      outcome.error.metadata.forEach((value, key) => header.set(key, value));
+      const status = codeToHttpStatus(outcome.error.code);
+      return writeUniversal(res, await options.rewriteError({ status, header, body: createAsyncIterable([out]) }, p.input.typeName));
+    }
+    let out = outcome.output;
+    const compression = compressionNegotiate(options.acceptCompression, null, headerValue(req.headers["accept-encoding"]), "Accept-Encoding");
+    const compressed = compression.response && out.byteLength >= options.compressMinBytes ? compression.response : undefined;
+    if (compressed) out = await compressed.compress(out);
+    const head: Record<string, string> = {};
+    if (compressed) head["content-encoding"] = compressed.name;
+    head["content-length"] = String(out.byteLength);
+    head["content-type"] = protocol === "connect-json" ? "application/json" : "application/proto";
+    const extra = outcome.context.touchedHeaders(true);
+    res.writeHead(200, extra ? sorted(head, extra) : head);
+    res.end(out);
+  }
+
+  async function answerGrpc(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, body: Buffer, fallback: (body: ReadBody) => void) {
+    // One uncompressed message, exactly: anything else is the full handler's to judge.
+    if (body.byteLength < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.byteLength - 5) return fallback(body);
+    const outcome = await run(req, res, path, p, "grpc", body.subarray(5));
+    if (!outcome) return fallback(body);
+    const compression = compressionNegotiate(options.acceptCompression, null, headerValue(req.headers["grpc-accept-encoding"]), "Grpc-Accept-Encoding");
+    let head: Record<string, string> = { "content-type": "application/grpc+proto" };
+    if (compression.response) head["grpc-encoding"] = compression.response.name;
+    const extra = outcome.context.touchedHeaders(false);
+    if (extra) head = sorted(head, extra);
+    const trailer = outcome.context.trailers();
+    if (outcome.error) {
+      setTrailerStatus(trailer, outcome.error);
+      res.writeHead(200, head);
+      res.addTrailers(Object.fromEntries(trailer));
+      res.end();
+      return;
+    }
+    let message = outcome.output;
+    let flags = 0;
+    if (compression.response && message.byteLength >= options.compressMinBytes) {
+      message = await compression.response.compress(message);
+      flags = 1;
+    }
+    const envelope = Buffer.allocUnsafe(5 + message.byteLength);
+    envelope[0] = flags;
+    envelope.writeUInt32BE(message.byteLength, 1);
+    envelope.set(message, 5);
+    setTrailerStatus(trailer, undefined);
+    res.writeHead(200, head);
+    res.addTrailers(Object.fromEntries(trailer));
+    res.end(envelope);
+  }
+
+  return {
+    tryHandle(req, res, procedure, fallback, fail) {
+      const p = procedures.get(procedure);
+      if (!p || req.method !== "POST") return false;
+      const h = req.headers;
+      const protocol = protocols[h["content-type"] ?? ""];
+      if (protocol === "grpc") {
+        if (req.httpVersionMajor !== 2 || h["grpc-encoding"] !== undefined || h["grpc-timeout"] !== undefined) return false;
+        readBody(req, options.readMaxBytes + 5, fallback, (body) => void answerGrpc(req, res, procedure, p, body, fallback).catch(fail));
+        return true;
+      }
+      if (protocol === undefined || h["content-encoding"] !== undefined || h["connect-timeout-ms"] !== undefined) return false;
+      const version = h["connect-protocol-version"];
+      if (version !== undefined && version !== "1") return false;
+      const length = Number(h["content-length"] ?? Number.NaN);
+      if (!Number.isSafeInteger(length) || length < 0 || length > options.readMaxBytes) return false;
+      readBody(req, length, fallback, (body) => {
+        if (body.byteLength !== length) return fallback(body);
+        void answerConnect(req, res, procedure, p, protocol, body, fallback).catch(fail);
+      });
+      return true;
+    },
+  };
+}
+
+/**
+ * Reads the whole body, up to `limit` bytes. A body that goes on past it
+ * (HTTP/2 does not enforce Content-Length, gRPC sends none) is handed to the
+ * full handler as what was read followed by the rest, as if never touched.
+ */
+function readBody(req: AnyRequest, limit: number, overflow: (body: ReadBody) => void, done: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.byteLength;
+    if (size <= limit) return;
+    req.off("data", onData);
+    req.off("end", onEnd);
+    req.pause();
+    overflow(
+      (async function* () {
+        yield* chunks;
+        for await (const rest of req as AsyncIterable<Buffer>) yield rest;
+      })(),
+    );
+  };
+  const onEnd = () => done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  req.on("data", onData);
+  req.once("end", onEnd);
+  // An aborted request ends in "close" without "end": nothing to answer, and the request log records it.
+  req.on("error", () => undefined);
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** Head fields in the order Connect's Headers iterate them (sorted by name), so both paths send the same head. */
+function sorted(head: Record<string, string>, extra: Headers): Record<string, string> {
+  const all = new Headers(head);
+  extra.forEach((value, key) => all.set(key, value));
+  return Object.fromEntries(all);
+}
+
+async function writeUniversal(res: AnyResponse, response: UniversalServerResponse): Promise<void> {
+  const chunks: Uint8Array[] = [];
+  if (response.body) for await (const chunk of response.body) chunks.push(chunk);
+  const head: Record<string, string> = {};
+  response.header?.forEach((value, key) => (head[key] = value));
+  res.writeHead(response.status, head);
+  res.end(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+}
