@@ -335,7 +335,7 @@ describe("account and token administration through the CLI, against a running se
   it("client add and the clients file register a public client that must use DPoP", async () => {
     const mobile = { token_endpoint_auth_method: "none", redirect_uris: ["https://app.example.com/mobile/cb"], scope: "openid offline_access", dpop_bound_access_tokens: true };
     const added = await ok("client", "add", "--metadata", JSON.stringify({ client_id: "mobile-cli", ...mobile }));
-    expect(added.stderr).toContain("saved client mobile-cli (none)");
+    expect(added.stderr).toContain("saved client mobile-cli (none, ID tokens ES256)");
     expect(added.stderr).not.toContain("client_secret");
     const expected = { type: "public", tokenEndpointAuthMethod: "none", secretHash: null, dpopBoundAccessTokens: true };
     expect(await server.domain.oidc.clients.find("mobile-cli")).toMatchObject(expected);
