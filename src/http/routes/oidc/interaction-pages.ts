@@ -4,7 +4,6 @@ import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-
 import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/secrets.ts";
 import { lookupTag } from "../../../domain/oidc/locales.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
-import type { AuthMethod } from "../../../domain/oidc/acr.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
 import { formatsFor } from "../../i18n/format.ts";
 import { locales, type Locale } from "../../i18n/locale.ts";
