@@ -8,7 +8,7 @@ import { seedDemo, type DemoData } from "../../src/domain/mock/demo-seed.ts";
 import { seedMockCard } from "../../src/domain/mock/mock-card-seed.ts";
 import type { MockCard } from "../../src/domain/mock/mock-card.ts";
 import { seedOidcDemo, type OidcDemo } from "../../src/domain/mock/oidc-demo-seed.ts";
-import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
+import { browserSuiteTitle, browserUnavailable, launchBrowser, pageWidths } from "../support/browser.ts";
 import { basicAuthorization, getUserinfo, postToken } from "../support/oidc.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -62,6 +62,33 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI sign-in with 
     expect(reply.status, JSON.stringify(reply.json)).toBe(200);
     return { idToken: decodeJwt(reply.json!.id_token as string), accessToken: reply.json!.access_token as string };
   }
+
+  // Before the card is revoked below: a revoked card leaves no way to very_high, and no step-up page.
+  it("in Japanese on a phone, chosen by the browser's language: the card pages fit a 360 px screen", async () => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 }, locale: "ja-JP" });
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    const fits = async (name: string) => {
+      expect(await page.locator("html").getAttribute("lang")).toBe("ja");
+      const { scrollWidth, clientWidth, widest } = await pageWidths(page);
+      expect(scrollWidth, `${name}: widest element ${widest}`).toBeLessThanOrEqual(clientWidth);
+      await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true });
+    };
+    await page.goto(`${oidcDemo.jpkiStepUpUrl}&max_age=0`);
+    await page.waitForURL((url) => url.pathname === "/auth/login");
+    await fits("jpki-ja-01-sign-in");
+    await page.locator("#login").fill(oidcDemo.userLogin);
+    await page.locator("#password").fill(oidcDemo.userPassword);
+    await page.locator("button.primary").click();
+    await page.waitForURL((url) => url.pathname === "/auth/reauth");
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).innerText()).toBe("マイナンバーカードで本人確認");
+    expect(await page.getByRole("button", { name: "モックカードで署名" }).count()).toBe(1);
+    await fits("jpki-ja-02-step-up");
+    await page.goto(new URL("/account/jpki", page.url()).href);
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).innerText()).toBe("マイナンバーカードの電子証明書");
+    await fits("jpki-ja-03-linked-certificates");
+    await context.close();
+  });
 
   it("low → very_high with the mock card; revoked → the step-up is refused and jpki_verified turns false", async () => {
     const context = await browser.newContext({ viewport: { width: 1024, height: 900 } });

@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, BrowserContextOptions, Page } from "playw
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
 import { seedOidcDemo, type OidcDemo } from "../../src/domain/mock/oidc-demo-seed.ts";
-import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
+import { browserSuiteTitle, browserUnavailable, launchBrowser, pageWidths } from "../support/browser.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 /*
@@ -103,24 +103,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("pages in Japanese 
   /** The page's language, and that nothing is wider than the window. */
   async function expectFits(page: Page, language: Language, name: string): Promise<void> {
     expect(await page.locator("html").getAttribute("lang")).toBe(language);
-    const { scrollWidth, clientWidth, widest } = await page.evaluate(() => {
-      // The page's own DOM, typed here as far as used (the project's types have no DOM library).
-      interface Element { tagName: string; className: unknown; getBoundingClientRect(): { right: number } }
-      interface Document { documentElement: { scrollWidth: number; clientWidth: number }; body: { querySelectorAll(selector: string): ArrayLike<Element> } }
-      const document = (globalThis as unknown as { document: Document }).document;
-      const root = document.documentElement;
-      // The element reaching furthest right, to say what overflows when something does.
-      let widest = "";
-      let right = 0;
-      for (const element of Array.from(document.body.querySelectorAll("*"))) {
-        const box = element.getBoundingClientRect();
-        if (box.right > right) {
-          right = box.right;
-          widest = `${element.tagName.toLowerCase()}.${String(element.className)} (${Math.round(box.right)}px)`;
-        }
-      }
-      return { scrollWidth: root.scrollWidth, clientWidth: root.clientWidth, widest };
-    });
+    const { scrollWidth, clientWidth, widest } = await pageWidths(page);
     expect(scrollWidth, `${name}: widest element ${widest}`).toBeLessThanOrEqual(clientWidth);
     await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true });
   }

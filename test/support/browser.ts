@@ -1,5 +1,5 @@
 import { accessSync, constants } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 
 /** The Debian package's Chromium; playwright-core drives it, it never downloads a browser of its own. */
 export const chromiumPath = "/usr/bin/chromium";
@@ -48,4 +48,28 @@ export function browserSuiteTitle(title: string, unavailable: string | undefined
 /** Starts the installed Chromium, headless. The caller closes it. */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath, args: launchArgs });
+}
+
+/**
+ * How wide the page is against its window, and the element reaching
+ * furthest right (to say what overflows when something does).
+ */
+export function pageWidths(page: Page): Promise<{ scrollWidth: number; clientWidth: number; widest: string }> {
+  return page.evaluate(() => {
+    // The page's own DOM, typed here as far as used (the project's types have no DOM library).
+    interface Element { tagName: string; className: unknown; getBoundingClientRect(): { right: number } }
+    interface Document { documentElement: { scrollWidth: number; clientWidth: number }; body: { querySelectorAll(selector: string): ArrayLike<Element> } }
+    const document = (globalThis as unknown as { document: Document }).document;
+    const root = document.documentElement;
+    let widest = "";
+    let right = 0;
+    for (const element of Array.from(document.body.querySelectorAll("*"))) {
+      const box = element.getBoundingClientRect();
+      if (box.right > right) {
+        right = box.right;
+        widest = `${element.tagName.toLowerCase()}.${String(element.className)} (${Math.round(box.right)}px)`;
+      }
+    }
+    return { scrollWidth: root.scrollWidth, clientWidth: root.clientWidth, widest };
+  });
 }

@@ -111,7 +111,7 @@ ${v.mockCard ? mockSection(s, v.mockCard, v.challengeText) : ""}
 function mockSection(s: Messages["jpki"], card: MockCardView, challengeText: string): Html {
   const command = `printf '%s' '${challengeText}' | openssl dgst -sha256 -sign mock-card.key | openssl base64 -A`;
   return html`<div class="mock" role="note" id="mock-card" data-certificate="${card.certificatePem}" data-key="${card.privateKeyPem}" data-challenge-text="${challengeText}">
-<p><strong>${s.mockTitle}.</strong> ${s.mockIntro}</p>
+<p><strong>${s.mockTitle}</strong> ${s.mockIntro}</p>
 <div class="actions"><button type="button" class="button secondary" id="mock-card-sign" hidden>${s.mockSign}</button></div>
 <p id="mock-card-failed" hidden>${s.mockFailed}</p>
 <p>${s.mockOpensslIntro}</p>

@@ -84,7 +84,7 @@ export const en = {
     signatureHint: "base64.",
     submit: "Continue",
     linkSubmit: "Link certificate",
-    mockTitle: "Mock environment",
+    mockTitle: "Mock environment.",
     mockIntro: "This account holds a mock My Number card. Sign with it here, or with openssl:",
     mockSign: "Sign with the mock card",
     mockFailed: "The mock card could not sign in this browser. Use the openssl command instead.",

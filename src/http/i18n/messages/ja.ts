@@ -78,7 +78,7 @@ export const ja: Messages = {
     signatureHint: "base64。",
     submit: "続ける",
     linkSubmit: "電子証明書を登録",
-    mockTitle: "モック環境",
+    mockTitle: "モック環境：",
     mockIntro: "このアカウントにはモックのマイナンバーカードがあります。ここで署名するか、openssl で署名してください:",
     mockSign: "モックカードで署名",
     mockFailed: "このブラウザーではモックカードで署名できませんでした。openssl のコマンドを使ってください。",
