@@ -1,4 +1,4 @@
-import type { ExpiredRowsStore, SweepCounts } from "../domain/maintenance/expired-rows-sweeper.ts";
+import type { ExpiredRowsStore, PerSweptTable } from "../domain/maintenance/expired-rows-sweeper.ts";
 import type { Database } from "./database.ts";
 
 
@@ -6,14 +6,8 @@ import type { Database } from "./database.ts";
 export class ExpiredRowsRepository implements ExpiredRowsStore {
   constructor(private readonly database: Database) {}
 
-  async deleteExpired(cutoffs: {
-    tokens: number;
-    interactions: number;
-    sessions: number;
-    loginAttempts: number;
-    ocspResponses: number;
-    dpopProofs: number;
-  }): Promise<Omit<SweepCounts, "oneTimeRecords">> {
+  /** Each count is the rows deleted from that table. */
+  async deleteExpired(cutoffs: PerSweptTable): Promise<PerSweptTable> {
     const db = this.database.db;
     const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
     return {

@@ -1,27 +1,18 @@
 import type { Clock } from "../clock.ts";
 import type { OneTimeStore } from "../single-use.ts";
 
-/** How many rows each table lost in one sweep. */
-export interface SweepCounts {
-  oneTimeRecords: number;
-  tokens: number;
-  interactions: number;
-  sessions: number;
-  loginAttempts: number;
-  ocspResponses: number;
-  dpopProofs: number;
-}
+/** The tables the store sweeps, each by its own cutoff. */
+export type SweptTable = "tokens" | "interactions" | "sessions" | "loginAttempts" | "ocspResponses" | "dpopProofs";
 
-/** Deletes the rows older than each cutoff (single-use records have their own). */
+/** A number per swept table: its cutoff (epoch milliseconds), or the rows it lost. */
+export type PerSweptTable = Record<SweptTable, number>;
+
+/** How many rows each table lost in one sweep. */
+export type SweepCounts = PerSweptTable & { oneTimeRecords: number };
+
+/** Deletes the rows older than each table's cutoff and says how many (single-use records have their own). */
 export interface ExpiredRowsStore {
-  deleteExpired(cutoffs: {
-    tokens: number;
-    interactions: number;
-    sessions: number;
-    loginAttempts: number;
-    ocspResponses: number;
-    dpopProofs: number;
-  }): Promise<Omit<SweepCounts, "oneTimeRecords">>;
+  deleteExpired(cutoffs: PerSweptTable): Promise<PerSweptTable>;
 }
 /**
  * Keeps short-lived rows from piling up: anonymous authorization requests
