@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { totpCode } from "../../src/domain/credentials/totp.ts";
 import { OidcRepository } from "../../src/storage/oidc-repository.ts";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
@@ -415,6 +415,32 @@ describe("decision flow (spec 3.1) through real requests", () => {
 
     expectCode(await b.get(authorizeUrl(params({ scope: "openid", prompt: "none" }))));
     expectCode(await b.get(authorizeUrl(params({ scope: "profile openid" }))));
+  });
+
+  it("a request answered at once writes no interaction; one that needs a page stores exactly one, gone once completed", async () => {
+    const s = live();
+    const user = await createUser(s);
+    const b = browser();
+    await signedInWithGrant(b, user, "openid");
+    const interactions = async () => Number((await s.database.db.selectFrom("oidc_interactions").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n);
+    const before = await interactions();
+    const writes = vi.spyOn(OidcRepository.prototype, "insertInteraction");
+    try {
+      // A code at once (row 6) and an error at once (row 8): no interaction is written for them.
+      expectCode(await b.get(authorizeUrl(params({ scope: "openid", state: "at-once" }))), { state: "at-once" });
+      expectError(await b.get(authorizeUrl(params({ scope: "openid profile", prompt: "none" }))), "consent_required");
+      expect(writes).not.toHaveBeenCalled();
+      expect(await interactions()).toBe(before);
+      // The consent page: one interaction, which completing removes.
+      const page = await b.get(authorizeUrl(params({ scope: "openid profile", state: "page" })));
+      expectPage(page, "consent");
+      expect(writes).toHaveBeenCalledTimes(1);
+      expect(await interactions()).toBe(before + 1);
+      expectCode(await submitPage(b, page, "consent", { decision: "allow" }), { state: "page" });
+      expect(await interactions()).toBe(before);
+    } finally {
+      writes.mockRestore();
+    }
   });
 
   it("row 7: prompt=consent shows the consent page again; allowing issues a code", async () => {

@@ -63,9 +63,10 @@ function interactionNotFound(why: string): OAuthError {
 }
 
 /**
- * The authorization flow after the request is validated: an interaction per
- * request, moved on by the decision flow (spec 3.1) after every page, ending
- * in a redirect to the client with a code or an error.
+ * The authorization flow after the request is validated: the decision flow
+ * (spec 3.1) answers at once with a code or an error, or asks for a page; an
+ * interaction is stored for a request that needs pages, moved on by the
+ * decision flow after every page, and ends in a redirect to the client.
  */
 export class AuthorizationFlow {
   constructor(
@@ -79,19 +80,33 @@ export class AuthorizationFlow {
     private readonly certificateMethods: (userId: string) => Promise<AuthMethod[]> = async () => [],
   ) {}
 
-  /** Starts an interaction for a validated request and takes the first step. */
+  /**
+   * Takes the first step of a validated request. An interaction is stored
+   * only when a page is needed: a request that can be answered at once (a
+   * signed-in user who granted before, or an error) is answered without one,
+   * as nothing can come back to it.
+   */
   async start(client: OidcClient, request: AuthorizationRequest, browserId: string, sessionId: string | undefined): Promise<Step> {
-    const id = randomToken();
-    const now = this.clock();
     const state: InteractionState = { clientId: client.clientId, request, authenticated: false };
-    await this.repository.insertInteraction({
-      idHash: sha256Hex(id),
-      browserHash: sha256Hex(browserId),
-      state,
-      createdAt: now,
-      expiresAt: now + this.settings.interactionLifetimeMs,
-    });
-    return this.advance(id, browserId, sessionId);
+    const decided = await this.decide(state, client, sessionId);
+    switch (decided.kind) {
+      case "error":
+        return errorStep(request, this.settings.issuer, decided.error, decided.description);
+      case "issue_code":
+        return this.issueCode(request, decided.session, decided.user, decided.grant);
+      case "page": {
+        const id = randomToken();
+        const now = this.clock();
+        await this.repository.insertInteraction({
+          idHash: sha256Hex(id),
+          browserHash: sha256Hex(browserId),
+          state,
+          createdAt: now,
+          expiresAt: now + this.settings.interactionLifetimeMs,
+        });
+        return { kind: "page", page: decided.page, interactionId: id };
+      }
+    }
   }
 
   /** Loads an interaction for a page; only in the browser that started it. */
@@ -109,20 +124,37 @@ export class AuthorizationFlow {
 
   /** Applies the decision flow to the interaction as it stands. */
   async advance(id: string, browserId: string, sessionId: string | undefined): Promise<Step> {
-    const interaction = await this.load(id, browserId);
-    const { state, client } = interaction;
+    const { state, client } = await this.load(id, browserId);
+    const userBefore = state.userId;
+    const decided = await this.decide(state, client, sessionId);
+    switch (decided.kind) {
+      case "error":
+        return this.fail(id, state.request, decided.error, decided.description);
+      case "issue_code":
+        // Deleting the interaction is the single-use gate: a double submit issues one code.
+        if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw interactionNotFound("this sign-in request was already completed");
+        return this.issueCode(state.request, decided.session, decided.user, decided.grant);
+      case "page":
+        if (state.userId !== userBefore) await this.save(id, state);
+        return { kind: "page", page: decided.page, interactionId: id };
+    }
+  }
+
+  /**
+   * The decision flow (spec 3.1) for an interaction's state and the browser's
+   * session. A session of another user than the one the interaction
+   * authenticated does not count; the session's user becomes the
+   * interaction's (in `state`, which the caller stores when it keeps it).
+   */
+  private async decide(state: InteractionState, client: OidcClient, sessionId: string | undefined): Promise<Decided> {
     const request = state.request;
     const session = await this.session(sessionId);
-    // A session of another user than the one this interaction authenticated does not count.
     const usable = session && (!state.userId || session.userId === state.userId) ? session : undefined;
     const user = usable ? await this.users.find(usable.userId) : undefined;
-    if (usable && user && state.userId !== user.id) {
-      state.userId = user.id;
-      await this.save(id, state);
-    }
+    if (usable && user) state.userId = user.id;
 
     const grant = user ? await this.grantFor(request, user.id, client.clientId) : undefined;
-    if (grant instanceof OAuthError) return this.fail(id, request, grant.error, grant.description);
+    if (grant instanceof OAuthError) return { kind: "error", error: grant.error, description: grant.description };
 
     const enrolled: AuthMethod[] = user ? await this.enrolled(user) : [];
     const outcome: DecisionOutcome = decideAuthorization({
@@ -139,15 +171,13 @@ export class AuthorizationFlow {
     });
     switch (outcome.kind) {
       case "error":
-        return this.fail(id, request, outcome.error, outcome.description);
+        return { kind: "error", error: outcome.error, description: outcome.description };
       case "login":
-        return { kind: "page", page: "login", interactionId: id };
       case "reauth":
-        return { kind: "page", page: "reauth", interactionId: id };
       case "consent":
-        return { kind: "page", page: "consent", interactionId: id };
+        return { kind: "page", page: outcome.kind };
       case "issue_code":
-        return this.complete(id, request, usable!, user!, grant);
+        return { kind: "issue_code", session: usable!, user: user!, grant };
     }
   }
 
@@ -256,15 +286,8 @@ export class AuthorizationFlow {
     return this.repository.findLatestGrant(userId, clientId);
   }
 
-  private async complete(
-    id: string,
-    request: AuthorizationRequest,
-    session: SessionRow,
-    user: OidcUserRow,
-    existing: GrantRow | undefined,
-  ): Promise<Step> {
-    // Deleting the interaction is the single-use gate: a double submit issues one code.
-    if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw interactionNotFound("this sign-in request was already completed");
+  /** The grant as the request's action leaves it, and a code for it. */
+  private async issueCode(request: AuthorizationRequest, session: SessionRow, user: OidcUserRow, existing: GrantRow | undefined): Promise<Step> {
     const now = this.clock();
     const requested = { scopes: request.scopes, authorizationDetails: request.authorizationDetails };
     const action = effectiveAction(request, existing);
@@ -312,12 +335,23 @@ export class AuthorizationFlow {
 
   private async fail(id: string, request: AuthorizationRequest, error: string, description: string): Promise<Step> {
     await this.repository.deleteInteraction(sha256Hex(id));
-    return { kind: "redirect", url: errorRedirect(request.redirectUri, this.settings.issuer, error, description, request.state) };
+    return errorStep(request, this.settings.issuer, error, description);
   }
 
   private save(id: string, state: InteractionState): Promise<void> {
     return this.repository.updateInteraction(sha256Hex(id), state);
   }
+}
+
+/** What the decision flow says to do next (see AuthorizationFlow.decide). */
+type Decided =
+  | { kind: "error"; error: string; description: string }
+  | { kind: "page"; page: "login" | "reauth" | "consent" }
+  | { kind: "issue_code"; session: SessionRow; user: OidcUserRow; grant: GrantRow | undefined };
+
+/** The error sent back to the client's (already matched) redirect_uri. */
+function errorStep(request: AuthorizationRequest, issuer: string, error: string, description: string): Step {
+  return { kind: "redirect", url: errorRedirect(request.redirectUri, issuer, error, description, request.state) };
 }
 
 /**
