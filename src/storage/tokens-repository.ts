@@ -42,9 +42,10 @@ export class TokensRepository implements TokenStore {
 
   /**
    * Rotation: marks a live refresh token used, in one conditional UPDATE, so of
-   * two concurrent uses exactly one gets the row back.
+   * two concurrent uses exactly one gets the row back. A token bound to
+   * another DPoP key than `dpopJkt` is left as it is.
    */
-  async consumeRefresh(tokenHash: string, clientId: string, now: number): Promise<TokenRow | undefined> {
+  async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenRow | undefined> {
     const row = await this.database.db
       .updateTable("oidc_tokens")
       .set({ consumed_at: now })
@@ -54,6 +55,7 @@ export class TokensRepository implements TokenStore {
       .where("consumed_at", "is", null)
       .where("revoked_at", "is", null)
       .where("expires_at", ">", now)
+      .where((eb) => (dpopJkt === null ? eb("dpop_jkt", "is", null) : eb.or([eb("dpop_jkt", "is", null), eb("dpop_jkt", "=", dpopJkt)])))
       .returningAll()
       .executeTakeFirst();
     return row && toToken(row);

@@ -55,8 +55,12 @@ export interface GrantStore {
 export interface TokenStore {
   insert(token: TokenRow): Promise<void>;
   find(tokenHash: string): Promise<TokenRow | undefined>;
-  /** Marks a live refresh token of this client used, atomically; undefined when it was not live or not this client's. */
-  consumeRefresh(tokenHash: string, clientId: string, now: number): Promise<TokenRow | undefined>;
+  /**
+   * Marks a live refresh token of this client used, atomically, unless it is
+   * bound to another DPoP key than `dpopJkt` (the proof's; null: none);
+   * undefined when it was not live, not this client's or bound to another key.
+   */
+  consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenRow | undefined>;
   /** Marks the selected live tokens revoked; returns how many. */
   revoke(selection: TokenSelection, now: number): Promise<number>;
 }

@@ -140,21 +140,26 @@ export class TokenService {
     const hash = sha256Hex(presented);
     const now = this.clock();
     const requested = params.get("scope");
-    // Checked before the token is used up, so that a refused request leaves it valid (a retry is not a replay).
-    const current = await this.tokens.find(hash);
-    const live = current?.kind === "refresh" && current.clientId === client.clientId && current.consumedAt === null && current.revokedAt === null;
-    if (live) requireBinding(current.dpopJkt, dpopJkt, "refresh token");
-    if (requested !== undefined) refreshScopes(requested, live ? current.scopes : undefined);
-    const used = await this.tokens.consumeRefresh(hash, client.clientId, now);
+    if (requested !== undefined) {
+      // Checked before the token is used up, so that a refused request leaves it valid (a retry is not a replay).
+      const current = await this.tokens.find(hash);
+      const live = current?.kind === "refresh" && current.clientId === client.clientId && current.consumedAt === null && current.revokedAt === null;
+      if (live) requireBinding(current.dpopJkt, dpopJkt, "refresh token");
+      refreshScopes(requested, live ? current.scopes : undefined);
+    }
+    // Only a token bound to this proof's key, or to none, is used up: one bound to another key stays valid.
+    const used = await this.tokens.consumeRefresh(hash, client.clientId, now, dpopJkt ?? null);
     if (!used) {
       const known = await this.tokens.find(hash);
-      if (known && known.kind === "refresh" && known.clientId === client.clientId && known.consumedAt !== null) {
-        await this.revokeReplayed(known.family, client, now);
-        throw new OAuthError("invalid_grant", "the refresh token was already used; its whole family is revoked");
+      if (known && known.kind === "refresh" && known.clientId === client.clientId) {
+        if (known.consumedAt !== null) {
+          await this.revokeReplayed(known.family, client, now);
+          throw new OAuthError("invalid_grant", "the refresh token was already used; its whole family is revoked");
+        }
+        if (known.revokedAt === null && known.expiresAt > now) requireBinding(known.dpopJkt, dpopJkt, "refresh token");
       }
       throw new OAuthError("invalid_grant", "the refresh token is not valid");
     }
-    requireBinding(used.dpopJkt, dpopJkt, "refresh token");
     const grant = await this.grants.findGrant(used.grantId);
     if (!grant) throw new OAuthError("invalid_grant", "the grant behind this refresh token was revoked");
     // A grant replaced with fewer rights ends the tokens it no longer covers (Grant Management "replace").
