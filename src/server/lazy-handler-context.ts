@@ -1,6 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { ContextValues, HandlerContext } from "@connectrpc/connect";
-import type { AnyRequest, AnyResponse } from "./exchange.ts";
+import { headerValue, type AnyRequest, type AnyResponse } from "./exchange.ts";
 
 /**
  * A HandlerContext that builds what a handler asks for only when it asks:
@@ -76,9 +76,4 @@ export class LazyContext implements HandlerContext {
   trailers(): Headers {
     return new Headers(this.responseTrailers);
   }
-}
-
-function headerValue(value: string | string[] | undefined): string | null {
-  if (value === undefined) return null;
-  return Array.isArray(value) ? value.join(", ") : value;
 }

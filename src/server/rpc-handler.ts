@@ -3,11 +3,10 @@ import {
   ConnectError,
   createConnectRouter,
   type ConnectRouter,
-  type ContextValues,
   type Interceptor,
 } from "@connectrpc/connect";
-import type { DescService } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { Preauthentication } from "../rpc/auth.ts";
+import type { RpcService } from "../rpc/routes.ts";
 import { createAsyncIterable, type UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   compressionBrotli,
@@ -40,13 +39,13 @@ export interface RpcHandlerOptions {
    * values reach the interceptors; when it says the call will be refused, the
    * body is not decoded at all.
    */
-  beforeBody?: (service: string, headers: Pick<Headers, "get">) => Promise<{ contextValues: ContextValues; refused: boolean }>;
+  beforeBody?: (service: string, headers: Pick<Headers, "get">) => Promise<Preauthentication>;
   /**
    * Services whose plain Connect unary calls skip the router (see unary-fast-path.ts); they must also be
    * registered by `routes`. Needs `beforeBody` and `toError` to stand for the interceptors.
    */
   fastPath?: {
-    services: { service: DescService; implementation: Partial<ServiceImpl<DescService>> }[];
+    services: RpcService[];
     toError: (error: unknown, procedure: string) => ConnectError;
   };
 }
@@ -88,11 +87,11 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     handle(req, res, procedure) {
       const handler = handlers.get(procedure);
       if (!handler) throw new TypeError(`no handler for ${procedure}`);
-      /** The full Connect handler; `body` when the fast path already read it. */
-      const serve = async (body?: ReadBody) => {
+      /** The full Connect handler; `body` and `known` when the fast path already read it and authenticated. */
+      const serve = async (body?: ReadBody, known?: Preauthentication) => {
         let universal = universalRequestFromNodeRequest(req, res as NodeResponse, undefined, undefined);
         if (body) universal = { ...universal, body: body instanceof Uint8Array ? createAsyncIterable([body]) : body };
-        const before = await options.beforeBody?.(handler.service.typeName, universal.header).catch((error: unknown) => {
+        const before = known ?? await options.beforeBody?.(handler.service.typeName, universal.header).catch((error: unknown) => {
           // Left to the interceptors, which authenticate again and map the failure (e.g. database unavailable).
           options.logger.debug({ procedure, err: error }, "authentication before the body failed");
           return undefined;
@@ -125,7 +124,7 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
           res.end();
         }
       };
-      if (fast?.tryHandle(req, res, procedure, (body) => void serve(body).catch(fail), fail)) return;
+      if (fast?.tryHandle(req, res, procedure, (body, known) => void serve(body, known).catch(fail), fail)) return;
       serve().catch(fail);
     },
   };

@@ -1,9 +1,11 @@
 import { create, fromBinary, fromJson, isMessage, toBinary, toJsonString, type DescMessage, type DescService, type JsonReadOptions } from "@bufbuild/protobuf";
-import { createServiceImplSpec, type ConnectError, type ContextValues, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { createServiceImplSpec, type ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { compressionNegotiate, createAsyncIterable, type Compression, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import type { AnyRequest, AnyResponse } from "./exchange.ts";
+import type { Preauthentication } from "../rpc/auth.ts";
+import type { RpcService } from "../rpc/routes.ts";
+import { headerValue, type AnyRequest, type AnyResponse } from "./exchange.ts";
 import { LazyContext } from "./lazy-handler-context.ts";
 
 /** A unary procedure the fast path can answer. */
@@ -16,14 +18,14 @@ interface FastProcedure {
 }
 
 export interface FastPathOptions {
-  services: { service: DescService; implementation: Partial<ServiceImpl<DescService>> }[];
+  services: RpcService[];
   readMaxBytes: number;
   jsonOptions: Partial<JsonReadOptions>;
   acceptCompression: Compression[];
   /** Connect's own default: smaller responses are sent as they are. */
   compressMinBytes: number;
   /** The same authentication the slow path runs before the body; refused calls are left to it. */
-  authenticate: (service: string, headers: Pick<Headers, "get">) => Promise<{ contextValues: ContextValues; refused: boolean }>;
+  authenticate: (service: string, headers: Pick<Headers, "get">) => Promise<Preauthentication>;
   /** What errorBoundary makes of a handler's error. */
   toError: (error: unknown, procedure: string) => ConnectError;
   /** Rewrites Connect error responses as the slow path does (see rpc-client-faults.ts). */
@@ -33,13 +35,17 @@ export interface FastPathOptions {
 /** The request body for the full handler: all of it read already, or what was read followed by the rest. */
 export type ReadBody = Uint8Array | AsyncIterable<Uint8Array>;
 
+/** Hands the call to the full handler: the body read so far, and the authentication when it was done (not done again). */
+export type Fallback = (body: ReadBody, auth?: Preauthentication) => void;
+
 export interface FastPath {
   /**
    * True when it took the request; false when the caller must run the full
    * Connect handler. Once taken, `fallback` hands it to the full handler
+   * (with the authentication already done, when it was)
    * with the body read so far, and `fail` answers a failure to respond.
    */
-  tryHandle(req: AnyRequest, res: AnyResponse, procedure: string, fallback: (body: ReadBody) => void, fail: (reason: unknown) => void): boolean;
+  tryHandle(req: AnyRequest, res: AnyResponse, procedure: string, fallback: Fallback, fail: (reason: unknown) => void): boolean;
 }
 
 type Protocol = "connect-json" | "connect-proto" | "grpc";
@@ -87,16 +93,16 @@ export function createFastPath(options: FastPathOptions): FastPath {
     }
   }
 
-  /** Authenticates, decodes and runs the call; undefined when the full handler must take it instead. */
+  /** Authenticates, decodes and runs the call; `handOver` when the full handler must take it instead. */
   async function run(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, protocol: Protocol, message: Buffer) {
     const headers = { get: (name: string) => headerValue(req.headers[name.toLowerCase()]) };
     const auth = await options.authenticate(p.service.typeName, headers).catch(() => undefined);
-    if (!auth || auth.refused) return undefined;
+    if (!auth || auth.refused) return { handOver: auth };
     let input: unknown;
     try {
       input = protocol === "connect-json" ? fromJson(p.input, JSON.parse(message.toString("utf8")), options.jsonOptions) : fromBinary(p.input, message);
     } catch {
-      return undefined;
+      return { handOver: auth };
     }
     const context = new LazyContext(req, res, p, path, auth.contextValues, protocol === "grpc" ? "grpc" : "connect");
     try {
@@ -108,9 +114,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
     }
   }
 
-  async function answerConnect(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, protocol: Protocol, body: Buffer, fallback: (body: ReadBody) => void) {
+  async function answerConnect(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, protocol: Protocol, body: Buffer, fallback: Fallback) {
     const outcome = await run(req, res, path, p, protocol, body);
-    if (!outcome) return fallback(body);
+    if ("handOver" in outcome) return fallback(body, outcome.handOver);
     if (outcome.error) {
       const out = errorToJsonBytes(outcome.error, options.jsonOptions);
       const header = new Headers({ "content-type": "application/json", "content-length": String(out.byteLength) });
@@ -131,11 +137,11 @@ export function createFastPath(options: FastPathOptions): FastPath {
     res.end(out);
   }
 
-  async function answerGrpc(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, body: Buffer, fallback: (body: ReadBody) => void) {
+  async function answerGrpc(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, body: Buffer, fallback: Fallback) {
     // One uncompressed message, exactly: anything else is the full handler's to judge.
     if (body.byteLength < 5 || body[0] !== 0 || body.readUInt32BE(1) !== body.byteLength - 5) return fallback(body);
     const outcome = await run(req, res, path, p, "grpc", body.subarray(5));
-    if (!outcome) return fallback(body);
+    if ("handOver" in outcome) return fallback(body, outcome.handOver);
     const compression = compressionNegotiate(options.acceptCompression, null, headerValue(req.headers["grpc-accept-encoding"]), "Grpc-Accept-Encoding");
     let head: Record<string, string> = { "content-type": "application/grpc+proto" };
     if (compression.response) head["grpc-encoding"] = compression.response.name;
@@ -217,11 +223,6 @@ function readBody(req: AnyRequest, limit: number, overflow: (body: ReadBody) => 
   req.once("end", onEnd);
   // An aborted request ends in "close" without "end": nothing to answer, and the request log records it.
   req.on("error", () => undefined);
-}
-
-function headerValue(value: string | string[] | undefined): string | null {
-  if (value === undefined) return null;
-  return Array.isArray(value) ? value.join(", ") : value;
 }
 
 /** Head fields in the order Connect's Headers iterate them (sorted by name), so both paths send the same head. */
