@@ -12,7 +12,7 @@ import type {
 } from "../domain/certificates/model.ts";
 import type { CertificateStore, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import type { Database } from "./database.ts";
-import { chunked, maxParameters } from "./parameter-limit.ts";
+import { chunked, distinctInChunks, maxParameters } from "./parameter-limit.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable } from "./schema.ts";
 
 /** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
@@ -46,7 +46,7 @@ export class CertificatesRepository implements CertificateStore {
 
   async findUsers(accountId: string, userIds: readonly string[]): Promise<Map<string, CertificateUser>> {
     const found = new Map<string, CertificateUser>();
-    for (const ids of chunked(distinct(userIds), maxParameters - 1)) {
+    for (const ids of distinctInChunks(userIds, 1)) {
       const rows = await this.database.db
         .selectFrom("certificate_users")
         .selectAll()
@@ -133,7 +133,7 @@ export class CertificatesRepository implements CertificateStore {
 
   async findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>> {
     const found = new Map<string, StoredCertificate>();
-    for (const ids of chunked(distinct(certificateIds), maxParameters - 1)) {
+    for (const ids of distinctInChunks(certificateIds, 1)) {
       const rows = await this.database.db
         .selectFrom("certificates")
         .selectAll()
@@ -168,7 +168,7 @@ export class CertificatesRepository implements CertificateStore {
     type?: CertificateType,
   ): Promise<Map<string, StoredCertificate>> {
     const found = new Map<string, StoredCertificate>();
-    for (const ids of chunked(distinct(userIds), maxParameters - 2)) {
+    for (const ids of distinctInChunks(userIds, 2)) {
       let ranked = this.database.db
         .selectFrom("certificates")
         .selectAll()
@@ -267,10 +267,6 @@ function certificateRow(c: StoredCertificate) {
     trust_anchor: c.trustAnchor,
     created_at: c.createdAt,
   };
-}
-
-function distinct(ids: readonly string[]): string[] {
-  return [...new Set(ids)];
 }
 
 function toUser(row: Selectable<CertificateUserTable>): CertificateUser {

@@ -2,7 +2,7 @@ import type { CheckMethod, RevocationReasonCode, Status } from "../domain/certif
 import type { Selectable } from "kysely";
 import type { MockAuthorityRow, MockCertificateState, MockStore } from "../domain/mock/mock-store.ts";
 import type { Database } from "./database.ts";
-import { chunked, maxParameters } from "./parameter-limit.ts";
+import { distinctInChunks } from "./parameter-limit.ts";
 import type { MockCertificateStateTable } from "./schema.ts";
 
 export class MockRepository implements MockStore {
@@ -48,7 +48,7 @@ export class MockRepository implements MockStore {
    */
   async findStatesBySerials(serialNumbers: readonly string[]): Promise<Map<string, MockCertificateState | null>> {
     const found = new Map<string, MockCertificateState | null>();
-    for (const chunk of chunked([...new Set(serialNumbers)], maxParameters)) {
+    for (const chunk of distinctInChunks(serialNumbers, 1)) {
       const rows = await this.database.db
         .selectFrom("certificates as c")
         .leftJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
@@ -83,7 +83,7 @@ export class MockRepository implements MockStore {
   /** The states of many certificates in one read (split only past the parameter limit); absent ones are missing from the map. */
   async findStates(certificateIds: readonly string[]): Promise<Map<string, MockCertificateState>> {
     const found = new Map<string, MockCertificateState>();
-    for (const ids of chunked([...new Set(certificateIds)], maxParameters)) {
+    for (const ids of distinctInChunks(certificateIds, 0)) {
       const rows = await this.database.db
         .selectFrom("mock_certificate_states")
         .selectAll()
@@ -94,27 +94,16 @@ export class MockRepository implements MockStore {
     return found;
   }
 
-  /**
-   * What checks report for a certificate of the mock CA registered by
-   * fingerprint: the state set on the mock certificate with that fingerprint
-   * in whichever account created it. Revocation belongs to the certificate,
-   * as the CRL (one for every account) says.
-   */
-  async findStateByFingerprint(fingerprintSha256: string): Promise<MockCertificateState | undefined> {
-    const row = await this.database.db
-      .selectFrom("certificates as c")
-      .innerJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
-      .select("s.certificate_id")
-      .where("c.origin", "=", "mock")
-      .where("c.fingerprint_sha256", "=", fingerprintSha256)
-      .executeTakeFirst();
-    return row ? this.findState(row.certificate_id) : undefined;
-  }
 
-  /** findStateByFingerprint for many fingerprints in one read; keyed by fingerprint. */
+
+  /**
+   * What checks report for certificates of the mock CA registered by
+   * fingerprint, in one read: the state set on the mock certificate with each
+   * fingerprint, in whichever account created it; keyed by fingerprint.
+   */
   async findStatesByFingerprints(fingerprints: readonly string[]): Promise<Map<string, MockCertificateState>> {
     const found = new Map<string, MockCertificateState>();
-    for (const chunk of chunked([...new Set(fingerprints)], maxParameters)) {
+    for (const chunk of distinctInChunks(fingerprints, 1)) {
       const rows = await this.database.db
         .selectFrom("certificates as c")
         .innerJoin("mock_certificate_states as s", "s.certificate_id", "c.id")

@@ -34,7 +34,11 @@ export class OcspResponsesRepository implements OcspResponseStore {
     const unique = [...new Map(keys.map((k) => [responseKey(k), k])).values()];
     for (const slice of chunked(unique, Math.floor(maxParameters / 2))) {
       const byAnchor = new Map<string, string[]>();
-      for (const k of slice) byAnchor.set(k.issuerAnchor, [...(byAnchor.get(k.issuerAnchor) ?? []), k.serialNumber]);
+      for (const k of slice) {
+        const serials = byAnchor.get(k.issuerAnchor);
+        if (serials) serials.push(k.serialNumber);
+        else byAnchor.set(k.issuerAnchor, [k.serialNumber]);
+      }
       const rows = await this.database.db
         .selectFrom("ocsp_responses")
         .selectAll()

@@ -13,3 +13,12 @@ export function chunked<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) slices.push(items.slice(i, i + size));
   return slices;
 }
+
+/**
+ * The distinct values, in slices small enough for one `in (…)` list each in a
+ * statement that also binds `otherParameters` of its own (a tenant id, an
+ * origin): every caller counts only its own, the limit is counted here.
+ */
+export function distinctInChunks(values: readonly string[], otherParameters: number): string[][] {
+  return chunked([...new Set(values)], maxParameters - otherParameters);
+}

@@ -103,12 +103,7 @@ export class LoginThrottle {
    */
   async admit(account: string, address: string): Promise<AttemptOutcome<never, never> | undefined> {
     const now = this.clock();
-    const reservation = this.reservation(account, address, now);
-    return this.store.exclusively([reservation.accountKey, reservation.addressKey], async (attempts) => {
-      const refused = await this.refusal(attempts, reservation, now);
-      if (!refused) await attempts.insert(reservation);
-      return refused;
-    });
+    return this.reserve(this.reservation(account, address, now), now);
   }
 
   private reservation(account: string, address: string, now: number): LoginAttempt {
@@ -120,6 +115,15 @@ export class LoginThrottle {
     };
   }
 
+  /** Records the attempt unless the limits are reached, under the keys' lock; the refusal when they are. */
+  private reserve(reservation: LoginAttempt, now: number) {
+    return this.store.exclusively([reservation.accountKey, reservation.addressKey], async (attempts) => {
+      const refused = await this.refusal(attempts, reservation, now);
+      if (!refused) await attempts.insert(reservation);
+      return refused;
+    });
+  }
+
   /**
    * Runs `check` (a password, a one-time code…) for the account from the
    * address, unless the limits are reached. Only the attempts made through
@@ -128,11 +132,7 @@ export class LoginThrottle {
   async attempt<T, F>(account: string, address: string, check: () => Promise<Verdict<T, F>>): Promise<AttemptOutcome<T, F>> {
     const now = this.clock();
     const reservation = this.reservation(account, address, now);
-    const refusal = await this.store.exclusively([reservation.accountKey, reservation.addressKey], async (attempts) => {
-      const refused = await this.refusal(attempts, reservation, now);
-      if (!refused) await attempts.insert(reservation);
-      return refused;
-    });
+    const refusal = await this.reserve(reservation, now);
     if (refusal) return refusal;
     let keep = false;
     try {

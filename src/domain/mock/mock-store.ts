@@ -28,9 +28,11 @@ export interface MockStore {
   findState(certificateId: string): Promise<MockCertificateState | undefined>;
   /** The states of many certificates in one read; absent ones are missing from the map. */
   findStates(certificateIds: readonly string[]): Promise<Map<string, MockCertificateState>>;
-  /** What checks report for a certificate of the mock CA, by fingerprint, whichever account registered it. */
-  findStateByFingerprint(fingerprintSha256: string): Promise<MockCertificateState | undefined>;
-  /** findStateByFingerprint for many fingerprints in one read; keyed by fingerprint. */
+  /**
+   * For certificates of the mock CA registered by fingerprint: the state set on
+   * the mock certificate with each fingerprint, in whichever account created
+   * it (revocation belongs to the certificate); keyed by fingerprint.
+   */
   findStatesByFingerprints(fingerprints: readonly string[]): Promise<Map<string, MockCertificateState>>;
   /** The fingerprints of the mock certificates issued to the same mock person. */
   samePersonFingerprints(fingerprintSha256: string): Promise<string[]>;

@@ -134,12 +134,6 @@ export function readBoolean(bytes: Uint8Array, start: number, end: number, what:
   return value === 0xff;
 }
 
-/** True when bytes[start, end) equals `expected`. */
-export function bytesEqual(bytes: Uint8Array, start: number, end: number, expected: Uint8Array): boolean {
-  if (end - start !== expected.length) return false;
-  for (let i = 0; i < expected.length; i++) if (bytes[start + i] !== expected[i]) return false;
-  return true;
-}
 
 /** Dotted form of OBJECT IDENTIFIER content, for messages: never throws, whatever the bytes. */
 export function oidText(content: Uint8Array): string {
