@@ -167,6 +167,16 @@ for (const target of await databaseTargets()) {
       expect(await session(b)).toMatchObject({ acr: "low", amr: ["pwd"] });
     });
 
+    it("a card sign-in form without its CSRF token is refused with 403 in the interaction's language, nothing signed in", async () => {
+      const b = new Browser(server.url);
+      const reply = await b.get(authorizeUrl(params({ ui_locales: "ja" })));
+      const loginPath = expectPage(reply, "login");
+      const refused = await b.post(loginPath.replace("/auth/login?", "/auth/login/jpki?"), { csrf: "not-this-one", method: "jpki", challenge: "x", certificate: "", signature: "" });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain('<html lang="ja">');
+      expect(await session(b)).toBeUndefined();
+    });
+
     it("a challenge of another interaction is refused like an unknown one and left unused for its own", async () => {
       const b = new Browser(server.url);
       const one = await atStepUp(bob, b);

@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
-import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/secrets.ts";
+import { csrfToken } from "../../../domain/oidc/flow/secrets.ts";
 import { lookupTag } from "../../../domain/oidc/locales.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
@@ -13,6 +13,7 @@ import { consentFormId, renderConsentPage } from "../../pages/consent.ts";
 import { switchLocaleField, type PageLanguage } from "../../pages/layout.ts";
 import { loginFormId, renderLoginPage } from "../../pages/login.ts";
 import { reauthFormId, renderReauthPage } from "../../pages/reauth.ts";
+import { requireFormCsrf } from "./form-csrf.ts";
 import { sendStep } from "./steps.ts";
 import { createJpkiPages, isJpkiMethod, jpkiForm } from "./jpki-pages.ts";
 
@@ -20,6 +21,7 @@ import { createJpkiPages, isJpkiMethod, jpkiForm } from "./jpki-pages.ts";
 export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean, defaultLocale: Locale): void {
   const cookies = cookieNames(oidc.issuer);
   const jpki = createJpkiPages(oidc, mockMode, {
+    load: (req, res) => load(req, res),
     ofInteraction: (req, res, interaction, formId) => language(req, res, interaction, formId),
     ofPage: (req) => linkPageLanguage(req, defaultLocale),
     switchLanguage: (interaction, requested) => switchLanguage(interaction, requested),
@@ -38,14 +40,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
 
   const localeSources = (interaction: LoadedInteraction) => ({ chosen: interaction.state.locale, uiLocales: interaction.state.request.uiLocales });
 
-  function requireCsrf(req: Request, interaction: LoadedInteraction): void {
-    const body = req.body as Record<string, unknown> | undefined;
-    if (!csrfTokenMatches(oidc.secretKey, interaction.id, body?.csrf)) {
-      throw new OAuthError("invalid_request", "the form has expired or did not come from this site. Go back, reload the page and try again.", {
-        status: 403,
-      });
-    }
-  }
+  const requireCsrf = (req: Request, interaction: LoadedInteraction) => requireFormCsrf(oidc.secretKey, interaction.id, req);
 
   /**
    * The interaction's language: the user's switch, then the request's

@@ -1,11 +1,10 @@
 import express, { type Request, type Response, type Router } from "express";
 import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
-import { csrfToken, csrfTokenMatches } from "../../../domain/oidc/flow/secrets.ts";
+import { csrfToken } from "../../../domain/oidc/flow/secrets.ts";
 import { challengeText } from "../../../domain/oidc/jpki/challenges.ts";
 import { JpkiError } from "../../../domain/oidc/jpki/jpki-error.ts";
 import type { SignedChallengeForm } from "../../../domain/oidc/jpki/signed-challenge.ts";
 import type { AuthMethod } from "../../../domain/oidc/acr.ts";
-import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { demoLogin } from "../../../domain/mock/oidc-demo-seed.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
@@ -14,6 +13,7 @@ import { renderJpkiLinkPage, renderJpkiSignInFirstPage } from "../../pages/jpki-
 import { mockCardScriptPath, renderJpkiSignInPage, renderJpkiStepUpPage, type MockCardView } from "../../pages/jpki-sign.ts";
 import { switchLocaleField, type PageLanguage } from "../../pages/layout.ts";
 import { mockCardScript } from "../../pages/mock-card-script.ts";
+import { requireFormCsrf } from "./form-csrf.ts";
 import { sendStep } from "./steps.ts";
 
 /** A PEM certificate and a signature, URL-encoded, with room to spare. */
@@ -38,6 +38,8 @@ export interface StepUpRequirement {
 
 /** How the JPKI pages choose their language: as the other interaction pages do, or by the page's own address. */
 export interface JpkiPageLanguages {
+  /** The interaction the request names, in this browser, its language left for an error page of the request. */
+  load(req: Request, res: Response): Promise<LoadedInteraction>;
   /** An interaction's page, whose language switch submits the form `formId`. */
   ofInteraction(req: Request, res: Response, interaction: LoadedInteraction, formId: string): PageLanguage;
   /** A page outside any interaction (linking certificates): ui_locales in its address, then the browser's. */
@@ -126,8 +128,6 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       });
     }
 
-    const interactionId = (req: Request) => (typeof req.query.interaction === "string" ? req.query.interaction : "");
-    const load = (req: Request) => oidc.flow.load(interactionId(req), readCookie(req, cookies.browser));
 
     async function signInView(req: Request, res: Response, interaction: LoadedInteraction, status: number, error?: JpkiError) {
       const lang = languages.ofInteraction(req, res, interaction, jpkiFormId);
@@ -152,14 +152,14 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
     }
 
     router.get("/auth/login/jpki", pageHeaders, async (req, res) => {
-      const interaction = await load(req);
+      const interaction = await languages.load(req, res);
       await languages.switchLanguage(interaction, req.query.ui_locales);
       await signInView(req, res, interaction, 200);
     });
 
     router.post("/auth/login/jpki", pageHeaders, jpkiForm, async (req, res) => {
-      const interaction = await load(req);
-      requireCsrf(oidc, interaction.id, req);
+      const interaction = await languages.load(req, res);
+      requireFormCsrf(oidc.secretKey, interaction.id, req);
       const body = (req.body ?? {}) as Record<string, unknown>;
       if (await languages.switchLanguage(interaction, body[switchLocaleField])) return signInView(req, res, interaction, 200);
       try {
@@ -227,7 +227,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       const sessionId = session(req);
       const current = await oidc.flow.session(sessionId);
       if (!sessionId || !current) return send(res, 401, renderJpkiSignInFirstPage(languages.ofPage(req)), undefined);
-      requireCsrf(oidc, linkCsrfSubject(sessionId), req);
+      requireFormCsrf(oidc.secretKey, linkCsrfSubject(sessionId), req);
       try {
         await oidc.jpki.link({ sessionId }, signedChallengeOf(req), current.userId);
         await linkView(req, res, sessionId, current.userId, 200, { linked: true });
@@ -244,12 +244,4 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
 /** The linking form's CSRF token is bound to the session (there is no interaction). */
 function linkCsrfSubject(sessionId: string): string {
   return `jpki-link:${sessionId}`;
-}
-
-function requireCsrf(oidc: Oidc, subject: string, req: Request): void {
-  const body = req.body as Record<string, unknown> | undefined;
-  if (!csrfTokenMatches(oidc.secretKey, subject, body?.csrf)) {
-    // The same words as the other pages' refusal, which the error page puts in the page's language.
-    throw new OAuthError("invalid_request", "the form has expired or did not come from this site. Go back, reload the page and try again.", { status: 403 });
-  }
 }
