@@ -1,4 +1,3 @@
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Accounts } from "../../src/domain/accounts/accounts.ts";
 import { DomainError } from "../../src/domain/errors.ts";
@@ -7,20 +6,9 @@ import { CachedAccountStore } from "../../src/storage/cached-account-store.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { StatementCounter } from "../support/statement-counter.ts";
 
 const targets = await databaseTargets();
-
-/** Counts executed statements (each result passes through transformResult once). */
-class StatementCounter implements KyselyPlugin {
-  count = 0;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.count++;
-    return args.result;
-  }
-}
 
 async function refusal(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(

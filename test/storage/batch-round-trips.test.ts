@@ -1,4 +1,3 @@
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Accounts } from "../../src/domain/accounts/accounts.ts";
 import { BatchStatusChecks } from "../../src/domain/certificates/batch-checks.ts";
@@ -18,24 +17,9 @@ import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { MockRepository } from "../../src/storage/mock-repository.ts";
 import { maxParameters } from "../../src/storage/parameter-limit.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { StatementCounter } from "../support/statement-counter.ts";
 
 const targets = await databaseTargets();
-
-/**
- * Counts the statements executed: each result passes through transformResult
- * once (transformQuery also sees subqueries as they are built, so it would
- * count a query with a subquery twice).
- */
-class StatementCounter implements KyselyPlugin {
-  count = 0;
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return args.node;
-  }
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    this.count++;
-    return args.result;
-  }
-}
 
 for (const target of targets) {
   describe.skipIf(!!target.unavailable)(targetTitle(target), () => {

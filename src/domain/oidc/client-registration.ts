@@ -4,9 +4,9 @@ import { DomainError } from "../errors.ts";
 import { hashClientSecret } from "./client-authentication.ts";
 import { grantTypes, type ClientAuthMethod, type OidcClient } from "./client.ts";
 import { defaultSigningAlg, signingAlgs } from "./keys/signing-algorithms.ts";
+import { hasPrivateMembers } from "./public-jwk.ts";
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
-const privateJwkMembers = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
 
 const redirectUri = z.string().refine(
   (value) => {
@@ -28,7 +28,7 @@ export const clientMetadataSchema = z
     client_secret_sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: "must be 64 lowercase hex digits" }).optional(),
     jwks: z
       .object({ keys: z.array(z.record(z.string(), z.unknown())).min(1, { error: "must hold at least one key" }) })
-      .refine((jwks) => jwks.keys.every((k) => privateJwkMembers.every((m) => !(m in k))), {
+      .refine((jwks) => jwks.keys.every((k) => !hasPrivateMembers(k)), {
         error: "must hold public keys only (no private or symmetric key members)",
       })
       .optional(),

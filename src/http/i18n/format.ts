@@ -10,13 +10,22 @@ export interface Formats {
   dateTime(epochMs: number): string;
 }
 
+const made = new Map<string, Formats>();
+
+/** The formats of a language (and time zone), made once: building Intl formatters is the costly part. */
 export function formatsFor(locale: Locale, timeZone?: string): Formats {
-  const minutes = new Intl.NumberFormat(locale, { style: "unit", unit: "minute", unitDisplay: "long" });
-  const list = new Intl.ListFormat(locale, { style: "long", type: "conjunction" });
-  const dateTime = new Intl.DateTimeFormat(locale, { dateStyle: "long", timeStyle: "short", ...(timeZone ? { timeZone } : {}) });
-  return {
-    minutes: (n) => minutes.format(n),
-    and: (items) => list.format(items),
-    dateTime: (ms) => dateTime.format(new Date(ms)),
-  };
+  const key = `${locale} ${timeZone ?? ""}`;
+  let formats = made.get(key);
+  if (!formats) {
+    const minutes = new Intl.NumberFormat(locale, { style: "unit", unit: "minute", unitDisplay: "long" });
+    const list = new Intl.ListFormat(locale, { style: "long", type: "conjunction" });
+    const dateTime = new Intl.DateTimeFormat(locale, { dateStyle: "long", timeStyle: "short", ...(timeZone ? { timeZone } : {}) });
+    formats = {
+      minutes: (n) => minutes.format(n),
+      and: (items) => list.format(items),
+      dateTime: (ms) => dateTime.format(new Date(ms)),
+    };
+    made.set(key, formats);
+  }
+  return formats;
 }

@@ -12,8 +12,7 @@ export const contentSecurityPolicy =
  * The policy of a mock-mode JPKI page: the same, plus scripts from this
  * origin only (the mock card's script file; never inline, never elsewhere).
  */
-export const mockCardContentSecurityPolicy =
-  "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'";
+export const mockCardContentSecurityPolicy = contentSecurityPolicy.replace("default-src 'none';", "default-src 'none'; script-src 'self';");
 
 /**
  * Headers on every Express response (pages, the home page, error pages, JSON

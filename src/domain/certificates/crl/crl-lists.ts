@@ -1,3 +1,4 @@
+import { webcrypto } from "node:crypto";
 import type { Clock } from "../../clock.ts";
 import { isCurrent, isNewer, replacementRefusal } from "./crl-freshness.ts";
 import type { CrlListKey, CrlListRecord, CrlListStore } from "./crl-list-store.ts";
@@ -297,12 +298,14 @@ export class CrlLists {
       await this.store.markChecked(key, held!.crl.sha256, this.clock(), held!.etag, held!.lastModified);
       return "not_modified";
     }
-    const crl = await this.loader(result.der, state.issuer.certificateDer);
-    if (held && crl.sha256 === held.crl.sha256) {
+    // The same bytes again (a source without ETag or Last-Modified): known by their hash, without
+    // parsing, verifying and indexing the whole list once more.
+    if (held && (await sha256Hex(result.der)) === held.crl.sha256) {
       state.held = { crl: held.crl, etag: result.etag, lastModified: result.lastModified };
       await this.store.markChecked(key, held.crl.sha256, this.clock(), result.etag, result.lastModified);
       return "not_modified";
     }
+    const crl = await this.loader(result.der, state.issuer.certificateDer);
     const refusal = replacementRefusal(held?.crl, crl, this.clock());
     if (refusal) throw new Refused(`${state.url}: list refused: ${refusal}`);
     const stored = await this.store.saveList({
@@ -367,4 +370,9 @@ function iso(ms: number | undefined): string {
 function errorText(error: unknown): string {
   if (error instanceof CrlFetchError || error instanceof Refused) return error.message;
   return `refresh failed: ${(error as Error)?.message ?? String(error)}`;
+}
+
+/** SHA-256 of a list, hex, hashed on libuv's thread pool (lists run to tens of megabytes). */
+async function sha256Hex(der: Uint8Array): Promise<string> {
+  return Buffer.from(await webcrypto.subtle.digest("SHA-256", der)).toString("hex");
 }

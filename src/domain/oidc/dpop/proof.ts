@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify, 
 import { OAuthError } from "../oauth-error.ts";
 import { dpopSigningAlgorithms, isDpopSigningAlgorithm } from "./algorithms.ts";
 import { comparableHtu } from "./htu.ts";
+import { hasPrivateMembers } from "../public-jwk.ts";
 
 /** How old (and how far in the future) a proof's `iat` may be. */
 export interface ProofTimePolicy {
@@ -30,8 +31,6 @@ export interface VerifiedProof {
   nonce: string | undefined;
 }
 
-/** Members that only private or symmetric JWKs have (RFC 7517, RFC 7518 section 6). */
-const privateMembers = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
 const maxJtiLength = 256;
 
 export function invalidProof(description: string): OAuthError {
@@ -59,7 +58,7 @@ export async function verifyProof(proof: string, target: ProofTarget, policy: Pr
   }
   const jwk = header.jwk as Record<string, unknown> | undefined;
   if (typeof jwk !== "object" || jwk === null || Array.isArray(jwk)) throw invalidProof("the DPoP proof's header must carry the public key (jwk)");
-  if (privateMembers.some((m) => Object.hasOwn(jwk, m))) throw invalidProof("the DPoP proof's jwk must be a public key without private members");
+  if (hasPrivateMembers(jwk)) throw invalidProof("the DPoP proof's jwk must be a public key without private members");
 
   let payload: JWTPayload;
   try {

@@ -250,6 +250,7 @@ export class TokenService {
     }
     if (a.scopes.includes("openid")) {
       const iat = Math.floor(now / 1000);
+      const [names, jpkiVerified] = await Promise.all([this.idTokenNames(a), this.jpkiVerified(a.userId)]);
       response.id_token = await signIdToken(this.keys, {
         iss: this.settings.issuer,
         sub: a.userId,
@@ -262,8 +263,8 @@ export class TokenService {
         acr: a.acr,
         amr: a.amr,
         sid: a.sid ?? undefined,
-        ...(await this.idTokenNames(a)),
-        jpki_verified: await this.jpkiVerified(a.userId),
+        ...names,
+        jpki_verified: jpkiVerified,
       }, { alg: client.idTokenSignedResponseAlg, accessToken });
     }
     return response;
