@@ -19,6 +19,7 @@ import { AlgorithmIdentifier, Certificate, CRLReason, type Extension } from "@pe
 import type { CertificateIdentity, CertIdHash } from "../certificates/ocsp/certificate-identity.ts";
 import { hashAlgorithmOids } from "../certificates/ocsp/ocsp-request.ts";
 import { normalizeSerialNumberHex } from "./serial-number.ts";
+import { sameBytes } from "../certificates/same-bytes.ts";
 
 /** What the responder says of one serial number the mock CA issued. */
 export type MockOcspState =
@@ -76,8 +77,8 @@ export async function answerOcspRequest(requestDer: Uint8Array, signer: MockOcsp
     const hash = certIdHashes.get(reqCert.hashAlgorithm.algorithm);
     const ours =
       hash !== undefined &&
-      equal(reqCert.issuerNameHash.buffer, signer.ca.nameHash(hash)) &&
-      equal(reqCert.issuerKeyHash.buffer, signer.ca.keyHash(hash));
+      sameBytes(reqCert.issuerNameHash.buffer, signer.ca.nameHash(hash)) &&
+      sameBytes(reqCert.issuerKeyHash.buffer, signer.ca.keyHash(hash));
     return ours ? normalizeSerialNumberHex(Buffer.from(reqCert.serialNumber).toString("hex")) : undefined;
   });
   const states = await lookup(serials.filter((s): s is string => s !== undefined));
@@ -126,9 +127,6 @@ function statusOnly(status: OCSPResponseStatus): Uint8Array {
   return new Uint8Array(AsnConvert.serialize(new OCSPResponse({ responseStatus: status })));
 }
 
-function equal(a: ArrayBuffer, b: Uint8Array): boolean {
-  return Buffer.from(a).equals(b);
-}
 
 function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;

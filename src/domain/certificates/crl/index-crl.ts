@@ -5,6 +5,7 @@ import { verifyCrlSignature } from "./crl-signature.ts";
 import { readCrlIssuer } from "./issuer-certificate.ts";
 import { readCrlStructure, readRevokedEntries } from "./read-crl.ts";
 import { CrlRejectedError, type IssuingDistributionPoint } from "./verified-crl.ts";
+import { sameBytes } from "../same-bytes.ts";
 
 /** A verified list as plain data: what the worker sends back (the tables' buffers are transferred, not copied). */
 export interface IndexedCrl {
@@ -71,6 +72,3 @@ function settled<T>(promise: Promise<T>): Promise<Settled<T>> {
   );
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
-}

@@ -4,6 +4,7 @@ import { idCe, idCeArc, readCrlExtensions, readExtension, type CrlExtensions } f
 import { checkMinimalInteger, DerCursor, derTags, malformed, oidText, readSmallUnsigned } from "./der-cursor.ts";
 import { readTimeSeconds } from "./der-time.ts";
 import { CrlRejectedError } from "./verified-crl.ts";
+import { sameBytes } from "../same-bytes.ts";
 
 /**
  * The parts of a CertificateList (RFC 5280 §5.1), located without building a
@@ -187,8 +188,3 @@ export function readRevokedEntries(bytes: Uint8Array, crl: CrlStructure, builder
   return walked;
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}

@@ -15,6 +15,7 @@ import { normalizeSerialNumberHex } from "../../mock-ca/serial-number.ts";
 import { CertificateIdentity, type CertIdHash } from "./certificate-identity.ts";
 import { hashAlgorithmOids } from "./ocsp-request.ts";
 import { signatureAlgorithmsByOid } from "../signature-algorithms.ts";
+import { sameBytes } from "../same-bytes.ts";
 
 /** Why a response was not used; the check then answers unavailable, never good. */
 export type OcspRejection =
@@ -67,9 +68,6 @@ function rejected(rejection: OcspRejection, message: string): OcspRejectedError 
   return new OcspRejectedError(rejection, message);
 }
 
-function equalBytes(a: ArrayBuffer | Uint8Array, b: ArrayBuffer | Uint8Array): boolean {
-  return Buffer.from(a instanceof Uint8Array ? a : new Uint8Array(a)).equals(Buffer.from(b instanceof Uint8Array ? b : new Uint8Array(b)));
-}
 
 function parse<T>(bytes: ArrayBuffer | Uint8Array, type: new () => T, what: string): T {
   try {
@@ -138,7 +136,7 @@ function nonceOf(extensions: Extension[] | undefined): Uint8Array | undefined {
 /** The nonce check of RFC 8954 §2.1: a response to a request with a nonce must echo it exactly. */
 export function checkNonce(response: VerifiedOcspResponse, sentValue: Uint8Array): void {
   if (!response.nonceValue) throw rejected("nonce_mismatch", "the response carries no nonce, and one was sent");
-  if (!equalBytes(response.nonceValue, sentValue)) throw rejected("nonce_mismatch", "the response's nonce is not the one sent");
+  if (!sameBytes(response.nonceValue, sentValue)) throw rejected("nonce_mismatch", "the response's nonce is not the one sent");
 }
 
 /** Clock skew allowed for a responder whose thisUpdate is slightly ahead of ours. */
@@ -177,8 +175,8 @@ interface Signer {
 
 function matchesResponder(identity: CertificateIdentity, basic: BasicOCSPResponse): boolean {
   const id = basic.tbsResponseData.responderID;
-  if (id.byKey) return equalBytes(id.byKey.buffer, identity.keyHash("sha1"));
-  if (id.byName) return equalBytes(AsnConvert.serialize(id.byName), identity.subject);
+  if (id.byKey) return sameBytes(id.byKey.buffer, identity.keyHash("sha1"));
+  if (id.byName) return sameBytes(AsnConvert.serialize(id.byName), identity.subject);
   return false;
 }
 
@@ -229,8 +227,8 @@ function names(single: SingleResponse, issuer: CertificateIdentity, serialHex: s
   const serial = normalizeSerialNumberHex(Buffer.from(id.serialNumber).toString("hex"));
   return (
     serial === serialHex &&
-    equalBytes(id.issuerNameHash.buffer, issuer.nameHash(hash)) &&
-    equalBytes(id.issuerKeyHash.buffer, issuer.keyHash(hash))
+    sameBytes(id.issuerNameHash.buffer, issuer.nameHash(hash)) &&
+    sameBytes(id.issuerKeyHash.buffer, issuer.keyHash(hash))
   );
 }
 
