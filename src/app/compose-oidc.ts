@@ -34,7 +34,7 @@ export interface OidcCertificateServices {
 }
 
 /** Lifetimes of what the token endpoint issues. */
-export const tokenLifetimes = {
+const tokenLifetimes = {
   accessTokenLifetimeSeconds: 3600,
   refreshTokenLifetimeSeconds: 30 * 24 * 3600,
   idTokenLifetimeSeconds: 3600,
@@ -44,7 +44,7 @@ export const tokenLifetimes = {
  * DPoP proofs (docs/oidc-decisions.md): iat at most 60 seconds old and 10
  * seconds ahead; server nonces, when required, change every 5 minutes.
  */
-export const dpopProofWindow = { maxAgeSeconds: 60, futureSkewSeconds: 10 };
+const dpopProofWindow = { maxAgeSeconds: 60, futureSkewSeconds: 10 };
 const dpopNonceSlotMs = 5 * 60 * 1000;
 
 /** The window of the public clients' PAR rate limit; the sweeper keeps the attempts table at least this long. */

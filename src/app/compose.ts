@@ -84,11 +84,11 @@ export function loadSecretKey(config: Config): Promise<Buffer> {
   return loadOrCreateKeyFile(config.secretKeyFile ?? path.join(config.dataDir, "secret.key"));
 }
 
-export function mockCrlUrl(config: Config): string {
+function mockCrlUrl(config: Config): string {
   return `${config.baseUrl}/mock/ca.crl`;
 }
 
-export function mockOcspUrl(config: Config): string {
+function mockOcspUrl(config: Config): string {
   return `${config.baseUrl}/mock/ocsp`;
 }
 

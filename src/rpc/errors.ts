@@ -37,7 +37,7 @@ export function reasonName(reason: ErrorReason): string {
 }
 
 /** The Connect code and reason a domain failure is answered with, as a call's error or as a batch item's. */
-export function codeAndReason(error: DomainError): [Code, ErrorReason] {
+function codeAndReason(error: DomainError): [Code, ErrorReason] {
   return mapping[error.code];
 }
 

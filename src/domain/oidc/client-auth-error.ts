@@ -44,7 +44,7 @@ export type ClientAuthErrorCode = "invalid_client" | "invalid_request";
 export const clientAuthFailedDescription = "client authentication failed";
 
 /** The challenge every invalid_client answer carries: the client learns it must authenticate, whatever it tried. */
-export const basicChallenge = 'Basic realm="shomei", charset="UTF-8"';
+const basicChallenge = 'Basic realm="shomei", charset="UTF-8"';
 
 /**
  * A failed client authentication, in OAuth terms (RFC 6749 §5.2): an

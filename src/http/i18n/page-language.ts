@@ -32,7 +32,7 @@ export function requestUiLocales(req: Request): string[] | undefined {
 }
 
 /** Links to this page's address (path and query) with ui_locales set to each language. */
-export function linkSwitch(req: Request): LanguageSwitch {
+function linkSwitch(req: Request): LanguageSwitch {
   const url = new URL(req.originalUrl, "http://page.invalid");
   return {
     kind: "links",

@@ -18,7 +18,7 @@ export const defaultSigningAlg: SigningAlg = "ES256";
  * lifetime promise. 3072 would take several times longer to generate on
  * first use and on every rotation.
  */
-export const rsaModulusLength = 2048;
+const rsaModulusLength = 2048;
 
 export function isSigningAlg(value: unknown): value is SigningAlg {
   return typeof value === "string" && (signingAlgs as readonly string[]).includes(value);

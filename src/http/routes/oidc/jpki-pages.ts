@@ -24,7 +24,7 @@ export function isJpkiMethod(method: AuthMethod): boolean {
 }
 
 /** The signed challenge as the form carries it; missing fields are empty (the domain says what is wrong). */
-export function signedChallengeOf(req: Request): SignedChallengeForm {
+function signedChallengeOf(req: Request): SignedChallengeForm {
   const body = (req.body ?? {}) as Record<string, unknown>;
   const text = (name: string) => (typeof body[name] === "string" ? (body[name] as string) : "");
   return { challenge: text("challenge").trim(), certificate: text("certificate"), signature: text("signature") };
