@@ -28,11 +28,6 @@ export class SigningKeysRepository implements SigningKeyStore {
     return row && toRow(row);
   }
 
-  async find(kid: string): Promise<SigningKeyRow | undefined> {
-    const row = await this.db.selectFrom("oidc_signing_keys").selectAll().where("kid", "=", kid).executeTakeFirst();
-    return row && toRow(row);
-  }
-
   /**
    * Inserts the key unless its generation (within its alg) or its kid is
    * taken; true if it was inserted. One statement, so of several instances

@@ -68,7 +68,6 @@ export interface TokenStore {
 /** Signing keys, one line of generations per algorithm (alg). */
 export interface SigningKeyStore {
   findNewest(alg: string): Promise<SigningKeyRow | undefined>;
-  find(kid: string): Promise<SigningKeyRow | undefined>;
   insertIfAbsent(key: SigningKeyRow): Promise<boolean>;
   retireOlderThan(alg: string, generation: number, now: number): Promise<number>;
   listPublished(retiredAfter: number): Promise<SigningKeyRow[]>;
