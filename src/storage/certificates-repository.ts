@@ -12,11 +12,14 @@ import type {
 } from "../domain/certificates/model.ts";
 import type { CertificateStore, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import type { Database } from "./database.ts";
+import { GroupedInsert } from "./grouped-insert.ts";
 import { chunked, distinctInChunks, maxParameters } from "./parameter-limit.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable } from "./schema.ts";
 
 /** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
 const statusColumns = 10;
+/** Single checks' records one grouped insert takes: its SQL stays short enough to be kept prepared. */
+const statusGroupRows = 64;
 
 /**
  * Every read takes the account id: rows of other accounts are invisible, not
@@ -25,7 +28,12 @@ const statusColumns = 10;
  * by id so callers keep their own order.
  */
 export class CertificatesRepository implements CertificateStore {
-  constructor(private readonly database: Database) {}
+  /** Single checks' records, committed in groups: see GroupedInsert. */
+  private readonly statusWrites: GroupedInsert<Insertable<CertificateStatusTable>>;
+
+  constructor(private readonly database: Database) {
+    this.statusWrites = new GroupedInsert((rows) => this.insertStatusRows(rows), statusGroupRows);
+  }
 
   async insertUser(user: CertificateUser): Promise<void> {
     await this.database.db
@@ -197,14 +205,18 @@ export class CertificatesRepository implements CertificateStore {
     return rows.map(toCertificate);
   }
 
-  async insertStatus(s: StatusRecord): Promise<void> {
-    await this.database.db.insertInto("certificate_statuses").values(toStatusRow(s)).execute();
+  insertStatus(s: StatusRecord): Promise<void> {
+    return this.statusWrites.insert(toStatusRow(s));
   }
 
   /** Many records in one multi-row insert (more only past the parameter limit). */
-  async insertStatuses(records: readonly StatusRecord[]): Promise<void> {
-    for (const slice of chunked(records, Math.floor(maxParameters / statusColumns))) {
-      await this.database.db.insertInto("certificate_statuses").values(slice.map(toStatusRow)).execute();
+  insertStatuses(records: readonly StatusRecord[]): Promise<void> {
+    return this.insertStatusRows(records.map(toStatusRow));
+  }
+
+  private async insertStatusRows(rows: readonly Insertable<CertificateStatusTable>[]): Promise<void> {
+    for (const slice of chunked(rows, Math.floor(maxParameters / statusColumns))) {
+      await this.database.db.insertInto("certificate_statuses").values(slice).execute();
     }
   }
 
