@@ -1,4 +1,5 @@
-import { randomFillSync, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import { fromRandomBytes } from "./random-pool.ts";
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -10,10 +11,6 @@ export function newId(): string {
   return randomUUID();
 }
 
-/** Random bytes drawn 4 KiB at a time: one call into OpenSSL per 256 ids rather than one per id, as randomUUID does. */
-const pool = Buffer.alloc(4096);
-let poolOffset = pool.length;
-
 /**
  * A UUID version 7 (RFC 9562 §5.7): 48 bits of `now` in milliseconds, then
  * 74 random bits. For rows that are only ever appended (status records,
@@ -24,17 +21,13 @@ let poolOffset = pool.length;
  * the creation time is no secret: it can be read back from the id.
  */
 export function newTimeOrderedId(now: number): string {
-  if (poolOffset + 16 > pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  const at = poolOffset;
-  poolOffset += 16;
-  // The bytes are used once: the time and version bits are written over the random ones in place.
-  pool.writeUIntBE(Math.max(0, Math.floor(now)) % 2 ** 48, at, 6);
-  pool[at + 6] = (pool[at + 6]! & 0x0f) | 0x70;
-  pool[at + 8] = (pool[at + 8]! & 0x3f) | 0x80;
-  const hex = pool.toString("hex", at, at + 16);
+  const hex = fromRandomBytes(16, (bytes, at) => {
+    // The time and version bits are written over random ones: these bytes are ours alone.
+    bytes.writeUIntBE(Math.max(0, Math.floor(now)) % 2 ** 48, at, 6);
+    bytes[at + 6] = (bytes[at + 6]! & 0x0f) | 0x70;
+    bytes[at + 8] = (bytes[at + 8]! & 0x3f) | 0x80;
+    return bytes.toString("hex", at, at + 16);
+  });
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 

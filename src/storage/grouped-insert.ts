@@ -19,7 +19,8 @@ interface Waiting<Row> {
  * and is written by itself.
  *
  * A failed group is retried row by row, so that one bad row (a foreign key
- * gone since it was read) fails its own caller and no other.
+ * gone since it was read, a key issued twice) fails its own caller and no
+ * other.
  */
 export class GroupedInsert<Row> {
   private waiting: Waiting<Row>[] = [];
@@ -60,7 +61,8 @@ export class GroupedInsert<Row> {
       for (const w of group) w.resolve();
     } catch (error) {
       if (group.length === 1) group[0]!.reject(error);
-      else await Promise.all(group.map((w) => this.insertMany([w.row]).then(w.resolve, w.reject)));
+      // One at a time, in the order asked: of two rows that conflict, the first asked for wins, as it would alone.
+      else for (const w of group) await this.insertMany([w.row]).then(w.resolve, w.reject);
     } finally {
       this.writing = false;
       this.schedule();

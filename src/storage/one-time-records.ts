@@ -1,5 +1,6 @@
 import type { ConsumeResult, IssueInput, OneTimeRecord, OneTimeStore } from "../domain/single-use.ts";
 import type { Database } from "./database.ts";
+import { GroupedInsert } from "./grouped-insert.ts";
 
 /**
  * The single-use primitive. `consume` is one conditional UPDATE … RETURNING:
@@ -9,11 +10,16 @@ import type { Database } from "./database.ts";
  * gets its own message), from a read that happens after the write decided.
  */
 export class OneTimeRecords implements OneTimeStore {
-  constructor(private readonly database: Database) {}
+  /** Issued records (request_uris, codes) of concurrent requests are committed together: see GroupedInsert. */
+  private readonly issues: GroupedInsert<RecordRow>;
+
+  constructor(private readonly database: Database) {
+    this.issues = new GroupedInsert((rows) => this.database.db.insertInto("one_time_records").values(rows).execute().then(() => undefined), issueGroupRows);
+  }
 
   async issue(input: IssueInput): Promise<OneTimeRecord> {
     const row = recordRow(input);
-    await this.database.db.insertInto("one_time_records").values(row).execute();
+    await this.issues.insert(row);
     return toRecord(row);
   }
 
@@ -61,6 +67,11 @@ export class OneTimeRecords implements OneTimeStore {
     return Number(result.numDeletedRows);
   }
 }
+
+/** Rows one grouped insert takes (7 parameters each): short enough SQL to be kept prepared. */
+const issueGroupRows = 64;
+
+type RecordRow = ReturnType<typeof recordRow>;
 
 function recordRow(input: IssueInput) {
   return {

@@ -4,6 +4,7 @@ import { migrateToLatest } from "../../src/storage/migrate.ts";
 import type { ConsumeResult } from "../../src/domain/single-use.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { StatementCounter } from "../support/statement-counter.ts";
 import { runInWorkers } from "../support/workers.ts";
 
 const targets = await databaseTargets();
@@ -126,6 +127,26 @@ for (const t of targets) {
         /unique|primary key|duplicate/i,
       );
       expect(await records.find("code", key)).toMatchObject({ owner: "first", payload: 1 });
+    });
+
+    it("records issued at once are written by one insert; a repeated key in the group fails only its own issue", async () => {
+      const counter = new StatementCounter();
+      const counted = new OneTimeRecords({ ...database, db: database.db.withPlugin(counter) });
+      const keys = Array.from({ length: 10 }, () => uniqueKey("grouped"));
+      const issued = await Promise.all(keys.map((key) => counted.issue({ kind: "par", keyHash: key, owner: "client-1", payload, now: t0, ttlMs: minute })));
+      expect(issued.map((r) => r.keyHash)).toEqual(keys);
+      expect(counter.count).toBe(1);
+      for (const key of keys) expect(await rawRow("par", key)).toHaveLength(1);
+
+      // The second of two issues of one key, in one group: the group's insert fails, each row is retried alone.
+      const repeated = uniqueKey("repeated");
+      const other = uniqueKey("beside-repeated");
+      const outcomes = await Promise.allSettled(
+        [repeated, repeated, other].map((key) => counted.issue({ kind: "par", keyHash: key, owner: "client-1", payload, now: t0, ttlMs: minute })),
+      );
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect(await rawRow("par", repeated)).toHaveLength(1);
+      expect(await rawRow("par", other)).toHaveLength(1);
     });
 
     it("round-trips payloads of every JSON shape", async () => {

@@ -1,4 +1,5 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { fromRandomBytes } from "../../random-pool.ts";
 
 /*
  * The provider's secret values and what is kept of them: random ids and codes,
@@ -8,7 +9,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 
 /** 256 random bits, base64url: session ids, interaction ids, codes. */
 export function randomToken(): string {
-  return randomBytes(32).toString("base64url");
+  return fromRandomBytes(32, (bytes, at) => bytes.toString("base64url", at, at + 32));
 }
 
 /** What is stored in place of a bearer value: its SHA-256, hex. */
