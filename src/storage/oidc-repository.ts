@@ -4,7 +4,7 @@ import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow }
 import type { GrantStore, InteractionStore, OidcUserStore, SessionStore } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
-import type { OidcGrantTable, OidcUserTable } from "./schema.ts";
+import type { OidcGrantTable, OidcSessionTable, OidcUserTable } from "./schema.ts";
 
 /** Grant ids are 256 random bits, base64url. */
 const grantIdPattern = /^[A-Za-z0-9_-]{1,64}$/;
@@ -99,17 +99,45 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
       .where("id_hash", "=", idHash)
       .where("expires_at", ">", now)
       .executeTakeFirst();
-    return (
-      row && {
-        idHash: row.id_hash,
-        userId: row.user_id,
-        authTime: Number(row.auth_time),
-        acr: row.acr,
-        amr: JSON.parse(row.amr) as string[],
-        createdAt: Number(row.created_at),
-        expiresAt: Number(row.expires_at),
-      }
-    );
+    return row && toSession(row);
+  }
+
+  /** The session and its user in one statement (a join): the authorization endpoint needs both on every request. */
+  async findSessionWithUser(idHash: string, now: number): Promise<{ session: SessionRow; user: OidcUserRow | undefined } | undefined> {
+    const row = await this.db
+      .selectFrom("oidc_sessions as s")
+      .leftJoin("oidc_users as u", "u.id", "s.user_id")
+      .selectAll("s")
+      .select([
+        "u.id as user_id_found",
+        "u.login as user_login",
+        "u.password_hash as user_password_hash",
+        "u.totp_secret_sealed as user_totp_secret_sealed",
+        "u.totp_last_step as user_totp_last_step",
+        "u.name as user_name",
+        "u.localized_names as user_localized_names",
+        "u.email as user_email",
+        "u.created_at as user_created_at",
+      ])
+      .where("s.id_hash", "=", idHash)
+      .where("s.expires_at", ">", now)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const user =
+      row.user_id_found === null || row.user_login === null || row.user_password_hash === null || row.user_created_at === null
+        ? undefined
+        : toUser({
+            id: row.user_id_found,
+            login: row.user_login,
+            password_hash: row.user_password_hash,
+            totp_secret_sealed: row.user_totp_secret_sealed,
+            totp_last_step: row.user_totp_last_step,
+            name: row.user_name,
+            localized_names: row.user_localized_names,
+            email: row.user_email,
+            created_at: row.user_created_at,
+          });
+    return { session: toSession(row), user };
   }
 
   async updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void> {
@@ -215,6 +243,18 @@ function toUser(row: Selectable<OidcUserTable>): OidcUserRow {
     localizedNames: row.localized_names === null ? [] : (JSON.parse(row.localized_names) as LocalizedName[]),
     email: row.email,
     createdAt: Number(row.created_at),
+  };
+}
+
+function toSession(row: Selectable<OidcSessionTable>): SessionRow {
+  return {
+    idHash: row.id_hash,
+    userId: row.user_id,
+    authTime: Number(row.auth_time),
+    acr: row.acr,
+    amr: JSON.parse(row.amr) as string[],
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { OidcClient } from "./client.ts";
+import type { GrantedRights } from "./grants/coverage.ts";
 import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow, SigningKeyRow, TokenRow, TokenSelection } from "./model.ts";
 
 /**
@@ -32,6 +33,8 @@ export interface OidcUserStore {
 export interface SessionStore {
   insertSession(session: SessionRow): Promise<void>;
   findSession(idHash: string, now: number): Promise<SessionRow | undefined>;
+  /** The live session and its user (undefined when the user is gone), read together. */
+  findSessionWithUser(idHash: string, now: number): Promise<{ session: SessionRow; user: OidcUserRow | undefined } | undefined>;
   updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void>;
   deleteSession(idHash: string): Promise<void>;
 }
@@ -52,15 +55,23 @@ export interface GrantStore {
   revokeGrant(id: string, now: number): Promise<void>;
 }
 
+/** A refresh token just used up, and what its grant holds (undefined: the grant is revoked or gone). */
+export interface ConsumedRefresh {
+  token: TokenRow;
+  grant: GrantedRights | undefined;
+}
+
 export interface TokenStore {
-  insert(token: TokenRow): Promise<void>;
+  /** Stores the tokens of one issuance together. */
+  insert(tokens: readonly TokenRow[]): Promise<void>;
   find(tokenHash: string): Promise<TokenRow | undefined>;
   /**
    * Marks a live refresh token of this client used, atomically, unless it is
    * bound to another DPoP key than `dpopJkt` (the proof's; null: none);
    * undefined when it was not live, not this client's or bound to another key.
+   * Its grant's rights come with it, as they were when it was used.
    */
-  consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenRow | undefined>;
+  consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<ConsumedRefresh | undefined>;
   /** Marks the selected live tokens revoked; returns how many. */
   revoke(selection: TokenSelection, now: number): Promise<number>;
 }
