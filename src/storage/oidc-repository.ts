@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow } from "../domain/oidc/model.ts";
-import type { GrantStore, InteractionStore, OidcUserStore, SessionStore } from "../domain/oidc/stores.ts";
+import type { GrantStore, InteractionStore, OidcUserStore, SessionStore, SignedIn } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
 import type { OidcGrantTable, OidcSessionTable, OidcUserTable } from "./schema.ts";
@@ -102,11 +102,31 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
     return row && toSession(row);
   }
 
-  /** The session and its user in one statement (a join): the authorization endpoint needs both on every request. */
-  async findSessionWithUser(idHash: string, now: number): Promise<{ session: SessionRow; user: OidcUserRow | undefined } | undefined> {
+  /**
+   * The session, its user and the user's current grant for the client in one
+   * statement (two joins): the authorization endpoint needs all three on every
+   * request. The current grant is the one findLatestGrant finds.
+   */
+  async findSignedIn(idHash: string, now: number, clientId: string): Promise<SignedIn | undefined> {
     const row = await this.db
       .selectFrom("oidc_sessions as s")
       .leftJoin("oidc_users as u", "u.id", "s.user_id")
+      .leftJoin("oidc_grants as g", (join) =>
+        join.on((eb) =>
+          eb(
+            "g.id",
+            "=",
+            eb
+              .selectFrom("oidc_grants as latest")
+              .select("latest.id")
+              .whereRef("latest.user_id", "=", "s.user_id")
+              .where("latest.client_id", "=", clientId)
+              .where("latest.revoked_at", "is", null)
+              .orderBy("latest.updated_at", "desc")
+              .limit(1),
+          ),
+        ),
+      )
       .selectAll("s")
       .select([
         "u.id as user_id_found",
@@ -118,6 +138,14 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
         "u.localized_names as user_localized_names",
         "u.email as user_email",
         "u.created_at as user_created_at",
+        "g.id as grant_id",
+        "g.user_id as grant_user_id",
+        "g.client_id as grant_client_id",
+        "g.scopes as grant_scopes",
+        "g.authorization_details as grant_authorization_details",
+        "g.created_at as grant_created_at",
+        "g.updated_at as grant_updated_at",
+        "g.revoked_at as grant_revoked_at",
       ])
       .where("s.id_hash", "=", idHash)
       .where("s.expires_at", ">", now)
@@ -137,7 +165,26 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
             email: row.user_email,
             created_at: row.user_created_at,
           });
-    return { session: toSession(row), user };
+    const currentGrant =
+      row.grant_id === null ||
+      row.grant_user_id === null ||
+      row.grant_client_id === null ||
+      row.grant_scopes === null ||
+      row.grant_authorization_details === null ||
+      row.grant_created_at === null ||
+      row.grant_updated_at === null
+        ? undefined
+        : toGrant({
+            id: row.grant_id,
+            user_id: row.grant_user_id,
+            client_id: row.grant_client_id,
+            scopes: row.grant_scopes,
+            authorization_details: row.grant_authorization_details,
+            created_at: row.grant_created_at,
+            updated_at: row.grant_updated_at,
+            revoked_at: row.grant_revoked_at,
+          });
+    return { session: toSession(row), user, currentGrant };
   }
 
   async updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void> {

@@ -30,11 +30,18 @@ export interface OidcUserStore {
   advanceTotpStep(userId: string, step: number): Promise<boolean>;
 }
 
+/** A browser's session as the authorization endpoint reads it; user and grant are undefined when there is none. */
+export interface SignedIn {
+  session: SessionRow;
+  user: OidcUserRow | undefined;
+  currentGrant: GrantRow | undefined;
+}
+
 export interface SessionStore {
   insertSession(session: SessionRow): Promise<void>;
   findSession(idHash: string, now: number): Promise<SessionRow | undefined>;
-  /** The live session and its user (undefined when the user is gone), read together. */
-  findSessionWithUser(idHash: string, now: number): Promise<{ session: SessionRow; user: OidcUserRow | undefined } | undefined>;
+  /** The live session with its user and the user's current grant for the client (see GrantStore.findLatestGrant), read together. */
+  findSignedIn(idHash: string, now: number, clientId: string): Promise<SignedIn | undefined>;
   updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void>;
   deleteSession(idHash: string): Promise<void>;
 }

@@ -148,12 +148,13 @@ export class AuthorizationFlow {
    */
   private async decide(state: InteractionState, client: OidcClient, sessionId: string | undefined): Promise<Decided> {
     const request = state.request;
-    const signedIn = sessionId ? await this.repository.findSessionWithUser(sha256Hex(sessionId), this.clock()) : undefined;
+    const signedIn = sessionId ? await this.repository.findSignedIn(sha256Hex(sessionId), this.clock(), client.clientId) : undefined;
     const usable = signedIn && (!state.userId || signedIn.session.userId === state.userId) ? signedIn.session : undefined;
     const user = usable ? signedIn?.user : undefined;
     if (usable && user) state.userId = user.id;
 
-    const grant = user ? await this.grantFor(request, user.id, client.clientId) : undefined;
+    // Without a grant_id, the grant to compare with is the user's current one, read with the session.
+    const grant = user ? (request.grantId === undefined ? signedIn?.currentGrant : await this.grantFor(request, user.id, client.clientId)) : undefined;
     if (grant instanceof OAuthError) return { kind: "error", error: grant.error, description: grant.description };
 
     const now = this.clock();
