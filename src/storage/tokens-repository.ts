@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Insertable, Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { TokenKind, TokenRow, TokenSelection } from "../domain/oidc/model.ts";
-import type { ConsumedRefresh, TokenStore } from "../domain/oidc/stores.ts";
+import type { TokenStore, TokenWithGrant } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeTokens } from "./revocations.ts";
 import type { OidcTokenTable, Tables } from "./schema.ts";
@@ -20,6 +20,18 @@ export class TokensRepository implements TokenStore {
     return row && toToken(row);
   }
 
+  /** The token and what its grant holds while the grant is live, in one statement (a join). */
+  async findWithGrant(tokenHash: string): Promise<TokenWithGrant | undefined> {
+    const row = await this.database.db
+      .selectFrom("oidc_tokens as t")
+      .leftJoin("oidc_grants as g", (join) => join.onRef("g.id", "=", "t.grant_id").on("g.revoked_at", "is", null))
+      .selectAll("t")
+      .select(["g.scopes as grant_scopes", "g.authorization_details as grant_authorization_details"])
+      .where("t.token_hash", "=", tokenHash)
+      .executeTakeFirst();
+    return row && withGrant(row);
+  }
+
   /**
    * Rotation: marks a live refresh token used, in one conditional UPDATE, so of
    * two concurrent uses exactly one gets the row back. A token bound to
@@ -27,7 +39,7 @@ export class TokensRepository implements TokenStore {
    * returns what its grant holds, when the grant is live, read as the update
    * sees it: no second statement for the grant.
    */
-  async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<ConsumedRefresh | undefined> {
+  async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined> {
     const liveGrant = (eb: ExpressionBuilder<Tables, "oidc_tokens">) =>
       eb.selectFrom("oidc_grants").whereRef("oidc_grants.id", "=", "oidc_tokens.grant_id").where("oidc_grants.revoked_at", "is", null);
     const row = await this.database.db
@@ -46,19 +58,21 @@ export class TokensRepository implements TokenStore {
         liveGrant(eb).select("oidc_grants.authorization_details").as("grant_authorization_details"),
       ])
       .executeTakeFirst();
-    if (!row) return undefined;
-    const { grant_scopes: scopes, grant_authorization_details: details, ...token } = row;
-    const grant =
-      scopes === null || details === null
-        ? undefined
-        : { scopes: JSON.parse(scopes) as string[], authorizationDetails: JSON.parse(details) as AuthorizationDetail[] };
-    return { token: toToken(token), grant };
+    return row && withGrant(row);
   }
 
   /** Revokes the selected live tokens (see TokenSelection); returns how many. */
   revoke(selection: TokenSelection, now: number): Promise<number> {
     return revokeTokens(this.database.db, selection, now);
   }
+}
+
+/** A token row with its grant's rights beside it (null: no live grant). */
+function withGrant(row: Selectable<OidcTokenTable> & { grant_scopes: string | null; grant_authorization_details: string | null }): TokenWithGrant {
+  const { grant_scopes: scopes, grant_authorization_details: details, ...token } = row;
+  const grant =
+    scopes === null || details === null ? undefined : { scopes: JSON.parse(scopes) as string[], authorizationDetails: JSON.parse(details) as AuthorizationDetail[] };
+  return { token: toToken(token), grant };
 }
 
 function tokenValues(t: TokenRow): Insertable<OidcTokenTable> {

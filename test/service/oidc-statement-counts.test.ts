@@ -6,8 +6,10 @@ import {
   Browser,
   createUser,
   expectCodeRedirect,
+  getUserinfo,
   obtainCode,
   pkce,
+  postForm,
   postPar,
   postToken,
   registerClient,
@@ -158,6 +160,40 @@ for (const target of targets) {
       expect(reply.status, reply.text).toBe(200);
       expect(reply.json!.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expectStatements(counter, { total: 7, writes: 2 });
+    });
+
+    /** A fresh access token of the signed-in user, and its grant. */
+    async function accessToken(): Promise<{ accessToken: string; grantId: string }> {
+      const { verifier, challenge } = pkce();
+      const code = await obtainCode(live(), browser, user, { clientId, redirectUri, scope: "openid profile", codeChallenge: challenge });
+      const reply = await postToken(live(), { grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }, authorization);
+      expect(reply.status, reply.text).toBe(200);
+      return { accessToken: reply.json!.access_token as string, grantId: reply.json!.grant_id as string };
+    }
+
+    it("userinfo: 3 statements (the token with its grant, the user, the JPKI links), no write", async () => {
+      const { accessToken: token } = await accessToken();
+      const { result: reply, counter } = await counted(() => getUserinfo(live(), token));
+      expect(reply.status).toBe(200);
+      expect(reply.json.sub).toBe(user.row.id);
+      expect(counter.statements).toEqual(["select oidc_tokens", "select oidc_users", "select oidc_jpki_links"]);
+      expectStatements(counter, { total: 3, writes: 0 });
+    });
+
+    it("introspection: 2 statements (the client, the token with its grant), no write", async () => {
+      const { accessToken: token } = await accessToken();
+      const { result: reply, counter } = await counted(() => postForm(live(), "/api/oidc/v1/introspect", { token }, authorization));
+      expect(reply.json?.active).toBe(true);
+      expect(counter.statements).toEqual(["select oidc_clients", "select oidc_tokens"]);
+      expectStatements(counter, { total: 2, writes: 0 });
+    });
+
+    it("grant management GET: 2 statements (the token with its grant, the grant asked for), no write", async () => {
+      const { accessToken: token, grantId } = await accessToken();
+      const { result: reply, counter } = await counted(() => fetch(new URL(`/api/oidc/v1/grants/${grantId}`, live().url), { headers: { authorization: `Bearer ${token}` } }));
+      expect(reply.status).toBe(200);
+      expect(counter.statements).toEqual(["select oidc_tokens", "select oidc_grants"]);
+      expectStatements(counter, { total: 2, writes: 0 });
     });
   });
 }

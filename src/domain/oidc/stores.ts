@@ -62,8 +62,8 @@ export interface GrantStore {
   revokeGrant(id: string, now: number): Promise<void>;
 }
 
-/** A refresh token just used up, and what its grant holds (undefined: the grant is revoked or gone). */
-export interface ConsumedRefresh {
+/** A token and what its grant holds, read together (grant undefined: the grant is revoked or gone). */
+export interface TokenWithGrant {
   token: TokenRow;
   grant: GrantedRights | undefined;
 }
@@ -72,13 +72,14 @@ export interface TokenStore {
   /** Stores the tokens of one issuance together. */
   insert(tokens: readonly TokenRow[]): Promise<void>;
   find(tokenHash: string): Promise<TokenRow | undefined>;
+  findWithGrant(tokenHash: string): Promise<TokenWithGrant | undefined>;
   /**
    * Marks a live refresh token of this client used, atomically, unless it is
    * bound to another DPoP key than `dpopJkt` (the proof's; null: none);
    * undefined when it was not live, not this client's or bound to another key.
    * Its grant's rights come with it, as they were when it was used.
    */
-  consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<ConsumedRefresh | undefined>;
+  consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined>;
   /** Marks the selected live tokens revoked; returns how many. */
   revoke(selection: TokenSelection, now: number): Promise<number>;
 }

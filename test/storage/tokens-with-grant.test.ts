@@ -10,9 +10,10 @@ import { systemClock } from "../../src/domain/clock.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 
 /**
- * The refresh token rotation statement: one conditional UPDATE that uses the
- * token up and returns, from the same statement, what its grant holds while
- * the grant is live; and the tokens of one issuance stored together.
+ * Tokens read with their grant in one statement: the refresh token rotation
+ * (one conditional UPDATE that uses the token up and returns what its grant
+ * holds while the grant is live) and the lookup behind every bearer check;
+ * and the tokens of one issuance stored together.
  */
 const targets = await databaseTargets();
 
@@ -91,6 +92,18 @@ for (const target of targets) {
       expect(used?.token.tokenHash).toBe(refreshHash);
       expect(used?.grant).toBeUndefined();
       expect((await tokens.find(refreshHash))?.consumedAt).toBe(now + 1);
+    });
+
+    it("a token read with its grant: the grant's rights while it is live, none once it is revoked", async () => {
+      const { grantId, refreshHash } = await issued();
+      const live = await tokens.findWithGrant(refreshHash);
+      expect(live?.token).toEqual(await tokens.find(refreshHash));
+      expect(live?.grant).toEqual({ scopes: ["openid", "offline_access"], authorizationDetails: details });
+      await database.db.updateTable("oidc_grants").set({ revoked_at: now }).where("id", "=", grantId).execute();
+      const revoked = await tokens.findWithGrant(refreshHash);
+      expect(revoked?.token.tokenHash).toBe(refreshHash);
+      expect(revoked?.grant).toBeUndefined();
+      expect(await tokens.findWithGrant(randomBytes(32).toString("hex"))).toBeUndefined();
     });
 
     it("of twenty concurrent uses of one refresh token, exactly one gets it", async () => {
