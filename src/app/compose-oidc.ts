@@ -89,7 +89,7 @@ export function createOidc(
   const users = new OidcUsers(repository, secretKey, clock);
   const tokensRepository = new TokensRepository(database);
   const signingKeys = new SigningKeys(new SigningKeysRepository(database), secretKey, clock);
-  const tokenAdministration = new TokenAdministration(tokensRepository, repository, issuer, clock);
+  const tokenAdministration = new TokenAdministration(tokensRepository, issuer, clock);
   const dpop = new DpopProofs(
     new DpopProofsRepository(database),
     { ...dpopProofWindow, nonces: config.dpopRequireNonce ? new DpopNonces(secretKey, dpopNonceSlotMs) : undefined },

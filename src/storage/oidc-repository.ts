@@ -1,10 +1,10 @@
 import type { Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow } from "../domain/oidc/model.ts";
-import type { GrantStore, InteractionStore, OidcUserStore, SessionStore } from "../domain/oidc/stores.ts";
+import type { GrantStore, InteractionStore, OidcUserStore, SessionStore, SignedIn } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
-import type { OidcGrantTable, OidcUserTable } from "./schema.ts";
+import type { OidcGrantTable, OidcSessionTable, OidcUserTable } from "./schema.ts";
 
 /** Grant ids are 256 random bits, base64url. */
 const grantIdPattern = /^[A-Za-z0-9_-]{1,64}$/;
@@ -99,17 +99,92 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
       .where("id_hash", "=", idHash)
       .where("expires_at", ">", now)
       .executeTakeFirst();
-    return (
-      row && {
-        idHash: row.id_hash,
-        userId: row.user_id,
-        authTime: Number(row.auth_time),
-        acr: row.acr,
-        amr: JSON.parse(row.amr) as string[],
-        createdAt: Number(row.created_at),
-        expiresAt: Number(row.expires_at),
-      }
-    );
+    return row && toSession(row);
+  }
+
+  /**
+   * The session, its user and the user's current grant for the client in one
+   * statement (two joins): the authorization endpoint needs all three on every
+   * request. The current grant is the one findLatestGrant finds.
+   */
+  async findSignedIn(idHash: string, now: number, clientId: string): Promise<SignedIn | undefined> {
+    const row = await this.db
+      .selectFrom("oidc_sessions as s")
+      .leftJoin("oidc_users as u", "u.id", "s.user_id")
+      .leftJoin("oidc_grants as g", (join) =>
+        join.on((eb) =>
+          eb(
+            "g.id",
+            "=",
+            eb
+              .selectFrom("oidc_grants as latest")
+              .select("latest.id")
+              .whereRef("latest.user_id", "=", "s.user_id")
+              .where("latest.client_id", "=", clientId)
+              .where("latest.revoked_at", "is", null)
+              .orderBy("latest.updated_at", "desc")
+              .limit(1),
+          ),
+        ),
+      )
+      .selectAll("s")
+      .select([
+        "u.id as user_id_found",
+        "u.login as user_login",
+        "u.password_hash as user_password_hash",
+        "u.totp_secret_sealed as user_totp_secret_sealed",
+        "u.totp_last_step as user_totp_last_step",
+        "u.name as user_name",
+        "u.localized_names as user_localized_names",
+        "u.email as user_email",
+        "u.created_at as user_created_at",
+        "g.id as grant_id",
+        "g.user_id as grant_user_id",
+        "g.client_id as grant_client_id",
+        "g.scopes as grant_scopes",
+        "g.authorization_details as grant_authorization_details",
+        "g.created_at as grant_created_at",
+        "g.updated_at as grant_updated_at",
+        "g.revoked_at as grant_revoked_at",
+      ])
+      .where("s.id_hash", "=", idHash)
+      .where("s.expires_at", ">", now)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const user =
+      row.user_id_found === null || row.user_login === null || row.user_password_hash === null || row.user_created_at === null
+        ? undefined
+        : toUser({
+            id: row.user_id_found,
+            login: row.user_login,
+            password_hash: row.user_password_hash,
+            totp_secret_sealed: row.user_totp_secret_sealed,
+            totp_last_step: row.user_totp_last_step,
+            name: row.user_name,
+            localized_names: row.user_localized_names,
+            email: row.user_email,
+            created_at: row.user_created_at,
+          });
+    const currentGrant =
+      row.grant_id === null ||
+      row.grant_user_id === null ||
+      row.grant_client_id === null ||
+      row.grant_scopes === null ||
+      row.grant_authorization_details === null ||
+      row.grant_created_at === null ||
+      row.grant_updated_at === null
+        ? undefined
+        : toGrant({
+            id: row.grant_id,
+            user_id: row.grant_user_id,
+            client_id: row.grant_client_id,
+            scopes: row.grant_scopes,
+            authorization_details: row.grant_authorization_details,
+            created_at: row.grant_created_at,
+            updated_at: row.grant_updated_at,
+            revoked_at: row.grant_revoked_at,
+          });
+    return { session: toSession(row), user, currentGrant };
   }
 
   async updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void> {
@@ -215,6 +290,18 @@ function toUser(row: Selectable<OidcUserTable>): OidcUserRow {
     localizedNames: row.localized_names === null ? [] : (JSON.parse(row.localized_names) as LocalizedName[]),
     email: row.email,
     createdAt: Number(row.created_at),
+  };
+}
+
+function toSession(row: Selectable<OidcSessionTable>): SessionRow {
+  return {
+    idHash: row.id_hash,
+    userId: row.user_id,
+    authTime: Number(row.auth_time),
+    acr: row.acr,
+    amr: JSON.parse(row.amr) as string[],
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
   };
 }
 

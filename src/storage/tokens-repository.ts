@@ -1,38 +1,18 @@
-import type { Selectable } from "kysely";
+import type { ExpressionBuilder, Insertable, Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { TokenKind, TokenRow, TokenSelection } from "../domain/oidc/model.ts";
-import type { TokenStore } from "../domain/oidc/stores.ts";
+import type { TokenStore, TokenWithGrant } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeTokens } from "./revocations.ts";
-import type { OidcTokenTable } from "./schema.ts";
+import type { OidcTokenTable, Tables } from "./schema.ts";
 
 export class TokensRepository implements TokenStore {
   constructor(private readonly database: Database) {}
 
-  async insert(t: TokenRow): Promise<void> {
-    await this.database.db
-      .insertInto("oidc_tokens")
-      .values({
-        token_hash: t.tokenHash,
-        kind: t.kind,
-        family: t.family,
-        client_id: t.clientId,
-        user_id: t.userId,
-        grant_id: t.grantId,
-        scopes: JSON.stringify(t.scopes),
-        authorization_details: JSON.stringify(t.authorizationDetails),
-        auth_time: t.authTime,
-        acr: t.acr,
-        amr: JSON.stringify(t.amr),
-        sid: t.sid,
-        claims_locales: t.claimsLocales && t.claimsLocales.length > 0 ? JSON.stringify(t.claimsLocales) : null,
-        dpop_jkt: t.dpopJkt,
-        created_at: t.createdAt,
-        expires_at: t.expiresAt,
-        consumed_at: t.consumedAt,
-        revoked_at: t.revokedAt,
-      })
-      .execute();
+  /** The tokens of one issuance in one multi-row INSERT: one statement, one commit. */
+  async insert(tokens: readonly TokenRow[]): Promise<void> {
+    if (tokens.length === 0) return;
+    await this.database.db.insertInto("oidc_tokens").values(tokens.map(tokenValues)).execute();
   }
 
   async find(tokenHash: string): Promise<TokenRow | undefined> {
@@ -40,12 +20,28 @@ export class TokensRepository implements TokenStore {
     return row && toToken(row);
   }
 
+  /** The token and what its grant holds while the grant is live, in one statement (a join). */
+  async findWithGrant(tokenHash: string): Promise<TokenWithGrant | undefined> {
+    const row = await this.database.db
+      .selectFrom("oidc_tokens as t")
+      .leftJoin("oidc_grants as g", (join) => join.onRef("g.id", "=", "t.grant_id").on("g.revoked_at", "is", null))
+      .selectAll("t")
+      .select(["g.scopes as grant_scopes", "g.authorization_details as grant_authorization_details"])
+      .where("t.token_hash", "=", tokenHash)
+      .executeTakeFirst();
+    return row && withGrant(row);
+  }
+
   /**
    * Rotation: marks a live refresh token used, in one conditional UPDATE, so of
    * two concurrent uses exactly one gets the row back. A token bound to
-   * another DPoP key than `dpopJkt` is left as it is.
+   * another DPoP key than `dpopJkt` is left as it is. The same statement
+   * returns what its grant holds, when the grant is live, read as the update
+   * sees it: no second statement for the grant.
    */
-  async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenRow | undefined> {
+  async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined> {
+    const liveGrant = (eb: ExpressionBuilder<Tables, "oidc_tokens">) =>
+      eb.selectFrom("oidc_grants").whereRef("oidc_grants.id", "=", "oidc_tokens.grant_id").where("oidc_grants.revoked_at", "is", null);
     const row = await this.database.db
       .updateTable("oidc_tokens")
       .set({ consumed_at: now })
@@ -57,14 +53,49 @@ export class TokensRepository implements TokenStore {
       .where("expires_at", ">", now)
       .where((eb) => (dpopJkt === null ? eb("dpop_jkt", "is", null) : eb.or([eb("dpop_jkt", "is", null), eb("dpop_jkt", "=", dpopJkt)])))
       .returningAll()
+      .returning((eb) => [
+        liveGrant(eb).select("oidc_grants.scopes").as("grant_scopes"),
+        liveGrant(eb).select("oidc_grants.authorization_details").as("grant_authorization_details"),
+      ])
       .executeTakeFirst();
-    return row && toToken(row);
+    return row && withGrant(row);
   }
 
   /** Revokes the selected live tokens (see TokenSelection); returns how many. */
   revoke(selection: TokenSelection, now: number): Promise<number> {
     return revokeTokens(this.database.db, selection, now);
   }
+}
+
+/** A token row with its grant's rights beside it (null: no live grant). */
+function withGrant(row: Selectable<OidcTokenTable> & { grant_scopes: string | null; grant_authorization_details: string | null }): TokenWithGrant {
+  const { grant_scopes: scopes, grant_authorization_details: details, ...token } = row;
+  const grant =
+    scopes === null || details === null ? undefined : { scopes: JSON.parse(scopes) as string[], authorizationDetails: JSON.parse(details) as AuthorizationDetail[] };
+  return { token: toToken(token), grant };
+}
+
+function tokenValues(t: TokenRow): Insertable<OidcTokenTable> {
+  return {
+    token_hash: t.tokenHash,
+    kind: t.kind,
+    family: t.family,
+    client_id: t.clientId,
+    user_id: t.userId,
+    grant_id: t.grantId,
+    scopes: JSON.stringify(t.scopes),
+    authorization_details: JSON.stringify(t.authorizationDetails),
+    auth_time: t.authTime,
+    acr: t.acr,
+    amr: JSON.stringify(t.amr),
+    sid: t.sid,
+    claims_locales: t.claimsLocales && t.claimsLocales.length > 0 ? JSON.stringify(t.claimsLocales) : null,
+    dpop_jkt: t.dpopJkt,
+    created_at: t.createdAt,
+    expires_at: t.expiresAt,
+    consumed_at: t.consumedAt,
+    revoked_at: t.revokedAt,
+  };
 }
 
 function toToken(row: Selectable<OidcTokenTable>): TokenRow {

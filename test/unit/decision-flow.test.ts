@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createAcrPolicy, defaultAcrPolicy } from "../../src/domain/oidc/acr.ts";
-import { decideAuthorization, type DecisionInput, type DecisionOutcome, type Prompt } from "../../src/domain/oidc/decision-flow.ts";
+import { decideAuthorization, dependsOnReachableAcrs, type DecisionInput, type DecisionOutcome, type Prompt } from "../../src/domain/oidc/decision-flow.ts";
 
 const now = 1_750_000_000_000;
 const minute = 60_000;
@@ -378,5 +378,45 @@ describe("decision flow: consent answers", () => {
       error: "access_denied",
       row: 10,
     });
+  });
+});
+
+describe("decision flow: what the user can reach matters to rows 4 and 5 only", () => {
+  const cases: { name: string; given: Overrides }[] = [
+    { name: "no session", given: { session: undefined } },
+    { name: "no session, prompt=none", given: { session: undefined, prompt: ["none"] } },
+    { name: "fresh session, granted", given: { alreadyGranted: true } },
+    { name: "fresh session, not granted", given: {} },
+    { name: "fresh session, not granted, prompt=none", given: { prompt: ["none"] } },
+    { name: "max_age exceeded, prompt=none", given: { prompt: ["none"], maxAge: 60 } },
+    { name: "max_age exceeded", given: { maxAge: 60, alreadyGranted: true } },
+    { name: "prompt=login", given: { prompt: ["login"], alreadyGranted: true } },
+    { name: "acr_values=high on a low session", given: { acrValues: ["high"], alreadyGranted: true } },
+    { name: "acr_values of unknown values only", given: { acrValues: ["urn:unknown"] } },
+    { name: "deny", given: { consent: "deny" } },
+    { name: "allow", given: { consent: "allow" } },
+  ];
+
+  it.each(cases)("$name", ({ given }) => {
+    const reachingAll = decideAuthorization(input({ ...given, reachableAcrs: ["low", "high"] }));
+    const reachingNone = decideAuthorization(input({ ...given, reachableAcrs: [] }));
+    // Deciding with nothing reachable first, and again only when that outcome depends on it, gives the full answer.
+    const twoPass = dependsOnReachableAcrs(reachingNone) ? reachingAll : reachingNone;
+    expect(twoPass).toEqual(reachingAll);
+    expect(dependsOnReachableAcrs(reachingAll)).toBe(dependsOnReachableAcrs(reachingNone));
+    if (!dependsOnReachableAcrs(reachingAll)) expect(reachingNone).toEqual(reachingAll);
+  });
+
+  it("names exactly rows 4 and 5", () => {
+    const rows = [
+      decideAuthorization(input({ acrValues: ["high"], reachableAcrs: [] })),
+      decideAuthorization(input({ acrValues: ["high"] })),
+      decideAuthorization(input({ alreadyGranted: true })),
+    ];
+    expect(rows.map((o) => [o.row, dependsOnReachableAcrs(o)])).toEqual([
+      [4, true],
+      [5, true],
+      [6, false],
+    ]);
   });
 });

@@ -38,14 +38,14 @@ class GatedTokens extends TokensRepository {
     this.entered = new Promise((resolve) => (this.signalEntered = resolve));
   }
 
-  override async insert(t: TokenRow): Promise<void> {
+  override async insert(tokens: readonly TokenRow[]): Promise<void> {
     const gate = this.gate;
     this.gate = undefined;
     if (gate) {
       this.signalEntered();
       await gate;
     }
-    return super.insert(t);
+    return super.insert(tokens);
   }
 }
 

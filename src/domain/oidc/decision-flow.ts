@@ -67,6 +67,15 @@ export type DecisionOutcome =
   | { kind: "issue_code"; row: 6 | 9 };
 
 /**
+ * Whether the outcome depends on `reachableAcrs`: only rows 4 and 5 look at
+ * it, so any other outcome is the same whatever it holds, and a caller may
+ * decide first without reading what the user could reach.
+ */
+export function dependsOnReachableAcrs(outcome: DecisionOutcome): boolean {
+  return outcome.row === 4 || outcome.row === 5;
+}
+
+/**
  * Why the signed-in user must authenticate again, in the order
  * prompt_login, max_age, acr; empty when the session is good enough.
  *

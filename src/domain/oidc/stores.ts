@@ -1,4 +1,5 @@
 import type { OidcClient } from "./client.ts";
+import type { GrantedRights } from "./grants/coverage.ts";
 import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow, SigningKeyRow, TokenRow, TokenSelection } from "./model.ts";
 
 /**
@@ -29,9 +30,18 @@ export interface OidcUserStore {
   advanceTotpStep(userId: string, step: number): Promise<boolean>;
 }
 
+/** A browser's session as the authorization endpoint reads it; user and grant are undefined when there is none. */
+export interface SignedIn {
+  session: SessionRow;
+  user: OidcUserRow | undefined;
+  currentGrant: GrantRow | undefined;
+}
+
 export interface SessionStore {
   insertSession(session: SessionRow): Promise<void>;
   findSession(idHash: string, now: number): Promise<SessionRow | undefined>;
+  /** The live session with its user and the user's current grant for the client (see GrantStore.findLatestGrant), read together. */
+  findSignedIn(idHash: string, now: number, clientId: string): Promise<SignedIn | undefined>;
   updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void>;
   deleteSession(idHash: string): Promise<void>;
 }
@@ -52,15 +62,24 @@ export interface GrantStore {
   revokeGrant(id: string, now: number): Promise<void>;
 }
 
+/** A token and what its grant holds, read together (grant undefined: the grant is revoked or gone). */
+export interface TokenWithGrant {
+  token: TokenRow;
+  grant: GrantedRights | undefined;
+}
+
 export interface TokenStore {
-  insert(token: TokenRow): Promise<void>;
+  /** Stores the tokens of one issuance together. */
+  insert(tokens: readonly TokenRow[]): Promise<void>;
   find(tokenHash: string): Promise<TokenRow | undefined>;
+  findWithGrant(tokenHash: string): Promise<TokenWithGrant | undefined>;
   /**
    * Marks a live refresh token of this client used, atomically, unless it is
    * bound to another DPoP key than `dpopJkt` (the proof's; null: none);
    * undefined when it was not live, not this client's or bound to another key.
+   * Its grant's rights come with it, as they were when it was used.
    */
-  consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenRow | undefined>;
+  consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined>;
   /** Marks the selected live tokens revoked; returns how many. */
   revoke(selection: TokenSelection, now: number): Promise<number>;
 }

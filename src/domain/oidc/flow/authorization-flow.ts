@@ -4,8 +4,8 @@ import { acrForMethods, methodsToReach, reachableAcrs, reportedAcr, type AcrPoli
 import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { AuthorizationRequest, GrantManagementAction } from "../authorization-request.ts";
 import type { OidcClient } from "../client.ts";
-import { decideAuthorization, type DecisionOutcome } from "../decision-flow.ts";
-import { alreadyGranted, applyGrantAction } from "../grants/index.ts";
+import { decideAuthorization, dependsOnReachableAcrs, type DecisionOutcome } from "../decision-flow.ts";
+import { alreadyGranted, applyGrantAction, type GrantContent } from "../grants/index.ts";
 import { OAuthError } from "../oauth-error.ts";
 import type { GrantRow, OidcUserRow, SessionRow } from "../model.ts";
 import type { ClientLookup, GrantStore, InteractionStore, SessionStore } from "../stores.ts";
@@ -148,27 +148,32 @@ export class AuthorizationFlow {
    */
   private async decide(state: InteractionState, client: OidcClient, sessionId: string | undefined): Promise<Decided> {
     const request = state.request;
-    const session = await this.session(sessionId);
-    const usable = session && (!state.userId || session.userId === state.userId) ? session : undefined;
-    const user = usable ? await this.users.find(usable.userId) : undefined;
+    const signedIn = sessionId ? await this.repository.findSignedIn(sha256Hex(sessionId), this.clock(), client.clientId) : undefined;
+    const usable = signedIn && (!state.userId || signedIn.session.userId === state.userId) ? signedIn.session : undefined;
+    const user = usable ? signedIn?.user : undefined;
     if (usable && user) state.userId = user.id;
 
-    const grant = user ? await this.grantFor(request, user.id, client.clientId) : undefined;
+    // Without a grant_id, the grant to compare with is the user's current one, read with the session.
+    const grant = user ? (request.grantId === undefined ? signedIn?.currentGrant : await this.grantFor(request, user.id, client.clientId)) : undefined;
     if (grant instanceof OAuthError) return { kind: "error", error: grant.error, description: grant.description };
 
-    const enrolled: AuthMethod[] = user ? await this.enrolled(user) : [];
-    const outcome: DecisionOutcome = decideAuthorization({
-      prompt: new Set(request.prompt),
-      maxAge: request.maxAge,
-      acrValues: request.acrValues,
-      session: usable && user ? { authTime: usable.authTime, acr: usable.acr, amr: usable.amr } : undefined,
-      reachableAcrs: reachableAcrs(this.settings.policy, enrolled),
-      alreadyGranted: alreadyGranted(request.grantManagementAction, grant, request),
-      consent: state.consent,
-      reauthenticatedInThisInteraction: state.authenticated,
-      now: this.clock(),
-      policy: this.settings.policy,
-    });
+    const now = this.clock();
+    const decideWith = (enrolled: readonly AuthMethod[]): DecisionOutcome =>
+      decideAuthorization({
+        prompt: new Set(request.prompt),
+        maxAge: request.maxAge,
+        acrValues: request.acrValues,
+        session: usable && user ? { authTime: usable.authTime, acr: usable.acr, amr: usable.amr } : undefined,
+        reachableAcrs: reachableAcrs(this.settings.policy, enrolled),
+        alreadyGranted: alreadyGranted(request.grantManagementAction, grant, request),
+        consent: state.consent,
+        reauthenticatedInThisInteraction: state.authenticated,
+        now,
+        policy: this.settings.policy,
+      });
+    // The user's linked certificates are read only when the outcome depends on what the user can reach.
+    let outcome = decideWith(user ? this.users.enrolledMethods(user) : []);
+    if (user && dependsOnReachableAcrs(outcome)) outcome = decideWith(await this.enrolled(user));
     switch (outcome.kind) {
       case "error":
         return { kind: "error", error: outcome.error, description: outcome.description };
@@ -294,16 +299,20 @@ export class AuthorizationFlow {
     const base = action === "create" ? undefined : existing;
     const content = applyGrantAction(base ? { scopes: base.scopes, authorizationDetails: base.authorizationDetails } : undefined, action, requested);
     const grantId = base?.id ?? randomToken();
-    await this.repository.saveGrant({
-      id: grantId,
-      userId: user.id,
-      clientId: request.clientId,
-      scopes: content.scopes,
-      authorizationDetails: content.authorizationDetails,
-      createdAt: base?.createdAt ?? now,
-      updatedAt: now,
-      revokedAt: null,
-    });
+    // The current grant, unchanged, stays current without a write: bumping updated_at would only keep it the latest.
+    const unchangedCurrent = base !== undefined && request.grantId === undefined && sameContent(base, content);
+    if (!unchangedCurrent) {
+      await this.repository.saveGrant({
+        id: grantId,
+        userId: user.id,
+        clientId: request.clientId,
+        scopes: content.scopes,
+        authorizationDetails: content.authorizationDetails,
+        createdAt: base?.createdAt ?? now,
+        updatedAt: now,
+        revokedAt: null,
+      });
+    }
     const code = randomToken();
     const payload: AuthorizationCodePayload = {
       clientId: request.clientId,
@@ -352,6 +361,11 @@ type Decided =
 /** The error sent back to the client's (already matched) redirect_uri. */
 function errorStep(request: AuthorizationRequest, issuer: string, error: string, description: string): Step {
   return { kind: "redirect", url: errorRedirect(request.redirectUri, issuer, error, description, request.state) };
+}
+
+/** Exactly the same scopes and authorization details, in the same order: saving one as the other would change no value. */
+function sameContent(a: GrantContent, b: GrantContent): boolean {
+  return JSON.stringify(a.scopes) === JSON.stringify(b.scopes) && JSON.stringify(a.authorizationDetails) === JSON.stringify(b.authorizationDetails);
 }
 
 /**

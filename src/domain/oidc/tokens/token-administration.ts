@@ -1,5 +1,5 @@
 import type { TokenRow } from "../model.ts";
-import type { GrantStore, TokenStore } from "../stores.ts";
+import type { TokenStore, TokenWithGrant } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import type { OidcClient } from "../client.ts";
 import { sha256Hex } from "../flow/secrets.ts";
@@ -35,16 +35,15 @@ export type Introspection =
 export class TokenAdministration {
   constructor(
     private readonly tokens: TokenStore,
-    private readonly grants: Pick<GrantStore, "findGrant">,
     private readonly issuer: string,
     private readonly clock: Clock,
   ) {}
 
   /** The live access token for a bearer value, or undefined. */
   async accessToken(value: string): Promise<TokenRow | undefined> {
-    const row = await this.tokens.find(sha256Hex(value));
-    if (!row || row.kind !== "access" || !(await this.live(row))) return undefined;
-    return row;
+    const found = await this.tokens.findWithGrant(sha256Hex(value));
+    if (!found || found.token.kind !== "access" || !this.live(found)) return undefined;
+    return found.token;
   }
 
   /** RFC 7009: revokes a token of this client; unknown or foreign tokens are ignored (the answer is the same). */
@@ -58,8 +57,9 @@ export class TokenAdministration {
 
   /** RFC 7662: a client may introspect only its own tokens; anything else is simply inactive. */
   async introspect(client: OidcClient, form: RawParameters): Promise<Introspection> {
-    const row = await this.tokens.find(sha256Hex(readPresentedToken(form)));
-    if (!row || row.clientId !== client.clientId || !(await this.live(row))) return { active: false };
+    const found = await this.tokens.findWithGrant(sha256Hex(readPresentedToken(form)));
+    if (!found || found.token.clientId !== client.clientId || !this.live(found)) return { active: false };
+    const row = found.token;
     if (row.kind === "refresh" && row.consumedAt !== null) return { active: false };
     return {
       active: true,
@@ -76,10 +76,9 @@ export class TokenAdministration {
     };
   }
 
-  private async live(row: TokenRow): Promise<boolean> {
-    if (row.revokedAt !== null || row.expiresAt <= this.clock()) return false;
-    const grant = await this.grants.findGrant(row.grantId);
+  private live({ token, grant }: TokenWithGrant): boolean {
+    if (token.revokedAt !== null || token.expiresAt <= this.clock()) return false;
     // Revoked, or replaced with fewer rights than the token carries: either way it stops.
-    return grant !== undefined && requestCovered(grant, row);
+    return grant !== undefined && requestCovered(grant, token);
   }
 }

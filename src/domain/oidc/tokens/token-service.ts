@@ -148,8 +148,8 @@ export class TokenService {
       refreshScopes(requested, live ? current.scopes : undefined);
     }
     // Only a token bound to this proof's key, or to none, is used up: one bound to another key stays valid.
-    const used = await this.tokens.consumeRefresh(hash, client.clientId, now, dpopJkt ?? null);
-    if (!used) {
+    const consumed = await this.tokens.consumeRefresh(hash, client.clientId, now, dpopJkt ?? null);
+    if (!consumed) {
       const known = await this.tokens.find(hash);
       if (known && known.kind === "refresh" && known.clientId === client.clientId) {
         if (known.consumedAt !== null) {
@@ -160,7 +160,7 @@ export class TokenService {
       }
       throw new OAuthError("invalid_grant", "the refresh token is not valid");
     }
-    const grant = await this.grants.findGrant(used.grantId);
+    const { token: used, grant } = consumed;
     if (!grant) throw new OAuthError("invalid_grant", "the grant behind this refresh token was revoked");
     // A grant replaced with fewer rights ends the tokens it no longer covers (Grant Management "replace").
     if (!requestCovered(grant, used)) {
@@ -220,13 +220,15 @@ export class TokenService {
       consumedAt: null,
       revokedAt: null,
     } satisfies Partial<TokenRow>;
-    await this.tokens.insert({
-      ...base,
-      tokenHash: sha256Hex(accessToken),
-      kind: "access",
-      dpopJkt: dpopJkt ?? null,
-      expiresAt: now + this.settings.accessTokenLifetimeSeconds * 1000,
-    });
+    const issued: TokenRow[] = [
+      {
+        ...base,
+        tokenHash: sha256Hex(accessToken),
+        kind: "access",
+        dpopJkt: dpopJkt ?? null,
+        expiresAt: now + this.settings.accessTokenLifetimeSeconds * 1000,
+      },
+    ];
     const response: TokenResponse = {
       access_token: accessToken,
       token_type: dpopJkt === undefined ? "Bearer" : "DPoP",
@@ -238,7 +240,7 @@ export class TokenService {
     // offline_access reached the grant only through a consent page the user saw (docs/oidc-decisions.md).
     if (refreshScopes.includes("offline_access") && client.grantTypes.includes("refresh_token")) {
       const refreshToken = randomToken();
-      await this.tokens.insert({
+      issued.push({
         ...base,
         scopes: refreshScopes,
         tokenHash: sha256Hex(refreshToken),
@@ -248,6 +250,7 @@ export class TokenService {
       });
       response.refresh_token = refreshToken;
     }
+    await this.tokens.insert(issued);
     if (a.scopes.includes("openid")) {
       const iat = Math.floor(now / 1000);
       const [names, jpkiVerified] = await Promise.all([this.idTokenNames(a), this.jpkiVerified(a.userId)]);
