@@ -3,16 +3,28 @@ import type { AuthorizationDetail } from "../domain/oidc/authorization-details.t
 import type { TokenKind, TokenRow, TokenSelection } from "../domain/oidc/model.ts";
 import type { TokenStore, TokenWithGrant } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
+import { GroupedInsert } from "./grouped-insert.ts";
 import { revokeTokens } from "./revocations.ts";
 import type { OidcTokenTable, Tables } from "./schema.ts";
 
-export class TokensRepository implements TokenStore {
-  constructor(private readonly database: Database) {}
+/** Issuances one grouped insert takes (an access token and at most a refresh token each): SQL short enough to be kept prepared. */
+const issuancesPerGroup = 16;
 
-  /** The tokens of one issuance in one multi-row INSERT: one statement, one commit. */
+export class TokensRepository implements TokenStore {
+  /** Concurrent issuances committed together (see GroupedInsert); each issuance is one item, so it is stored whole or not at all. */
+  private readonly issuances: GroupedInsert<readonly TokenRow[]>;
+
+  constructor(private readonly database: Database) {
+    this.issuances = new GroupedInsert(
+      (issuances) => this.database.db.insertInto("oidc_tokens").values(issuances.flat().map(tokenValues)).execute().then(() => undefined),
+      issuancesPerGroup,
+    );
+  }
+
+  /** The tokens of one issuance in one multi-row INSERT, with those of issuances asked for at the same time. */
   async insert(tokens: readonly TokenRow[]): Promise<void> {
     if (tokens.length === 0) return;
-    await this.database.db.insertInto("oidc_tokens").values(tokens.map(tokenValues)).execute();
+    await this.issuances.insert(tokens);
   }
 
   async find(tokenHash: string): Promise<TokenRow | undefined> {

@@ -8,6 +8,7 @@ import { TokensRepository } from "../../src/storage/tokens-repository.ts";
 import { OidcUsers } from "../../src/domain/oidc/users.ts";
 import { systemClock } from "../../src/domain/clock.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { StatementCounter } from "../support/statement-counter.ts";
 
 /**
  * Tokens read with their grant in one statement: the refresh token rotation
@@ -75,6 +76,31 @@ for (const target of targets) {
       const { grantId } = await issued();
       const rows = await database.db.selectFrom("oidc_tokens").select("kind").where("grant_id", "=", grantId).orderBy("kind").execute();
       expect(rows.map((r) => r.kind)).toEqual(["access", "refresh"]);
+    });
+
+    it("issuances made at once are one insert; one that cannot be stored is stored not at all, the others whole", async () => {
+      const counter = new StatementCounter();
+      const counted = new TokensRepository({ ...database, db: database.db.withPlugin(counter) });
+      const grantId = randomBytes(32).toString("base64url");
+      await grants.saveGrant({ id: grantId, userId, clientId: "rp", scopes: ["openid"], authorizationDetails: [], createdAt: now, updatedAt: now, revokedAt: null });
+      const token = (kind: TokenRow["kind"], tokenHash = randomBytes(32).toString("hex")): TokenRow => ({
+        tokenHash, kind, family: randomBytes(8).toString("hex"), clientId: "rp", userId, grantId, scopes: ["openid"], authorizationDetails: [],
+        authTime: now, acr: "low", amr: ["pwd"], sid: null, claimsLocales: null, dpopJkt: null, createdAt: now, expiresAt: now + 60_000, consumedAt: null, revokedAt: null,
+      });
+      const issuances = Array.from({ length: 5 }, () => [token("access"), token("refresh")]);
+      await Promise.all(issuances.map((i) => counted.insert(i)));
+      expect(counter.count).toBe(1);
+
+      // The second issuance's refresh token repeats a stored hash: its access token must not be left behind either.
+      const taken = issuances[0]![1]!.tokenHash;
+      const next = [[token("access"), token("refresh")], [token("access"), token("refresh", taken)], [token("access")]];
+      const outcomes = await Promise.allSettled(next.map((i) => counted.insert(i)));
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      const stored = async (i: TokenRow[]) =>
+        (await database.db.selectFrom("oidc_tokens").select("token_hash").where("token_hash", "in", i.map((t) => t.tokenHash)).execute()).length;
+      expect(await stored(next[0]!)).toBe(2);
+      expect(await stored([next[1]![0]!])).toBe(0);
+      expect(await stored(next[2]!)).toBe(1);
     });
 
     it("using a refresh token returns it, consumed, with what its live grant holds; a second use gets nothing", async () => {
