@@ -31,7 +31,7 @@ export async function startShomei(databaseUrl: string, history: number): Promise
   const dir = temporaryDirectory("shomei-bench-");
   const { child, output } = await start(
     process.execPath,
-    ["bin/shomei.js", "serve", "--mode", "mock"],
+    [...profileArguments(), "bin/shomei.js", "serve", "--mode", "mock"],
     { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", SHOMEI_DATA_DIR: dir, DATABASE_URL: databaseUrl },
     /revoked one: \{"certificateId":"[0-9a-f-]+"\}[\s\S]*demo-client-secret/,
   );
@@ -51,4 +51,10 @@ export async function startShomei(databaseUrl: string, history: number): Promise
     certificateIds,
     stop: () => stopProcess(child).then(() => rmSync(dir, { recursive: true, force: true })),
   };
+}
+
+/** With BENCH_CPU_PROFILE_DIR, each shomei process writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
+function profileArguments(): string[] {
+  const dir = process.env.BENCH_CPU_PROFILE_DIR;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(dir)}`] : [];
 }
