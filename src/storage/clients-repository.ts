@@ -1,11 +1,15 @@
-import type { Selectable } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import type { JSONWebKeySet } from "jose";
 import type { ClientAuthMethod, GrantType, OidcClient } from "../domain/oidc/client.ts";
 import { supportedAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import type { ClientStore } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
-import type { OidcClientTable } from "./schema.ts";
+import { preparedQuery } from "./prepared-query.ts";
+import type { OidcClientTable, Tables } from "./schema.ts";
+
+/** Every PAR and token request reads its client first (see preparedQuery). */
+const clientById = preparedQuery((db: Kysely<Tables>, clientId: string) => db.selectFrom("oidc_clients").selectAll().where("client_id", "=", clientId));
 
 /** The shape client_metadata validation allows for client_id. */
 const clientIdPattern = /^[A-Za-z0-9._~-]{1,255}$/;
@@ -16,7 +20,7 @@ export class ClientsRepository implements ClientStore {
   async find(clientId: string): Promise<OidcClient | undefined> {
     // A value no registration can have is unknown without asking: PostgreSQL refuses some (NUL bytes) with an error.
     if (!clientIdPattern.test(clientId)) return undefined;
-    const row = await this.database.db.selectFrom("oidc_clients").selectAll().where("client_id", "=", clientId).executeTakeFirst();
+    const [row] = await clientById(this.database.db, clientId);
     return row && toClient(row);
   }
 

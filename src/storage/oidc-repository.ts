@@ -1,10 +1,11 @@
-import type { Selectable } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow } from "../domain/oidc/model.ts";
 import type { GrantStore, InteractionStore, OidcUserStore, SessionStore, SignedIn } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
-import type { OidcGrantTable, OidcSessionTable, OidcUserTable } from "./schema.ts";
+import { preparedQuery } from "./prepared-query.ts";
+import type { OidcGrantTable, OidcSessionTable, OidcUserTable, Tables } from "./schema.ts";
 
 /** Grant ids are 256 random bits, base64url. */
 const grantIdPattern = /^[A-Za-z0-9_-]{1,64}$/;
@@ -108,48 +109,7 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
    * request. The current grant is the one findLatestGrant finds.
    */
   async findSignedIn(idHash: string, now: number, clientId: string): Promise<SignedIn | undefined> {
-    const row = await this.db
-      .selectFrom("oidc_sessions as s")
-      .leftJoin("oidc_users as u", "u.id", "s.user_id")
-      .leftJoin("oidc_grants as g", (join) =>
-        join.on((eb) =>
-          eb(
-            "g.id",
-            "=",
-            eb
-              .selectFrom("oidc_grants as latest")
-              .select("latest.id")
-              .whereRef("latest.user_id", "=", "s.user_id")
-              .where("latest.client_id", "=", clientId)
-              .where("latest.revoked_at", "is", null)
-              .orderBy("latest.updated_at", "desc")
-              .limit(1),
-          ),
-        ),
-      )
-      .selectAll("s")
-      .select([
-        "u.id as user_id_found",
-        "u.login as user_login",
-        "u.password_hash as user_password_hash",
-        "u.totp_secret_sealed as user_totp_secret_sealed",
-        "u.totp_last_step as user_totp_last_step",
-        "u.name as user_name",
-        "u.localized_names as user_localized_names",
-        "u.email as user_email",
-        "u.created_at as user_created_at",
-        "g.id as grant_id",
-        "g.user_id as grant_user_id",
-        "g.client_id as grant_client_id",
-        "g.scopes as grant_scopes",
-        "g.authorization_details as grant_authorization_details",
-        "g.created_at as grant_created_at",
-        "g.updated_at as grant_updated_at",
-        "g.revoked_at as grant_revoked_at",
-      ])
-      .where("s.id_hash", "=", idHash)
-      .where("s.expires_at", ">", now)
-      .executeTakeFirst();
+    const [row] = await signedIn(this.db, idHash, now, clientId);
     if (!row) return undefined;
     const user =
       row.user_id_found === null || row.user_login === null || row.user_password_hash === null || row.user_created_at === null
@@ -317,3 +277,48 @@ function toGrant(row: Selectable<OidcGrantTable>): GrantRow {
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
   };
 }
+
+/** findSignedIn's statement, built and compiled once (see preparedQuery): a join every authorization request makes. */
+const signedIn = preparedQuery((db: Kysely<Tables>, idHash: string, now: number, clientId: string) =>
+  db
+    .selectFrom("oidc_sessions as s")
+    .leftJoin("oidc_users as u", "u.id", "s.user_id")
+    .leftJoin("oidc_grants as g", (join) =>
+      join.on((eb) =>
+        eb(
+          "g.id",
+          "=",
+          eb
+            .selectFrom("oidc_grants as latest")
+            .select("latest.id")
+            .whereRef("latest.user_id", "=", "s.user_id")
+            .where("latest.client_id", "=", clientId)
+            .where("latest.revoked_at", "is", null)
+            .orderBy("latest.updated_at", "desc")
+            .limit(1),
+        ),
+      ),
+    )
+    .selectAll("s")
+    .select([
+      "u.id as user_id_found",
+      "u.login as user_login",
+      "u.password_hash as user_password_hash",
+      "u.totp_secret_sealed as user_totp_secret_sealed",
+      "u.totp_last_step as user_totp_last_step",
+      "u.name as user_name",
+      "u.localized_names as user_localized_names",
+      "u.email as user_email",
+      "u.created_at as user_created_at",
+      "g.id as grant_id",
+      "g.user_id as grant_user_id",
+      "g.client_id as grant_client_id",
+      "g.scopes as grant_scopes",
+      "g.authorization_details as grant_authorization_details",
+      "g.created_at as grant_created_at",
+      "g.updated_at as grant_updated_at",
+      "g.revoked_at as grant_revoked_at",
+    ])
+    .where("s.id_hash", "=", idHash)
+    .where("s.expires_at", ">", now),
+);

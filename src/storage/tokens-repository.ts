@@ -1,11 +1,52 @@
-import type { ExpressionBuilder, Insertable, Selectable } from "kysely";
+import type { ExpressionBuilder, Insertable, Kysely, Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { TokenKind, TokenRow, TokenSelection } from "../domain/oidc/model.ts";
 import type { TokenStore, TokenWithGrant } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { GroupedInsert } from "./grouped-insert.ts";
+import { preparedQuery } from "./prepared-query.ts";
 import { revokeTokens } from "./revocations.ts";
 import type { OidcTokenTable, Tables } from "./schema.ts";
+
+/** Every bearer check's read (see preparedQuery). */
+const tokenWithGrant = preparedQuery((db: Kysely<Tables>, tokenHash: string) =>
+  db
+    .selectFrom("oidc_tokens as t")
+    .leftJoin("oidc_grants as g", (join) => join.onRef("g.id", "=", "t.grant_id").on("g.revoked_at", "is", null))
+    .selectAll("t")
+    .select(["g.scopes as grant_scopes", "g.authorization_details as grant_authorization_details"])
+    .where("t.token_hash", "=", tokenHash),
+);
+
+/** The rotation's UPDATE … RETURNING, but for the DPoP condition (see consumeRefresh). */
+function refreshUse(db: Kysely<Tables>, tokenHash: string, clientId: string, now: number) {
+  const liveGrant = (eb: ExpressionBuilder<Tables, "oidc_tokens">) =>
+    eb.selectFrom("oidc_grants").whereRef("oidc_grants.id", "=", "oidc_tokens.grant_id").where("oidc_grants.revoked_at", "is", null);
+  return db
+    .updateTable("oidc_tokens")
+    .set({ consumed_at: now })
+    .where("token_hash", "=", tokenHash)
+    .where("kind", "=", "refresh")
+    .where("client_id", "=", clientId)
+    .where("consumed_at", "is", null)
+    .where("revoked_at", "is", null)
+    .where("expires_at", ">", now)
+    .returningAll()
+    .returning((eb) => [
+      liveGrant(eb).select("oidc_grants.scopes").as("grant_scopes"),
+      liveGrant(eb).select("oidc_grants.authorization_details").as("grant_authorization_details"),
+    ]);
+}
+
+/** A refresh without a DPoP proof: only a token bound to no key. */
+const useUnboundRefresh = preparedQuery((db: Kysely<Tables>, tokenHash: string, clientId: string, now: number) =>
+  refreshUse(db, tokenHash, clientId, now).where("dpop_jkt", "is", null),
+);
+
+/** A refresh with a proof of key `dpopJkt`: a token bound to no key or to that one. */
+const useRefresh = preparedQuery((db: Kysely<Tables>, tokenHash: string, clientId: string, now: number, dpopJkt: string) =>
+  refreshUse(db, tokenHash, clientId, now).where((eb) => eb.or([eb("dpop_jkt", "is", null), eb("dpop_jkt", "=", dpopJkt)])),
+);
 
 /** Issuances one grouped insert takes (an access token and at most a refresh token each): SQL short enough to be kept prepared. */
 const issuancesPerGroup = 16;
@@ -34,13 +75,7 @@ export class TokensRepository implements TokenStore {
 
   /** The token and what its grant holds while the grant is live, in one statement (a join). */
   async findWithGrant(tokenHash: string): Promise<TokenWithGrant | undefined> {
-    const row = await this.database.db
-      .selectFrom("oidc_tokens as t")
-      .leftJoin("oidc_grants as g", (join) => join.onRef("g.id", "=", "t.grant_id").on("g.revoked_at", "is", null))
-      .selectAll("t")
-      .select(["g.scopes as grant_scopes", "g.authorization_details as grant_authorization_details"])
-      .where("t.token_hash", "=", tokenHash)
-      .executeTakeFirst();
+    const [row] = await tokenWithGrant(this.database.db, tokenHash);
     return row && withGrant(row);
   }
 
@@ -52,24 +87,8 @@ export class TokensRepository implements TokenStore {
    * sees it: no second statement for the grant.
    */
   async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined> {
-    const liveGrant = (eb: ExpressionBuilder<Tables, "oidc_tokens">) =>
-      eb.selectFrom("oidc_grants").whereRef("oidc_grants.id", "=", "oidc_tokens.grant_id").where("oidc_grants.revoked_at", "is", null);
-    const row = await this.database.db
-      .updateTable("oidc_tokens")
-      .set({ consumed_at: now })
-      .where("token_hash", "=", tokenHash)
-      .where("kind", "=", "refresh")
-      .where("client_id", "=", clientId)
-      .where("consumed_at", "is", null)
-      .where("revoked_at", "is", null)
-      .where("expires_at", ">", now)
-      .where((eb) => (dpopJkt === null ? eb("dpop_jkt", "is", null) : eb.or([eb("dpop_jkt", "is", null), eb("dpop_jkt", "=", dpopJkt)])))
-      .returningAll()
-      .returning((eb) => [
-        liveGrant(eb).select("oidc_grants.scopes").as("grant_scopes"),
-        liveGrant(eb).select("oidc_grants.authorization_details").as("grant_authorization_details"),
-      ])
-      .executeTakeFirst();
+    const db = this.database.db;
+    const [row] = dpopJkt === null ? await useUnboundRefresh(db, tokenHash, clientId, now) : await useRefresh(db, tokenHash, clientId, now, dpopJkt);
     return row && withGrant(row);
   }
 

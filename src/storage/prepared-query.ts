@@ -1,0 +1,50 @@
+import type { Compilable, CompiledQuery, Kysely } from "kysely";
+
+/**
+ * A query Kysely builds and compiles once per connection object and then
+ * runs with new values: for the statements every request of a hot path makes
+ * (the signed-in read of an authorization, a client by id, a refresh token's
+ * rotation). Kysely otherwise builds an immutable tree and compiles it to SQL
+ * on every call, which for a join costs more than SQLite running it, and
+ * hands the statement cache a new SQL string to hash each time.
+ *
+ * `build` gets one marker per argument in place of the values and must bind
+ * each as a plain value, once or more (`where(column, "=", value)`,
+ * `set({ column: value })`, `limit(value)`), without transforming it; anything
+ * else it binds stays as compiled. At each call the markers' parameters are
+ * replaced by the arguments. A marker not bound as it was given (transformed,
+ * spread into an `in` list, left out) is refused when the query is first
+ * compiled, so a mistake fails every test that runs the query rather than
+ * binding a wrong value.
+ */
+export function preparedQuery<DB, Args extends readonly unknown[], Row>(
+  build: (db: Kysely<DB>, ...args: Args) => Compilable<Row>,
+): (db: Kysely<DB>, ...args: Args) => Promise<Row[]> {
+  // Per connection object: a view with plugins (a statement counter in tests) compiles its own.
+  const compiled = new WeakMap<Kysely<DB>, { query: CompiledQuery<Row>; argumentAt: number[] }>();
+  return async (db, ...args) => {
+    let prepared = compiled.get(db);
+    if (!prepared) {
+      prepared = compile(db, build, args.length);
+      compiled.set(db, prepared);
+    }
+    const { query, argumentAt } = prepared;
+    const parameters = query.parameters.map((value, i) => (argumentAt[i]! >= 0 ? args[argumentAt[i]!] : value));
+    const result = await db.executeQuery<Row>({ ...query, parameters });
+    return result.rows;
+  };
+}
+
+function compile<DB, Args extends readonly unknown[], Row>(
+  db: Kysely<DB>,
+  build: (db: Kysely<DB>, ...args: Args) => Compilable<Row>,
+  arity: number,
+): { query: CompiledQuery<Row>; argumentAt: number[] } {
+  const markers = Array.from({ length: arity }, (_, i) => `\u0000prepared-query-argument-${i}\u0000`);
+  const query = build(db, ...(markers as unknown as Args)).compile();
+  const argumentAt = query.parameters.map((value) => markers.indexOf(value as string));
+  markers.forEach((_, i) => {
+    if (!argumentAt.includes(i)) throw new Error(`prepared query does not bind argument ${i} as a value: ${query.sql}`);
+  });
+  return { query, argumentAt };
+}

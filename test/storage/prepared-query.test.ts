@@ -1,0 +1,67 @@
+import type { Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase, type Database } from "../../src/storage/database.ts";
+import { migrateToLatest } from "../../src/storage/migrate.ts";
+import { preparedQuery } from "../../src/storage/prepared-query.ts";
+import type { Tables } from "../../src/storage/schema.ts";
+import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { StatementCounter } from "../support/statement-counter.ts";
+
+const targets = await databaseTargets();
+
+const recordsOf = preparedQuery((db: Kysely<Tables>, owner: string, now: number) =>
+  db
+    .selectFrom("one_time_records")
+    .select(["key_hash", "owner"])
+    .where("kind", "=", "prepared-test")
+    .where("owner", "=", owner)
+    .where("created_at", "<=", now)
+    .where("expires_at", ">", now)
+    .orderBy("key_hash"),
+);
+
+for (const target of targets) {
+  describe.skipIf(!!target.unavailable)(targetTitle(target), () => {
+    let scratch: ScratchDatabase;
+    let database: Database;
+
+    beforeAll(async () => {
+      scratch = await target.create();
+      database = await openDatabase(scratch.url);
+      await migrateToLatest(database);
+      const row = (key: string, owner: string, created: number, expires: number) => ({
+        kind: "prepared-test", key_hash: key, owner, payload: "null", created_at: created, expires_at: expires, consumed_at: null,
+      });
+      await database.db.insertInto("one_time_records").values([row("a1", "alice", 100, 200), row("a2", "alice", 150, 300), row("b1", "bob", 100, 200)]).execute();
+    });
+
+    afterAll(async () => {
+      await database?.close();
+      await scratch?.drop();
+    });
+
+    it("runs with each call's values, an argument bound twice taking the value in both places, constants as built", async () => {
+      expect(await recordsOf(database.db, "alice", 160)).toEqual([{ key_hash: "a1", owner: "alice" }, { key_hash: "a2", owner: "alice" }]);
+      expect(await recordsOf(database.db, "alice", 250)).toEqual([{ key_hash: "a2", owner: "alice" }]);
+      expect(await recordsOf(database.db, "bob", 120)).toEqual([{ key_hash: "b1", owner: "bob" }]);
+      expect(await recordsOf(database.db, "carol", 120)).toEqual([]);
+    });
+
+    it("a view of the connection with a plugin runs it through that plugin", async () => {
+      const counter = new StatementCounter();
+      const view = database.db.withPlugin(counter);
+      expect(await recordsOf(view, "bob", 120)).toHaveLength(1);
+      expect(await recordsOf(view, "alice", 120)).toHaveLength(1);
+      expect(counter.count).toBe(2);
+    });
+
+    it("refuses, at the first call, an argument the query does not bind as given", async () => {
+      const transformed = preparedQuery((db: Kysely<Tables>, owner: string) =>
+        db.selectFrom("one_time_records").select("key_hash").where("owner", "=", owner.toUpperCase()),
+      );
+      await expect(transformed(database.db, "alice")).rejects.toThrow('prepared query does not bind argument 0 as a value: select "key_hash" from "one_time_records" where "owner" = ');
+      const unused = preparedQuery((db: Kysely<Tables>, _owner: string) => db.selectFrom("one_time_records").select("key_hash").where("owner", "=", "alice"));
+      await expect(unused(database.db, "bob")).rejects.toThrow("prepared query does not bind argument 0 as a value");
+    });
+  });
+}
