@@ -25,7 +25,7 @@ const statusColumns = 10;
  * by id so callers keep their own order.
  */
 export class CertificatesRepository implements CertificateStore {
-  constructor(private readonly database: Database) {}
+  constructor(protected readonly database: Database) {}
 
   async insertUser(user: CertificateUser): Promise<void> {
     await this.database.db
@@ -288,7 +288,7 @@ function toStatusRow(s: StatusRecord): Insertable<CertificateStatusTable> {
   };
 }
 
-function toCertificate(row: Selectable<CertificateTable>): StoredCertificate {
+export function toCertificate(row: Selectable<CertificateTable>): StoredCertificate {
   return {
     id: row.id,
     accountId: row.account_id,
