@@ -12,11 +12,18 @@ import type {
 } from "../domain/certificates/model.ts";
 import type { CertificateStore, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import type { Database } from "./database.ts";
+import { CoalescedCalls, everyOne } from "./coalesced-calls.ts";
 import { chunked, distinctInChunks, maxParameters } from "./parameter-limit.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable } from "./schema.ts";
 
 /** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
 const statusColumns = 10;
+const statusRowsPerInsert = Math.floor(maxParameters / statusColumns);
+
+interface CertificateKey {
+  accountId: string;
+  certificateId: string;
+}
 
 /**
  * Every read takes the account id: rows of other accounts are invisible, not
@@ -25,6 +32,9 @@ const statusColumns = 10;
  * by id so callers keep their own order.
  */
 export class CertificatesRepository implements CertificateStore {
+  private readonly certificateReads = new CoalescedCalls<CertificateKey, StoredCertificate | undefined>((keys) => this.readTogether(keys), maxParameters - 1);
+  private readonly statusWrites = new CoalescedCalls<StatusRecord, void>((records) => this.writeTogether(records), statusRowsPerInsert);
+
   constructor(protected readonly database: Database) {}
 
   async insertUser(user: CertificateUser): Promise<void> {
@@ -121,14 +131,33 @@ export class CertificatesRepository implements CertificateStore {
       .execute();
   }
 
-  async findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined> {
-    const row = await this.database.db
+  /** Read in one statement with the certificates asked for by the calls made at the same time (see CoalescedCalls). */
+  findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined> {
+    return this.certificateReads.call({ accountId, certificateId });
+  }
+
+  /** One statement per account among the calls, side by side; every call gets an object of its own. */
+  private async readTogether(keys: readonly CertificateKey[]): Promise<PromiseSettledResult<StoredCertificate | undefined>[]> {
+    const idsByAccount = new Map<string, Set<string>>();
+    for (const { accountId, certificateId } of keys) idsByAccount.set(accountId, (idsByAccount.get(accountId) ?? new Set()).add(certificateId));
+    const accounts = [...idsByAccount.keys()];
+    const reads = await Promise.allSettled(accounts.map((accountId) => this.certificatesById(accountId, [...idsByAccount.get(accountId)!])));
+    const byAccount = new Map(accounts.map((accountId, i) => [accountId, reads[i]!]));
+    return keys.map(({ accountId, certificateId }) => {
+      const read = byAccount.get(accountId)!;
+      return read.status === "fulfilled" ? { status: "fulfilled", value: read.value.get(certificateId)?.() } : read;
+    });
+  }
+
+  /** The account's certificates with these ids (at most the parameter limit less one), in one statement: each a function making a new object. */
+  protected async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
+    const rows = await this.database.db
       .selectFrom("certificates")
       .selectAll()
       .where("account_id", "=", accountId)
-      .where("id", "=", certificateId)
-      .executeTakeFirst();
-    return row && toCertificate(row);
+      .where("id", "in", ids)
+      .execute();
+    return new Map(rows.map((row) => [row.id, () => toCertificate(row)]));
   }
 
   async findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>> {
@@ -197,14 +226,29 @@ export class CertificatesRepository implements CertificateStore {
     return rows.map(toCertificate);
   }
 
-  async insertStatus(s: StatusRecord): Promise<void> {
-    await this.database.db.insertInto("certificate_statuses").values(toStatusRow(s)).execute();
+  /**
+   * Committed before it resolves, in one insert with the records of the
+   * checks that ran at the same time (see CoalescedCalls).
+   */
+  insertStatus(s: StatusRecord): Promise<void> {
+    return this.statusWrites.call(s);
   }
 
   /** Many records in one multi-row insert (more only past the parameter limit). */
   async insertStatuses(records: readonly StatusRecord[]): Promise<void> {
-    for (const slice of chunked(records, Math.floor(maxParameters / statusColumns))) {
+    for (const slice of chunked(records, statusRowsPerInsert)) {
       await this.database.db.insertInto("certificate_statuses").values(slice.map(toStatusRow)).execute();
+    }
+  }
+
+  /** One insert for the records; when it fails, each on its own, so a record that cannot be written fails its own check only. */
+  private async writeTogether(records: readonly StatusRecord[]): Promise<PromiseSettledResult<void>[]> {
+    try {
+      await this.insertStatuses(records);
+      return everyOne(records, undefined);
+    } catch (error) {
+      if (records.length === 1) return [{ status: "rejected", reason: error }];
+      return Promise.allSettled(records.map((r) => this.insertStatuses([r])));
     }
   }
 

@@ -13,8 +13,8 @@ import { toState } from "./mock-repository.ts";
 export class CertificatesWithMockStates extends CertificatesRepository implements StatesReadWithCertificates {
   private readonly states = new WeakMap<StoredCertificate, MockCertificateState | null>();
 
-  override async findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined> {
-    const row = await this.database.db
+  protected override async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
+    const rows = await this.database.db
       .selectFrom("certificates as c")
       .leftJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
       .selectAll("c")
@@ -28,25 +28,30 @@ export class CertificatesWithMockStates extends CertificatesRepository implement
         "s.offered_methods as state_offered_methods",
       ])
       .where("c.account_id", "=", accountId)
-      .where("c.id", "=", certificateId)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    const certificate = toCertificate(row);
-    this.states.set(
-      certificate,
-      row.state_certificate_id === null
-        ? null
-        : toState({
-            certificate_id: row.state_certificate_id,
-            status: row.state_status!,
-            revoked_at: row.state_revoked_at,
-            revoked_reason: row.state_revoked_reason,
-            source_updated_at: row.state_source_updated_at,
-            updated_at: row.state_updated_at!,
-            offered_methods: row.state_offered_methods,
-          }),
+      .where("c.id", "in", ids)
+      .execute();
+    return new Map(
+      rows.map((row) => {
+        const state =
+          row.state_certificate_id === null
+            ? null
+            : toState({
+                certificate_id: row.state_certificate_id,
+                status: row.state_status!,
+                revoked_at: row.state_revoked_at,
+                revoked_reason: row.state_revoked_reason,
+                source_updated_at: row.state_source_updated_at,
+                updated_at: row.state_updated_at!,
+                offered_methods: row.state_offered_methods,
+              });
+        const make = (): StoredCertificate => {
+          const certificate = toCertificate(row);
+          this.states.set(certificate, state);
+          return certificate;
+        };
+        return [row.id, make];
+      }),
     );
-    return certificate;
   }
 
   take(certificate: StoredCertificate): MockCertificateState | null | undefined {

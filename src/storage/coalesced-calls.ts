@@ -1,0 +1,61 @@
+interface Waiting<I, O> {
+  item: I;
+  resolve: (output: O) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * One statement for the calls made while the previous one ran. On PostgreSQL
+ * every statement is a network round trip and a turn of a pooled connection;
+ * concurrent calls that each need the same read, or one row of the same
+ * insert, share one instead. A call made while none runs starts one at once
+ * (a lone call waits for nothing); the calls made while one runs share the
+ * next, so one statement of the kind runs at a time and carries more the
+ * busier the service is. Every call is served by a statement that starts
+ * after the call was made: a read sees whatever was committed before the
+ * call, a write is committed before its call resolves, as with a statement
+ * of its own.
+ */
+export class CoalescedCalls<I, O> {
+  private queue: Waiting<I, O>[] = [];
+  private running = false;
+
+  /** flush: one statement for the items, in order, at most maxItems of them; each item's outcome, in the same order. */
+  constructor(
+    private readonly flush: (items: readonly I[]) => Promise<readonly PromiseSettledResult<O>[]>,
+    private readonly maxItems = Number.POSITIVE_INFINITY,
+  ) {}
+
+  call(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxItems);
+        try {
+          const outcomes = await this.flush(batch.map((w) => w.item));
+          batch.forEach((w, i) => {
+            const outcome = outcomes[i]!;
+            if (outcome.status === "fulfilled") w.resolve(outcome.value);
+            else w.reject(outcome.reason);
+          });
+        } catch (error) {
+          for (const w of batch) w.reject(error);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+}
+
+/** The same outcome for every item: what a shared read gives each of its callers. */
+export function everyOne<O>(items: readonly unknown[], value: O): PromiseSettledResult<O>[] {
+  return items.map(() => ({ status: "fulfilled", value }));
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { CoalescedCalls, everyOne } from "../../src/storage/coalesced-calls.ts";
+
+/** A flush that records the batches it was given and finishes only when told to. */
+function gated() {
+  const batches: string[][] = [];
+  const pending: (() => void)[] = [];
+  const calls = new CoalescedCalls<string, string>(
+    (items) =>
+      new Promise((resolve) => {
+        batches.push([...items]);
+        pending.push(() => resolve(items.map((item) => (item.startsWith("bad") ? { status: "rejected", reason: new Error(item) } : { status: "fulfilled", value: item.toUpperCase() }))));
+      }),
+    3,
+  );
+  const finishNext = async () => {
+    pending.shift()!();
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { calls, batches, finishNext };
+}
+
+describe("CoalescedCalls", () => {
+  it("a call made while nothing runs is flushed at once, alone", async () => {
+    const { calls, batches, finishNext } = gated();
+    const answer = calls.call("a");
+    expect(batches).toEqual([["a"]]);
+    await finishNext();
+    expect(await answer).toBe("A");
+  });
+
+  it("calls made while a flush runs share the next one, in order, at most maxItems a flush", async () => {
+    const { calls, batches, finishNext } = gated();
+    const answers = ["a", "b", "c", "d", "e", "f"].map((item) => calls.call(item));
+    expect(batches).toEqual([["a"]]);
+    await finishNext();
+    expect(batches).toEqual([["a"], ["b", "c", "d"]]);
+    const later = calls.call("g");
+    await finishNext();
+    expect(batches).toEqual([["a"], ["b", "c", "d"], ["e", "f", "g"]]);
+    await finishNext();
+    expect(await Promise.all([...answers, later])).toEqual(["A", "B", "C", "D", "E", "F", "G"]);
+    // Idle again: the next call goes at once.
+    void calls.call("h");
+    expect(batches.at(-1)).toEqual(["h"]);
+  });
+
+  it("an item's failure fails its own call only", async () => {
+    const { calls, finishNext } = gated();
+    const first = calls.call("a");
+    const good = calls.call("b");
+    const bad = expect(calls.call("bad-c")).rejects.toThrow("bad-c");
+    await finishNext();
+    await finishNext();
+    expect(await first).toBe("A");
+    expect(await good).toBe("B");
+    await bad;
+  });
+
+  it("a flush that throws fails its batch, and the calls after it are still served", async () => {
+    let fail = true;
+    const calls = new CoalescedCalls<number, number>(async (items) => {
+      if (fail) throw new Error("database gone");
+      return everyOne(items, 7);
+    });
+    const failed = expect(calls.call(1)).rejects.toThrow("database gone");
+    fail = false;
+    const served = calls.call(2);
+    await failed;
+    expect(await served).toBe(7);
+  });
+});
