@@ -4,6 +4,9 @@ interface Waiting<I, O> {
   reject: (error: unknown) => void;
 }
 
+/** How long a statement may hold the next one back: past this, a stuck statement (a lost connection) no longer stops the calls after it. */
+const defaultPatienceMs = 1000;
+
 /**
  * One statement for the calls made while the previous one ran. On PostgreSQL
  * every statement is a network round trip and a turn of a pooled connection;
@@ -18,40 +21,55 @@ interface Waiting<I, O> {
  */
 export class CoalescedCalls<I, O> {
   private queue: Waiting<I, O>[] = [];
-  private running = false;
+  /** A statement runs that the next one waits for. */
+  private holding = false;
 
   /** flush: one statement for the items, in order, at most maxItems of them; each item's outcome, in the same order. */
   constructor(
     private readonly flush: (items: readonly I[]) => Promise<readonly PromiseSettledResult<O>[]>,
     private readonly maxItems = Number.POSITIVE_INFINITY,
+    private readonly patienceMs = defaultPatienceMs,
   ) {}
 
   call(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.running) void this.drain();
+      if (!this.holding) this.start();
     });
   }
 
-  private async drain(): Promise<void> {
-    this.running = true;
+  private start(): void {
+    const batch = this.queue.splice(0, this.maxItems);
+    this.holding = true;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      clearTimeout(timer);
+      this.holding = false;
+      if (this.queue.length > 0) this.start();
+    };
+    const timer = setTimeout(release, this.patienceMs);
+    timer.unref();
+    let flushed: Promise<readonly PromiseSettledResult<O>[]>;
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxItems);
-        try {
-          const outcomes = await this.flush(batch.map((w) => w.item));
+      flushed = this.flush(batch.map((w) => w.item));
+    } catch (error) {
+      flushed = Promise.reject(error);
+    }
+    flushed
+      .then(
+        (outcomes) =>
           batch.forEach((w, i) => {
             const outcome = outcomes[i]!;
             if (outcome.status === "fulfilled") w.resolve(outcome.value);
             else w.reject(outcome.reason);
-          });
-        } catch (error) {
+          }),
+        (error: unknown) => {
           for (const w of batch) w.reject(error);
-        }
-      }
-    } finally {
-      this.running = false;
-    }
+        },
+      )
+      .finally(release);
   }
 }
 

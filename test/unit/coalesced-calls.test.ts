@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { CoalescedCalls, everyOne } from "../../src/storage/coalesced-calls.ts";
 
 /** A flush that records the batches it was given and finishes only when told to. */
@@ -68,5 +68,31 @@ describe("CoalescedCalls", () => {
     const served = calls.call(2);
     await failed;
     expect(await served).toBe(7);
+  });
+});
+
+describe("CoalescedCalls with a statement that never ends", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("holds the next calls back for its patience only, then lets them run", async () => {
+    vi.useFakeTimers();
+    const batches: number[][] = [];
+    const calls = new CoalescedCalls<number, number>(
+      (items) => {
+        batches.push([...items]);
+        return items[0] === 1 ? new Promise(() => undefined) : Promise.resolve(everyOne(items, 2));
+      },
+      Number.POSITIVE_INFINITY,
+      500,
+    );
+    void calls.call(1);
+    const next = calls.call(2);
+    await vi.advanceTimersByTimeAsync(499);
+    expect(batches).toEqual([[1]]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(batches).toEqual([[1], [2]]);
+    expect(await next).toBe(2);
   });
 });
