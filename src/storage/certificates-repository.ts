@@ -12,7 +12,7 @@ import type {
 } from "../domain/certificates/model.ts";
 import type { CertificateStore, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import type { Database } from "./database.ts";
-import { CoalescedCalls, everyOne } from "./coalesced-calls.ts";
+import { everyOne, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import { chunked, distinctInChunks, maxParameters } from "./parameter-limit.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable } from "./schema.ts";
 
@@ -32,10 +32,13 @@ interface CertificateKey {
  * by id so callers keep their own order.
  */
 export class CertificatesRepository implements CertificateStore {
-  private readonly certificateReads = new CoalescedCalls<CertificateKey, StoredCertificate | undefined>((keys) => this.readTogether(keys), maxParameters - 1);
-  private readonly statusWrites = new CoalescedCalls<StatusRecord, void>((records) => this.writeTogether(records), statusRowsPerInsert);
+  private readonly certificateReads: StatementCalls<CertificateKey, StoredCertificate | undefined>;
+  private readonly statusWrites: StatementCalls<StatusRecord, void>;
 
-  constructor(protected readonly database: Database) {}
+  constructor(protected readonly database: Database) {
+    this.certificateReads = statementCalls(database.dialect, (keys) => this.readTogether(keys), maxParameters - 1);
+    this.statusWrites = statementCalls(database.dialect, (records) => this.writeTogether(records), statusRowsPerInsert);
+  }
 
   async insertUser(user: CertificateUser): Promise<void> {
     await this.database.db
@@ -131,7 +134,7 @@ export class CertificatesRepository implements CertificateStore {
       .execute();
   }
 
-  /** Read in one statement with the certificates asked for by the calls made at the same time (see CoalescedCalls). */
+  /** On PostgreSQL, read in one statement with the certificates asked for by the calls made at the same time (see CoalescedCalls). */
   findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined> {
     return this.certificateReads.call({ accountId, certificateId });
   }
@@ -227,8 +230,8 @@ export class CertificatesRepository implements CertificateStore {
   }
 
   /**
-   * Committed before it resolves, in one insert with the records of the
-   * checks that ran at the same time (see CoalescedCalls).
+   * Committed before it resolves; on PostgreSQL in one insert with the
+   * records of the checks that ran at the same time (see CoalescedCalls).
    */
   insertStatus(s: StatusRecord): Promise<void> {
     return this.statusWrites.call(s);

@@ -1,3 +1,29 @@
+import type { Dialect } from "./database.ts";
+
+/** Calls of one kind of statement, each answered with its item's outcome. */
+export interface StatementCalls<I, O> {
+  call(item: I): Promise<O>;
+}
+
+/** A flush: one statement for the items, in order; each item's outcome, in the same order. */
+export type Flush<I, O> = (items: readonly I[]) => Promise<readonly PromiseSettledResult<O>[]>;
+
+/**
+ * Shared statements where a statement is a network round trip (PostgreSQL).
+ * On SQLite a statement is a function call in this process and a commit
+ * costs little, so there each call runs its own, as it would without this.
+ */
+export function statementCalls<I, O>(dialect: Dialect, flush: Flush<I, O>, maxItems?: number): StatementCalls<I, O> {
+  if (dialect === "postgres") return new CoalescedCalls(flush, maxItems);
+  return {
+    call: async (item) => {
+      const [outcome] = await flush([item]);
+      if (outcome!.status === "rejected") throw outcome!.reason;
+      return outcome!.value;
+    },
+  };
+}
+
 interface Waiting<I, O> {
   item: I;
   resolve: (output: O) => void;
@@ -19,14 +45,14 @@ const defaultPatienceMs = 1000;
  * call, a write is committed before its call resolves, as with a statement
  * of its own.
  */
-export class CoalescedCalls<I, O> {
+export class CoalescedCalls<I, O> implements StatementCalls<I, O> {
   private queue: Waiting<I, O>[] = [];
   /** A statement runs that the next one waits for. */
   private holding = false;
 
-  /** flush: one statement for the items, in order, at most maxItems of them; each item's outcome, in the same order. */
+  /** flush: one statement for at most maxItems items. */
   constructor(
-    private readonly flush: (items: readonly I[]) => Promise<readonly PromiseSettledResult<O>[]>,
+    private readonly flush: Flush<I, O>,
     private readonly maxItems = Number.POSITIVE_INFINITY,
     private readonly patienceMs = defaultPatienceMs,
   ) {}
@@ -51,7 +77,7 @@ export class CoalescedCalls<I, O> {
     };
     const timer = setTimeout(release, this.patienceMs);
     timer.unref();
-    let flushed: Promise<readonly PromiseSettledResult<O>[]>;
+    let flushed: ReturnType<Flush<I, O>>;
     try {
       flushed = this.flush(batch.map((w) => w.item));
     } catch (error) {

@@ -138,13 +138,14 @@ for (const target of targets) {
       expect((await a.authenticate(token)).name).toBe("secret");
     });
 
-    it("calls made at the same time share one version read: 20 warm calls, 2 statements (the first alone, the rest together)", async () => {
+    const together = target.name === "postgres" ? "share one version read: 2 statements (the first alone, the rest together)" : "each read the version (a function call on SQLite): 20 statements";
+    it(`20 warm calls made at the same time ${together}`, async () => {
       const { token } = await activeToken("together");
       expect((await a.authenticate(token)).name).toBe("together");
       counter.count = 0;
       const accounts = await Promise.all(Array.from({ length: 20 }, () => a.authenticate(token)));
       expect(accounts.map((account) => account.name)).toEqual(Array.from({ length: 20 }, () => "together"));
-      expect(counter.count).toBe(2);
+      expect(counter.count).toBe(target.name === "postgres" ? 2 : 20);
     });
 
     it("a call made after a revocation is refused although a version read begun before it was still running", async () => {

@@ -64,7 +64,10 @@ for (const target of targets) {
       await scratch?.drop();
     });
 
-    it("certificates asked for at the same time are read together: the first alone, then one statement per account", async () => {
+    /** PostgreSQL shares statements among concurrent calls; on SQLite, where a statement is a function call, each call runs its own. */
+    const shared = target.name === "postgres";
+
+    it(`certificates asked for at the same time ${shared ? "are read together: the first alone, then one statement per account" : "are read one statement each"}`, async () => {
       const { repository, counter } = counted((view) => new CertificatesWithMockStates(view));
       const asks: [string, string][] = [
         [accountA, ofA[0]!.id],
@@ -80,18 +83,18 @@ for (const target of targets) {
       expect(found.map((c) => c?.id)).toEqual([ofA[0]!.id, ofA[1]!.id, ofB.id, ofA[0]!.id, undefined, undefined, undefined, ofA[2]!.id]);
       expect(found[0]).toEqual(ofA[0]);
       expect(found[2]).toEqual(ofB);
-      expect(counter.count).toBe(3);
+      expect(counter.count).toBe(shared ? 3 : asks.length);
       // Each call has an object of its own, with the state read with it.
       expect(found[3]).not.toBe(found[0]);
       expect([found[0], found[3], found[1]].map((c) => repository.take(c!)?.status ?? null)).toEqual(["revoked", "revoked", null]);
     });
 
-    it("records written at the same time share one insert: 20 records, 2 statements, all stored", async () => {
+    it(`20 records written at the same time ${shared ? "share one insert: 2 statements" : "are one insert each"}, all stored`, async () => {
       const { repository, counter } = counted((view) => new CertificatesRepository(view));
       const before = await repository.countStatuses(accountA);
       counter.count = 0;
       await Promise.all(Array.from({ length: 20 }, (_, i) => repository.insertStatus(record(ofA[i % 3]!))));
-      expect(counter.count).toBe(2);
+      expect(counter.count).toBe(shared ? 2 : 20);
       expect(await repository.countStatuses(accountA)).toBe(before + 20);
     });
 
