@@ -4,6 +4,7 @@ import { loadOrCreateKeyFile } from "../domain/credentials/key-file.ts";
 import { AccountsRepository } from "../storage/accounts-repository.ts";
 import { CachedAccountStore } from "../storage/cached-account-store.ts";
 import { CertificatesRepository } from "../storage/certificates-repository.ts";
+import { CertificatesWithMockStates } from "../storage/certificates-with-mock-states.ts";
 import type { Database } from "../storage/database.ts";
 import { MockRepository } from "../storage/mock-repository.ts";
 import { Accounts } from "../domain/accounts/accounts.ts";
@@ -109,9 +110,11 @@ export function createDomain(
   anchors: readonly TrustAnchor[] = configuredTrustAnchors(config),
   options: DomainOptions = {},
 ): Domain {
-  const certificates = new CertificatesRepository(database);
-  const mockRepository = new MockRepository(database);
   const mockMode = config.mode === "mock";
+  // In mock mode a certificate read by id brings its mock state along, for the mock source to take.
+  const certificatesWithStates = mockMode ? new CertificatesWithMockStates(database) : undefined;
+  const certificates = certificatesWithStates ?? new CertificatesRepository(database);
+  const mockRepository = new MockRepository(database);
   const unconfigured = new UnconfiguredSource();
   const crlLists = new CrlLists(
     crlIssuers(anchors),
@@ -151,7 +154,7 @@ export function createDomain(
     await Promise.all([crlLists.reissued(issuer, mockCrlUrl(config)), ocspResponses.forget({ issuerAnchor: issuer.id, serialNumber })]);
   };
   const mock = mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config), mockOcspUrl(config), mockChanged) : undefined;
-  const mockSource = new MockCaSource(mockRepository, { crl: crlSource, ocsp: ocspSource }, order, mockReady);
+  const mockSource = new MockCaSource(mockRepository, { crl: crlSource, ocsp: ocspSource }, order, mockReady, certificatesWithStates);
   // Production mode never consults the mock: its certificates get no source, so no status at all.
   // Certificates of a configured anchor get theirs from the anchor's CRLs and OCSP responders, in either mode;
   // in mock mode the mock CA's go through the same sources, to this server's own CRL and OCSP routes.

@@ -1,8 +1,12 @@
 import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, TokenWithAccount } from "../domain/accounts/model.ts";
-import type { Database } from "./database.ts";
+import type { Database, Dialect } from "./database.ts";
 
 export class AccountsRepository implements AccountStore {
   constructor(private readonly database: Database) {}
+
+  get dialect(): Dialect {
+    return this.database.dialect;
+  }
 
   async insertAccount(account: AccountRow): Promise<void> {
     await this.database.db

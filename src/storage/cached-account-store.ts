@@ -1,5 +1,6 @@
 import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, TokenWithAccount } from "../domain/accounts/model.ts";
 import type { AccountsRepository } from "./accounts-repository.ts";
+import { everyOne, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 
 /** Tokens kept; beyond this the oldest entry goes first. */
 const capacity = 10_000;
@@ -20,12 +21,16 @@ const capacity = 10_000;
 export class CachedAccountStore implements AccountStore {
   private readonly tokens = new Map<string, { version: number; found: TokenWithAccount }>();
   private readonly touched = new Map<string, number>();
+  /** On PostgreSQL, calls made at the same time share one read of the version, begun after each of them (see CoalescedCalls). */
+  private readonly versionReads: StatementCalls<undefined, number | undefined>;
 
-  constructor(private readonly inner: AccountsRepository) {}
+  constructor(private readonly inner: AccountsRepository) {
+    this.versionReads = statementCalls(inner.dialect, async (calls) => everyOne(calls, await this.inner.authVersion()));
+  }
 
   async findTokenWithAccount(prefix: string): Promise<TokenWithAccount | undefined> {
     // Read before the token: a change committed in between leaves the entry under the older version.
-    const version = await this.inner.authVersion();
+    const version = await this.versionReads.call(undefined);
     const cached = this.tokens.get(prefix);
     if (cached && cached.version === version) return cached.found;
     const found = await this.inner.findTokenWithAccount(prefix);

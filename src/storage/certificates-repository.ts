@@ -12,14 +12,20 @@ import type {
 } from "../domain/certificates/model.ts";
 import type { CertificateStore, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import type { Database } from "./database.ts";
-import { GroupedInsert } from "./grouped-insert.ts";
+import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import { chunked, distinctInChunks, maxParameters } from "./parameter-limit.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable } from "./schema.ts";
 
 /** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
 const statusColumns = 10;
+const statusRowsPerInsert = Math.floor(maxParameters / statusColumns);
 /** Single checks' records one grouped insert takes: its SQL stays short enough to be kept prepared. */
 const statusGroupRows = 64;
+
+interface CertificateKey {
+  accountId: string;
+  certificateId: string;
+}
 
 /**
  * Every read takes the account id: rows of other accounts are invisible, not
@@ -28,11 +34,12 @@ const statusGroupRows = 64;
  * by id so callers keep their own order.
  */
 export class CertificatesRepository implements CertificateStore {
-  /** Single checks' records, committed in groups: see GroupedInsert. */
-  private readonly statusWrites: GroupedInsert<Insertable<CertificateStatusTable>>;
+  private readonly certificateReads: StatementCalls<CertificateKey, StoredCertificate | undefined>;
+  private readonly statusWrites: StatementCalls<StatusRecord, void>;
 
-  constructor(private readonly database: Database) {
-    this.statusWrites = new GroupedInsert((rows) => this.insertStatusRows(rows), statusGroupRows);
+  constructor(protected readonly database: Database) {
+    this.certificateReads = statementCalls(database.dialect, (keys) => this.readTogether(keys), maxParameters - 1);
+    this.statusWrites = groupedWrites(database.dialect, (records) => this.insertStatuses(records), statusGroupRows);
   }
 
   async insertUser(user: CertificateUser): Promise<void> {
@@ -129,14 +136,33 @@ export class CertificatesRepository implements CertificateStore {
       .execute();
   }
 
-  async findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined> {
-    const row = await this.database.db
+  /** On PostgreSQL, read in one statement with the certificates asked for by the calls made at the same time (see CoalescedCalls). */
+  findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined> {
+    return this.certificateReads.call({ accountId, certificateId });
+  }
+
+  /** One statement per account among the calls, side by side; every call gets an object of its own. */
+  private async readTogether(keys: readonly CertificateKey[]): Promise<PromiseSettledResult<StoredCertificate | undefined>[]> {
+    const idsByAccount = new Map<string, Set<string>>();
+    for (const { accountId, certificateId } of keys) idsByAccount.set(accountId, (idsByAccount.get(accountId) ?? new Set()).add(certificateId));
+    const accounts = [...idsByAccount.keys()];
+    const reads = await Promise.allSettled(accounts.map((accountId) => this.certificatesById(accountId, [...idsByAccount.get(accountId)!])));
+    const byAccount = new Map(accounts.map((accountId, i) => [accountId, reads[i]!]));
+    return keys.map(({ accountId, certificateId }) => {
+      const read = byAccount.get(accountId)!;
+      return read.status === "fulfilled" ? { status: "fulfilled", value: read.value.get(certificateId)?.() } : read;
+    });
+  }
+
+  /** The account's certificates with these ids (at most the parameter limit less one), in one statement: each a function making a new object. */
+  protected async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
+    const rows = await this.database.db
       .selectFrom("certificates")
       .selectAll()
       .where("account_id", "=", accountId)
-      .where("id", "=", certificateId)
-      .executeTakeFirst();
-    return row && toCertificate(row);
+      .where("id", "in", ids)
+      .execute();
+    return new Map(rows.map((row) => [row.id, () => toCertificate(row)]));
   }
 
   async findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>> {
@@ -205,18 +231,15 @@ export class CertificatesRepository implements CertificateStore {
     return rows.map(toCertificate);
   }
 
+  /** Committed before it resolves, in one insert with the records of the checks that ran at the same time (see groupedWrites). */
   insertStatus(s: StatusRecord): Promise<void> {
-    return this.statusWrites.insert(toStatusRow(s));
+    return this.statusWrites.call(s);
   }
 
   /** Many records in one multi-row insert (more only past the parameter limit). */
-  insertStatuses(records: readonly StatusRecord[]): Promise<void> {
-    return this.insertStatusRows(records.map(toStatusRow));
-  }
-
-  private async insertStatusRows(rows: readonly Insertable<CertificateStatusTable>[]): Promise<void> {
-    for (const slice of chunked(rows, Math.floor(maxParameters / statusColumns))) {
-      await this.database.db.insertInto("certificate_statuses").values(slice).execute();
+  async insertStatuses(records: readonly StatusRecord[]): Promise<void> {
+    for (const slice of chunked(records, statusRowsPerInsert)) {
+      await this.database.db.insertInto("certificate_statuses").values(slice.map(toStatusRow)).execute();
     }
   }
 
@@ -300,7 +323,7 @@ function toStatusRow(s: StatusRecord): Insertable<CertificateStatusTable> {
   };
 }
 
-function toCertificate(row: Selectable<CertificateTable>): StoredCertificate {
+export function toCertificate(row: Selectable<CertificateTable>): StoredCertificate {
   return {
     id: row.id,
     accountId: row.account_id,

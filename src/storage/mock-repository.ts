@@ -94,8 +94,6 @@ export class MockRepository implements MockStore {
     return found;
   }
 
-
-
   /**
    * What checks report for certificates of the mock CA registered by
    * fingerprint, in one read: the state set on the mock certificate with each
@@ -169,7 +167,7 @@ export class MockRepository implements MockStore {
   }
 }
 
-function toState(row: Selectable<MockCertificateStateTable>): MockCertificateState {
+export function toState(row: Selectable<MockCertificateStateTable>): MockCertificateState {
   return {
     certificateId: row.certificate_id,
     status: row.status as Status,

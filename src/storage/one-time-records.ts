@@ -1,6 +1,6 @@
 import type { ConsumeResult, IssueInput, OneTimeRecord, OneTimeStore } from "../domain/single-use.ts";
 import type { Database } from "./database.ts";
-import { GroupedInsert } from "./grouped-insert.ts";
+import { groupedWrites, type StatementCalls } from "./coalesced-calls.ts";
 
 /**
  * The single-use primitive. `consume` is one conditional UPDATE … RETURNING:
@@ -10,16 +10,20 @@ import { GroupedInsert } from "./grouped-insert.ts";
  * gets its own message), from a read that happens after the write decided.
  */
 export class OneTimeRecords implements OneTimeStore {
-  /** Issued records (request_uris, codes) of concurrent requests are committed together: see GroupedInsert. */
-  private readonly issues: GroupedInsert<RecordRow>;
+  /** Issued records (request_uris, codes) of concurrent requests are committed together: see groupedWrites. */
+  private readonly issues: StatementCalls<RecordRow, void>;
 
   constructor(private readonly database: Database) {
-    this.issues = new GroupedInsert((rows) => this.database.db.insertInto("one_time_records").values(rows).execute().then(() => undefined), issueGroupRows);
+    this.issues = groupedWrites(
+      database.dialect,
+      async (rows) => void (await this.database.db.insertInto("one_time_records").values([...rows]).execute()),
+      issueGroupRows,
+    );
   }
 
   async issue(input: IssueInput): Promise<OneTimeRecord> {
     const row = recordRow(input);
-    await this.issues.insert(row);
+    await this.issues.call(row);
     return toRecord(row);
   }
 

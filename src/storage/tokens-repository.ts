@@ -3,7 +3,7 @@ import type { AuthorizationDetail } from "../domain/oidc/authorization-details.t
 import type { TokenKind, TokenRow, TokenSelection } from "../domain/oidc/model.ts";
 import type { TokenStore, TokenWithGrant } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
-import { GroupedInsert } from "./grouped-insert.ts";
+import { groupedWrites, type StatementCalls } from "./coalesced-calls.ts";
 import { preparedQuery } from "./prepared-query.ts";
 import { revokeTokens } from "./revocations.ts";
 import type { OidcTokenTable, Tables } from "./schema.ts";
@@ -52,12 +52,13 @@ const useRefresh = preparedQuery((db: Kysely<Tables>, tokenHash: string, clientI
 const issuancesPerGroup = 16;
 
 export class TokensRepository implements TokenStore {
-  /** Concurrent issuances committed together (see GroupedInsert); each issuance is one item, so it is stored whole or not at all. */
-  private readonly issuances: GroupedInsert<readonly TokenRow[]>;
+  /** Concurrent issuances committed together (see groupedWrites); each issuance is one item, so it is stored whole or not at all. */
+  private readonly issuances: StatementCalls<readonly TokenRow[], void>;
 
   constructor(private readonly database: Database) {
-    this.issuances = new GroupedInsert(
-      (issuances) => this.database.db.insertInto("oidc_tokens").values(issuances.flat().map(tokenValues)).execute().then(() => undefined),
+    this.issuances = groupedWrites(
+      database.dialect,
+      async (issuances) => void (await this.database.db.insertInto("oidc_tokens").values(issuances.flat().map(tokenValues)).execute()),
       issuancesPerGroup,
     );
   }
@@ -65,7 +66,7 @@ export class TokensRepository implements TokenStore {
   /** The tokens of one issuance in one multi-row INSERT, with those of issuances asked for at the same time. */
   async insert(tokens: readonly TokenRow[]): Promise<void> {
     if (tokens.length === 0) return;
-    await this.issuances.insert(tokens);
+    await this.issuances.call(tokens);
   }
 
   async find(tokenHash: string): Promise<TokenRow | undefined> {

@@ -10,6 +10,32 @@ import { StatementCounter } from "../support/statement-counter.ts";
 
 const targets = await databaseTargets();
 
+/** Version reads that, once held, finish their statement and then wait to be released before answering. */
+class HeldVersionReads extends AccountsRepository {
+  private gate: Promise<void> | undefined;
+  private finished: () => void = () => undefined;
+  /** Resolves when a held read has its answer from the database. */
+  readDone: Promise<void> = Promise.resolve();
+
+  hold(): () => void {
+    let release!: () => void;
+    this.gate = new Promise((resolve) => (release = resolve));
+    this.readDone = new Promise((resolve) => (this.finished = resolve));
+    return () => {
+      this.gate = undefined;
+      release();
+    };
+  }
+
+  override async authVersion(): Promise<number | undefined> {
+    const version = await super.authVersion();
+    const gate = this.gate;
+    this.finished();
+    await gate;
+    return version;
+  }
+}
+
 async function refusal(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(
     () => undefined,
@@ -110,6 +136,32 @@ for (const target of targets) {
       const wrong = token.slice(0, -1) + (token.endsWith("A") ? "B" : "A");
       expect(await refusal(a.authenticate(wrong))).toBe("token_invalid");
       expect((await a.authenticate(token)).name).toBe("secret");
+    });
+
+    const together = target.name === "postgres" ? "share one version read: 2 statements (the first alone, the rest together)" : "each read the version (a function call on SQLite): 20 statements";
+    it(`20 warm calls made at the same time ${together}`, async () => {
+      const { token } = await activeToken("together");
+      expect((await a.authenticate(token)).name).toBe("together");
+      counter.count = 0;
+      const accounts = await Promise.all(Array.from({ length: 20 }, () => a.authenticate(token)));
+      expect(accounts.map((account) => account.name)).toEqual(Array.from({ length: 20 }, () => "together"));
+      expect(counter.count).toBe(target.name === "postgres" ? 2 : 20);
+    });
+
+    it("a call made after a revocation is refused although a version read begun before it was still running", async () => {
+      const { token, prefix } = await activeToken("in-flight");
+      const held = new HeldVersionReads(first);
+      const c = new Accounts(new CachedAccountStore(held), clock);
+      expect((await c.authenticate(token)).name).toBe("in-flight");
+
+      const release = held.hold();
+      const early = c.authenticate(token);
+      await held.readDone; // the first read has its answer (the version before the revocation), not yet handed out
+      await b.revokeToken(prefix);
+      const late = c.authenticate(token);
+      release();
+      expect((await early).name).toBe("in-flight"); // made before the revocation
+      expect(await refusal(late)).toBe("token_invalid");
     });
 
     it("a touch by the database rule is not lost: another instance's touch does not stop this one's after the interval", async () => {

@@ -78,7 +78,7 @@ for (const target of targets) {
       expect(rows.map((r) => r.kind)).toEqual(["access", "refresh"]);
     });
 
-    it("issuances made at once are one insert; one that cannot be stored is stored not at all, the others whole", async () => {
+    it("issuances made at once share inserts (SQLite: one for the turn; PostgreSQL: the first alone, then the rest); one that cannot be stored is stored not at all, the others whole", async () => {
       const counter = new StatementCounter();
       const counted = new TokensRepository({ ...database, db: database.db.withPlugin(counter) });
       const grantId = randomBytes(32).toString("base64url");
@@ -89,7 +89,7 @@ for (const target of targets) {
       });
       const issuances = Array.from({ length: 5 }, () => [token("access"), token("refresh")]);
       await Promise.all(issuances.map((i) => counted.insert(i)));
-      expect(counter.count).toBe(1);
+      expect(counter.count).toBe(target.name === "postgres" ? 2 : 1);
 
       // The second issuance's refresh token repeats a stored hash: its access token must not be left behind either.
       const taken = issuances[0]![1]!.tokenHash;

@@ -1,4 +1,4 @@
-import type { MockCertificateState, MockStore } from "./mock-store.ts";
+import { noStatesReadWithCertificates, type MockCertificateState, type MockStore, type StatesReadWithCertificates } from "./mock-store.ts";
 import type { CheckMethod, StoredCertificate } from "../certificates/model.ts";
 import type { DomainError } from "../errors.ts";
 import { MethodSelectingSource } from "../certificates/method-selecting-source.ts";
@@ -23,6 +23,7 @@ export class MockCaSource extends BatchFirstSource {
     private readonly defaultOrder: readonly CheckMethod[],
     /** Makes the mock CA an issuer the CRL and OCSP sources know (once; it is created on first use). */
     private readonly ready: () => Promise<void>,
+    private readonly readWithCertificates: StatesReadWithCertificates = noStatesReadWithCertificates,
   ) {
     super();
     this.notCovered = {
@@ -33,7 +34,10 @@ export class MockCaSource extends BatchFirstSource {
     };
   }
 
-  /** One read of the states (two when some are mock certificates verified by another account), then one batch per kind of offer. */
+  /**
+   * One read of the states (none when they were read with the certificates; one more when some are mock
+   * certificates verified by another account), then one batch per kind of offer.
+   */
   async checkMany(certificates: readonly StoredCertificate[], preferred: CheckMethod | undefined, now: number): Promise<(RevocationAnswer | DomainError)[]> {
     await this.ready();
     const states = await this.states(certificates);
@@ -57,11 +61,14 @@ export class MockCaSource extends BatchFirstSource {
   }
 
   private async states(certificates: readonly StoredCertificate[]): Promise<(MockCertificateState | undefined)[]> {
-    const byId = await this.repository.findStates(certificates.map((c) => c.id));
+    const known = certificates.map((c) => this.readWithCertificates.take(c));
+    const unread = certificates.filter((_, i) => known[i] === undefined).map((c) => c.id);
+    const byId = unread.length ? await this.repository.findStates(unread) : new Map<string, MockCertificateState>();
+    const own = certificates.map((c, i) => known[i] ?? byId.get(c.id));
     // A mock certificate verified by another account is a row of that account: its state is the issued certificate's.
-    const verified = certificates.filter((c) => !byId.has(c.id) && c.origin !== "mock");
+    const verified = certificates.filter((c, i) => !own[i] && c.origin !== "mock");
     const byFingerprint = verified.length ? await this.repository.findStatesByFingerprints(verified.map((c) => c.fingerprintSha256)) : new Map<string, MockCertificateState>();
-    return certificates.map((c) => byId.get(c.id) ?? byFingerprint.get(c.fingerprintSha256));
+    return certificates.map((c, i) => own[i] ?? byFingerprint.get(c.fingerprintSha256));
   }
 }
 

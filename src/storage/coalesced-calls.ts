@@ -1,0 +1,152 @@
+import type { Dialect } from "./database.ts";
+
+/** Calls of one kind of statement, each answered with its item's outcome. */
+export interface StatementCalls<I, O> {
+  call(item: I): Promise<O>;
+}
+
+/** A flush: one statement for the items, in order; each item's outcome, in the same order. */
+export type Flush<I, O> = (items: readonly I[]) => Promise<readonly PromiseSettledResult<O>[]>;
+
+/**
+ * Shared reads where a statement is a network round trip (PostgreSQL). On
+ * SQLite a read is a function call in this process, cheaper than waiting
+ * for others to share it, so there each call runs its own, as it would
+ * without this. (Writes: see groupedWrites.)
+ */
+export function statementCalls<I, O>(dialect: Dialect, flush: Flush<I, O>, maxItems?: number): StatementCalls<I, O> {
+  if (dialect === "postgres") return new CoalescedCalls(flush, maxItems);
+  return {
+    call: async (item) => {
+      const [outcome] = await flush([item]);
+      if (outcome!.status === "rejected") throw outcome!.reason;
+      return outcome!.value;
+    },
+  };
+}
+
+/**
+ * Rows that concurrent requests write one at a time (status records,
+ * one-time records, token issuances), committed together, on both
+ * databases: on PostgreSQL a statement is a round trip, on SQLite a commit
+ * of its own (a log write, index pages) and a statement's overhead, which
+ * are most of what a small insert costs there. On SQLite, where a statement
+ * runs within the turn of the event loop that asks for it, the writes asked
+ * for in one turn are gathered and written at its end (setImmediate); on
+ * PostgreSQL the first write starts at once and the writes asked for while
+ * it runs share the next. Either way a write resolves only once its row is
+ * committed.
+ *
+ * `write` stores its items in one statement. When it fails, the items are
+ * written again one at a time, in the order they were asked for, so that a
+ * bad one (a foreign key gone, a key issued twice) fails its own call only,
+ * and of two that conflict the first asked for wins, as it would alone.
+ */
+export function groupedWrites<I>(dialect: Dialect, write: (items: readonly I[]) => Promise<void>, maxItems: number): StatementCalls<I, void> {
+  const flush: Flush<I, void> = async (items) => {
+    try {
+      await write(items);
+      return everyOne(items, undefined);
+    } catch (error) {
+      if (items.length === 1) return [{ status: "rejected", reason: error }];
+      const outcomes: PromiseSettledResult<void>[] = [];
+      for (const item of items) {
+        outcomes.push(await write([item]).then(
+          () => ({ status: "fulfilled", value: undefined }) as const,
+          (reason: unknown) => ({ status: "rejected", reason }) as const,
+        ));
+      }
+      return outcomes;
+    }
+  };
+  return new CoalescedCalls(flush, maxItems, defaultPatienceMs, dialect === "sqlite");
+}
+
+interface Waiting<I, O> {
+  item: I;
+  resolve: (output: O) => void;
+  reject: (error: unknown) => void;
+}
+
+/** How long a statement may hold the next one back: past this, a stuck statement (a lost connection) no longer stops the calls after it. */
+const defaultPatienceMs = 1000;
+
+/**
+ * One statement for the calls made while the previous one ran. On PostgreSQL
+ * every statement is a network round trip and a turn of a pooled connection;
+ * concurrent calls that each need the same read, or one row of the same
+ * insert, share one instead. A call made while none runs starts one at once
+ * (a lone call waits for nothing); the calls made while one runs share the
+ * next, so one statement of the kind runs at a time and carries more the
+ * busier the service is. Every call is served by a statement that starts
+ * after the call was made: a read sees whatever was committed before the
+ * call, a write is committed before its call resolves, as with a statement
+ * of its own.
+ */
+export class CoalescedCalls<I, O> implements StatementCalls<I, O> {
+  private queue: Waiting<I, O>[] = [];
+  /** A statement runs that the next one waits for, or one is due at the end of this turn of the event loop. */
+  private holding = false;
+
+  /**
+   * flush: one statement for at most maxItems items. gatherTurn: a call made
+   * while none runs waits for the end of the event loop's turn, so the calls
+   * of that turn share its statement (SQLite, where a statement runs within
+   * the turn and nothing else could join it).
+   */
+  constructor(
+    private readonly flush: Flush<I, O>,
+    private readonly maxItems = Number.POSITIVE_INFINITY,
+    private readonly patienceMs = defaultPatienceMs,
+    private readonly gatherTurn = false,
+  ) {}
+
+  call(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.holding) return;
+      if (!this.gatherTurn) return this.start();
+      this.holding = true;
+      setImmediate(() => this.start());
+    });
+  }
+
+  private start(): void {
+    const batch = this.queue.splice(0, this.maxItems);
+    this.holding = true;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      clearTimeout(timer);
+      this.holding = false;
+      if (this.queue.length > 0) this.start();
+    };
+    const timer = setTimeout(release, this.patienceMs);
+    timer.unref();
+    let flushed: ReturnType<Flush<I, O>>;
+    try {
+      flushed = this.flush(batch.map((w) => w.item));
+    } catch (error) {
+      flushed = Promise.reject(error);
+    }
+    flushed
+      .then(
+        (outcomes) =>
+          batch.forEach((w, i) => {
+            const outcome = outcomes[i]!;
+            if (outcome.status === "fulfilled") w.resolve(outcome.value);
+            else w.reject(outcome.reason);
+          }),
+        (error: unknown) => {
+          for (const w of batch) w.reject(error);
+        },
+      )
+      .finally(release);
+  }
+}
+
+/** The same outcome for every item: what a shared read gives each of its callers. */
+export function everyOne<O>(items: readonly unknown[], value: O): PromiseSettledResult<O>[] {
+  return items.map(() => ({ status: "fulfilled", value }));
+}
