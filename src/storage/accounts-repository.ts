@@ -1,5 +1,8 @@
 import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, TokenWithAccount } from "../domain/accounts/model.ts";
+import type { Kysely } from "kysely";
 import type { Database, Dialect } from "./database.ts";
+import { preparedQuery } from "./prepared-query.ts";
+import type { Tables } from "./schema.ts";
 
 export class AccountsRepository implements AccountStore {
   constructor(private readonly database: Database) {}
@@ -82,7 +85,7 @@ export class AccountsRepository implements AccountStore {
 
   /** Changes whenever a token is revoked or an account's API status changes, whoever changed it (triggers keep it). */
   async authVersion(): Promise<number | undefined> {
-    const row = await this.database.db.selectFrom("api_auth_version").select("version").where("id", "=", 1).executeTakeFirst();
+    const [row] = await authVersion(this.database.db);
     return row && Number(row.version);
   }
 
@@ -149,3 +152,6 @@ function toToken(row: {
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
   };
 }
+
+/** Read by every authenticated RPC (the API token cache's check): built and compiled once (see preparedQuery). */
+const authVersion = preparedQuery((db: Kysely<Tables>) => db.selectFrom("api_auth_version").select("version").where("id", "=", 1));

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from "kysely";
+import type { Insertable, Kysely, Selectable } from "kysely";
 import type {
   CertificateType,
   CertificateUser,
@@ -14,7 +14,15 @@ import type { CertificateStore, StatusCursor } from "../domain/certificates/cert
 import type { Database } from "./database.ts";
 import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import { chunked, distinctInChunks, maxParameters } from "./parameter-limit.ts";
-import type { CertificateStatusTable, CertificateTable, CertificateUserTable } from "./schema.ts";
+import { preparedQuery } from "./prepared-query.ts";
+import type { CertificateStatusTable, CertificateTable, CertificateUserTable, Tables } from "./schema.ts";
+
+function certificatesByIds(db: Kysely<Tables>, accountId: string, ids: readonly string[]) {
+  return db.selectFrom("certificates").selectAll().where("account_id", "=", accountId).where("id", "in", ids);
+}
+
+/** A single check's read (every call on SQLite, a lone call on PostgreSQL): built and compiled once (see preparedQuery). */
+const certificateById = preparedQuery((db: Kysely<Tables>, accountId: string, id: string) => certificatesByIds(db, accountId, [id]));
 
 /** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
 const statusColumns = 10;
@@ -156,12 +164,8 @@ export class CertificatesRepository implements CertificateStore {
 
   /** The account's certificates with these ids (at most the parameter limit less one), in one statement: each a function making a new object. */
   protected async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
-    const rows = await this.database.db
-      .selectFrom("certificates")
-      .selectAll()
-      .where("account_id", "=", accountId)
-      .where("id", "in", ids)
-      .execute();
+    const db = this.database.db;
+    const rows = ids.length === 1 ? await certificateById(db, accountId, ids[0]!) : await certificatesByIds(db, accountId, ids).execute();
     return new Map(rows.map((row) => [row.id, () => toCertificate(row)]));
   }
 

@@ -1,7 +1,10 @@
+import type { Kysely } from "kysely";
 import type { StoredCertificate } from "../domain/certificates/model.ts";
 import type { MockCertificateState, StatesReadWithCertificates } from "../domain/mock/mock-store.ts";
 import { CertificatesRepository, toCertificate } from "./certificates-repository.ts";
 import { toState } from "./mock-repository.ts";
+import { preparedQuery } from "./prepared-query.ts";
+import type { Tables } from "./schema.ts";
 
 /**
  * The certificates repository of the mock environment: a certificate read by
@@ -14,22 +17,8 @@ export class CertificatesWithMockStates extends CertificatesRepository implement
   private readonly states = new WeakMap<StoredCertificate, MockCertificateState | null>();
 
   protected override async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
-    const rows = await this.database.db
-      .selectFrom("certificates as c")
-      .leftJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
-      .selectAll("c")
-      .select([
-        "s.certificate_id as state_certificate_id",
-        "s.status as state_status",
-        "s.revoked_at as state_revoked_at",
-        "s.revoked_reason as state_revoked_reason",
-        "s.source_updated_at as state_source_updated_at",
-        "s.updated_at as state_updated_at",
-        "s.offered_methods as state_offered_methods",
-      ])
-      .where("c.account_id", "=", accountId)
-      .where("c.id", "in", ids)
-      .execute();
+    const db = this.database.db;
+    const rows = ids.length === 1 ? await withStateById(db, accountId, ids[0]!) : await withStatesByIds(db, accountId, ids).execute();
     return new Map(
       rows.map((row) => {
         const state =
@@ -60,3 +49,24 @@ export class CertificatesWithMockStates extends CertificatesRepository implement
     return state;
   }
 }
+
+function withStatesByIds(db: Kysely<Tables>, accountId: string, ids: readonly string[]) {
+  return db
+    .selectFrom("certificates as c")
+    .leftJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
+    .selectAll("c")
+    .select([
+      "s.certificate_id as state_certificate_id",
+      "s.status as state_status",
+      "s.revoked_at as state_revoked_at",
+      "s.revoked_reason as state_revoked_reason",
+      "s.source_updated_at as state_source_updated_at",
+      "s.updated_at as state_updated_at",
+      "s.offered_methods as state_offered_methods",
+    ])
+    .where("c.account_id", "=", accountId)
+    .where("c.id", "in", ids);
+}
+
+/** A single check's read: built and compiled once (see preparedQuery). */
+const withStateById = preparedQuery((db: Kysely<Tables>, accountId: string, id: string) => withStatesByIds(db, accountId, [id]));
