@@ -3,6 +3,7 @@ import type { JSONWebKeySet } from "jose";
 import type { ClientAuthMethod, GrantType, OidcClient } from "../domain/oidc/client.ts";
 import { supportedAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import type { ClientStore } from "../domain/oidc/stores.ts";
+import { statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
 import { preparedQuery } from "./prepared-query.ts";
@@ -14,14 +15,33 @@ const clientById = preparedQuery((db: Kysely<Tables>, clientId: string) => db.se
 /** The shape client_metadata validation allows for client_id. */
 const clientIdPattern = /^[A-Za-z0-9._~-]{1,255}$/;
 
+/** Most distinct clients one shared read asks for. */
+const maxClientsPerRead = 500;
+
 export class ClientsRepository implements ClientStore {
-  constructor(private readonly database: Database) {}
+  /** On PostgreSQL the reads of concurrent requests share a statement (see statementCalls); on SQLite each runs its own. */
+  private readonly reads: StatementCalls<string, OidcClient | undefined>;
+
+  constructor(private readonly database: Database) {
+    this.reads = statementCalls(database.dialect, (clientIds) => this.readTogether(clientIds), maxClientsPerRead);
+  }
 
   async find(clientId: string): Promise<OidcClient | undefined> {
     // A value no registration can have is unknown without asking: PostgreSQL refuses some (NUL bytes) with an error.
     if (!clientIdPattern.test(clientId)) return undefined;
-    const [row] = await clientById(this.database.db, clientId);
-    return row && toClient(row);
+    return this.reads.call(clientId);
+  }
+
+  /** The clients asked for, in one statement; every call gets an object of its own. */
+  private async readTogether(clientIds: readonly string[]): Promise<PromiseSettledResult<OidcClient | undefined>[]> {
+    const distinct = [...new Set(clientIds)];
+    const db = this.database.db;
+    const rows = distinct.length === 1 ? await clientById(db, distinct[0]!) : await db.selectFrom("oidc_clients").selectAll().where("client_id", "in", distinct).execute();
+    const byId = new Map(rows.map((row) => [row.client_id, row]));
+    return clientIds.map((clientId) => {
+      const row = byId.get(clientId);
+      return { status: "fulfilled", value: row && toClient(row) };
+    });
   }
 
   async list(): Promise<OidcClient[]> {
