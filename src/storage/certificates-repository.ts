@@ -13,7 +13,7 @@ import type {
 import type { CertificateStore, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import type { Database } from "./database.ts";
 import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
-import { chunked, distinctInChunks, maxParameters } from "./parameter-limit.ts";
+import { chunked, distinctInChunks, maxParameters, paddedToPowerOfTwo } from "./parameter-limit.ts";
 import { preparedQuery } from "./prepared-query.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable, Tables } from "./schema.ts";
 
@@ -165,7 +165,7 @@ export class CertificatesRepository implements CertificateStore {
   /** The account's certificates with these ids (at most the parameter limit less one), in one statement: each a function making a new object. */
   protected async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
     const db = this.database.db;
-    const rows = ids.length === 1 ? await certificateById(db, accountId, ids[0]!) : await certificatesByIds(db, accountId, ids).execute();
+    const rows = ids.length === 1 ? await certificateById(db, accountId, ids[0]!) : await certificatesByIds(db, accountId, paddedToPowerOfTwo(ids)).execute();
     return new Map(rows.map((row) => [row.id, () => toCertificate(row)]));
   }
 

@@ -3,6 +3,7 @@ import type { StoredCertificate } from "../domain/certificates/model.ts";
 import type { MockCertificateState, StatesReadWithCertificates } from "../domain/mock/mock-store.ts";
 import { CertificatesRepository, toCertificate } from "./certificates-repository.ts";
 import { toState } from "./mock-repository.ts";
+import { paddedToPowerOfTwo } from "./parameter-limit.ts";
 import { preparedQuery } from "./prepared-query.ts";
 import type { Tables } from "./schema.ts";
 
@@ -18,7 +19,7 @@ export class CertificatesWithMockStates extends CertificatesRepository implement
 
   protected override async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
     const db = this.database.db;
-    const rows = ids.length === 1 ? await withStateById(db, accountId, ids[0]!) : await withStatesByIds(db, accountId, ids).execute();
+    const rows = ids.length === 1 ? await withStateById(db, accountId, ids[0]!) : await withStatesByIds(db, accountId, paddedToPowerOfTwo(ids)).execute();
     return new Map(
       rows.map((row) => {
         const state =

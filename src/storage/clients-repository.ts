@@ -5,6 +5,7 @@ import { supportedAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import type { ClientStore } from "../domain/oidc/stores.ts";
 import { statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import type { Database } from "./database.ts";
+import { paddedToPowerOfTwo } from "./parameter-limit.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
 import { preparedQuery } from "./prepared-query.ts";
 import type { OidcClientTable, Tables } from "./schema.ts";
@@ -36,7 +37,7 @@ export class ClientsRepository implements ClientStore {
   private async readTogether(clientIds: readonly string[]): Promise<PromiseSettledResult<OidcClient | undefined>[]> {
     const distinct = [...new Set(clientIds)];
     const db = this.database.db;
-    const rows = distinct.length === 1 ? await clientById(db, distinct[0]!) : await db.selectFrom("oidc_clients").selectAll().where("client_id", "in", distinct).execute();
+    const rows = distinct.length === 1 ? await clientById(db, distinct[0]!) : await db.selectFrom("oidc_clients").selectAll().where("client_id", "in", paddedToPowerOfTwo(distinct)).execute();
     const byId = new Map(rows.map((row) => [row.client_id, row]));
     return clientIds.map((clientId) => {
       const row = byId.get(clientId);

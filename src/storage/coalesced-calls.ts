@@ -37,10 +37,14 @@ export function statementCalls<I, O>(dialect: Dialect, flush: Flush<I, O>, maxIt
  * it runs share the next. Either way a write resolves only once its row is
  * committed.
  *
- * `write` stores its items in one statement. When it fails, the items are
- * written again one at a time, in the order they were asked for, so that a
- * bad one (a foreign key gone, a key issued twice) fails its own call only,
- * and of two that conflict the first asked for wins, as it would alone.
+ * `write` stores its items in one statement. When the database refuses a
+ * row of it (a constraint, a value it cannot take), the items are written
+ * again one at a time, in the order they were asked for, so that a bad one (a
+ * foreign key gone, a key issued twice) fails its own call only, and of two
+ * in one group that conflict the first asked for wins, as it would alone.
+ * Any other failure (the database unreachable, closed, busy) fails every
+ * call of the group at once: retrying row by row would make each wait for
+ * every row's failure before its own.
  */
 export function groupedWrites<I>(dialect: Dialect, write: (items: readonly I[]) => Promise<void>, maxItems: number): StatementCalls<I, void> {
   const flush: Flush<I, void> = async (items) => {
@@ -48,7 +52,7 @@ export function groupedWrites<I>(dialect: Dialect, write: (items: readonly I[]) 
       await write(items);
       return everyOne(items, undefined);
     } catch (error) {
-      if (items.length === 1) return [{ status: "rejected", reason: error }];
+      if (items.length === 1 || !isRowRefused(error)) return items.map(() => ({ status: "rejected", reason: error }));
       const outcomes: PromiseSettledResult<void>[] = [];
       for (const item of items) {
         outcomes.push(await write([item]).then(
@@ -131,19 +135,31 @@ export class CoalescedCalls<I, O> implements StatementCalls<I, O> {
       flushed = Promise.reject(error);
     }
     flushed
-      .then(
-        (outcomes) =>
-          batch.forEach((w, i) => {
-            const outcome = outcomes[i]!;
-            if (outcome.status === "fulfilled") w.resolve(outcome.value);
-            else w.reject(outcome.reason);
-          }),
-        (error: unknown) => {
-          for (const w of batch) w.reject(error);
-        },
-      )
+      .then((outcomes) => {
+        if (outcomes.length !== batch.length) throw new Error(`a shared statement answered ${outcomes.length} of ${batch.length} calls`);
+        batch.forEach((w, i) => {
+          const outcome = outcomes[i]!;
+          if (outcome.status === "fulfilled") w.resolve(outcome.value);
+          else w.reject(outcome.reason);
+        });
+      })
+      // A failed flush fails every call of its batch (a call already settled stays as it was).
+      .catch((error: unknown) => {
+        for (const w of batch) w.reject(error);
+      })
       .finally(release);
   }
+}
+
+/**
+ * The database refused the statement for what a row holds, not for its own
+ * state: PostgreSQL's integrity constraint (23) and data exception (22)
+ * classes, SQLite's constraint errors.
+ */
+function isRowRefused(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return /^2[23][0-9A-Z]{3}$/.test(code) || code.startsWith("SQLITE_CONSTRAINT");
 }
 
 /** The same outcome for every item: what a shared read gives each of its callers. */

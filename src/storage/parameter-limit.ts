@@ -22,3 +22,21 @@ export function chunked<T>(items: readonly T[], size: number): T[][] {
 export function distinctInChunks(values: readonly string[], otherParameters: number): string[][] {
   return chunked([...new Set(values)], maxParameters - otherParameters);
 }
+
+/** Lists longer than this are bound as they are. */
+const maxPaddedLength = 1024;
+
+/**
+ * The values padded to the next power of two by repeating the last one, for
+ * an `in (…)` list whose length depends on how many calls shared a read: the
+ * statement then comes in a few texts (2, 4, … 1,024 values) rather than one
+ * per length, so PostgreSQL's named statements and SQLite's statement cache
+ * hold a handful. Repeating a value changes nothing an `in` list matches.
+ */
+export function paddedToPowerOfTwo(values: readonly string[]): readonly string[] {
+  if (values.length === 0 || values.length > maxPaddedLength) return values;
+  let size = 1;
+  while (size < values.length) size *= 2;
+  return size === values.length ? values : [...values, ...Array.from({ length: size - values.length }, () => values[values.length - 1]!)];
+}
+

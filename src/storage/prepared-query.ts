@@ -35,16 +35,25 @@ export function preparedQuery<DB, Args extends readonly unknown[], Row>(
   };
 }
 
+/** What the placeholder values start with: a NUL, which no value the service binds holds. */
+const markerPrefix = "\u0000prepared-query-argument-";
+
 function compile<DB, Args extends readonly unknown[], Row>(
   db: Kysely<DB>,
   build: (db: Kysely<DB>, ...args: Args) => Compilable<Row>,
   arity: number,
 ): { query: CompiledQuery<Row>; argumentAt: number[] } {
-  const markers = Array.from({ length: arity }, (_, i) => `\u0000prepared-query-argument-${i}\u0000`);
+  const markers = Array.from({ length: arity }, (_, i) => `${markerPrefix}${i}\u0000`);
   const query = build(db, ...(markers as unknown as Args)).compile();
   const argumentAt = query.parameters.map((value) => markers.indexOf(value as string));
   markers.forEach((_, i) => {
     if (!argumentAt.includes(i)) throw new Error(`prepared query does not bind argument ${i} as a value: ${query.sql}`);
+  });
+  // A marker bound as given and also transformed (`marker + "%"`) would keep the marker's text in the transformed copy.
+  query.parameters.forEach((value, i) => {
+    if (argumentAt[i] === -1 && typeof value === "string" && value.includes(markerPrefix)) {
+      throw new Error(`prepared query binds a transformed argument as parameter ${i + 1}: ${query.sql}`);
+    }
   });
   return { query, argumentAt };
 }

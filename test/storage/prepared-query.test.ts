@@ -62,6 +62,10 @@ for (const target of targets) {
       await expect(transformed(database.db, "alice")).rejects.toThrow('prepared query does not bind argument 0 as a value: select "key_hash" from "one_time_records" where "owner" = ');
       const unused = preparedQuery((db: Kysely<Tables>, _owner: string) => db.selectFrom("one_time_records").select("key_hash").where("owner", "=", "alice"));
       await expect(unused(database.db, "bob")).rejects.toThrow("prepared query does not bind argument 0 as a value");
+      const alsoTransformed = preparedQuery((db: Kysely<Tables>, owner: string) =>
+        db.selectFrom("one_time_records").select("key_hash").where("owner", "=", owner).where("key_hash", "like", `${owner}%`),
+      );
+      await expect(alsoTransformed(database.db, "alice")).rejects.toThrow("prepared query binds a transformed argument as parameter 2");
     });
   });
 }

@@ -98,7 +98,10 @@ describe("CoalescedCalls with a statement that never ends", () => {
 });
 
 describe("groupedWrites", () => {
-  /** A write that records each statement's items and refuses any statement holding "bad". */
+  /**
+   * A write that records each statement's items, refuses any statement holding "bad" as a constraint would
+   * (SQLSTATE 23505) and fails any holding "down" as an unreachable database would.
+   */
   function recorded(dialect: "sqlite" | "postgres") {
     const statements: string[][] = [];
     const stored: string[] = [];
@@ -107,7 +110,8 @@ describe("groupedWrites", () => {
       async (items) => {
         statements.push([...items]);
         await Promise.resolve();
-        if (items.some((item) => item.startsWith("bad"))) throw new Error(`refused ${items.join(",")}`);
+        if (items.some((item) => item.startsWith("down"))) throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+        if (items.some((item) => item.startsWith("bad"))) throw Object.assign(new Error(`refused ${items.join(",")}`), { code: "23505" });
         stored.push(...items);
       },
       4,
@@ -140,5 +144,27 @@ describe("groupedWrites", () => {
     expect(outcomes.map((o) => (o.status === "rejected" ? (o.reason as Error).message : o.status))).toEqual(["fulfilled", "refused bad-1", "fulfilled"]);
     expect(statements).toEqual([["a", "bad-1", "b"], ["a"], ["bad-1"], ["b"]]);
     expect(stored).toEqual(["a", "b"]);
+  });
+
+  it("a statement that fails for another reason than its rows fails every call of the group at once, with no retry", async () => {
+    const { writes, statements, stored } = recorded("sqlite");
+    const outcomes = await Promise.allSettled(["a", "down", "b"].map((item) => writes.call(item)));
+    expect(outcomes.map((o) => (o.status === "rejected" ? (o.reason as Error).message : o.status))).toEqual(["connect ECONNREFUSED", "connect ECONNREFUSED", "connect ECONNREFUSED"]);
+    expect(statements).toEqual([["a", "down", "b"]]);
+    expect(stored).toEqual([]);
+  });
+});
+
+describe("CoalescedCalls with a flush that answers the wrong number of calls", () => {
+  it("fails every call of the batch rather than leaving some unanswered", async () => {
+    const calls = new CoalescedCalls<string, string>(async () => [{ status: "fulfilled", value: "only one" }]);
+    const first = calls.call("a");
+    const rest = [calls.call("b"), calls.call("c")];
+    expect(await first).toBe("only one");
+    const outcomes = await Promise.allSettled(rest);
+    expect(outcomes.map((o) => (o.status === "rejected" ? (o.reason as Error).message : o.status))).toEqual([
+      "a shared statement answered 1 of 2 calls",
+      "a shared statement answered 1 of 2 calls",
+    ]);
   });
 });
