@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import express, { type Express } from "express";
 import { demoClientId } from "../domain/mock/oidc-demo-seed.ts";
@@ -13,14 +14,15 @@ import { registerInteractionPages } from "./routes/oidc/interaction-pages.ts";
 import { registerLogoutRoute } from "./routes/oidc/logout.ts";
 import { registerDiscoveryRoutes } from "./routes/oidc/discovery.ts";
 import { registerGrantRoutes } from "./routes/oidc/grants.ts";
-import { registerParRoute } from "./routes/oidc/par.ts";
+import { parEndpoint, registerParRoute } from "./routes/oidc/par.ts";
 import { registerTokenAdministrationRoutes } from "./routes/oidc/token-administration.ts";
-import { registerTokenRoute } from "./routes/oidc/token.ts";
+import { registerTokenRoute, tokenEndpoint } from "./routes/oidc/token.ts";
 import { registerUserinfoRoute } from "./routes/oidc/userinfo.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { securityHeaders } from "./middleware/page-headers.ts";
 import { registerCors } from "./middleware/cors.ts";
 import { errorHandler, notFound } from "./middleware/errors.ts";
+import { leanClientEndpoints } from "./lean-client-endpoints.ts";
 
 export interface HttpDependencies extends OperationsDependencies {
   config: Config;
@@ -70,3 +72,19 @@ export function createHttpApp(deps: HttpDependencies): Express {
   app.use(errorHandler(deps.logger, oidc.issuer, defaultLocale));
   return app;
 }
+
+/**
+ * The HTTP/1.1 handler for everything that is not an RPC: PAR and token
+ * posts in their plainest shape answered without Express (see
+ * leanClientEndpoints), everything else by the Express app. HTTP/2 requests
+ * go to the Express app alone.
+ */
+export function createHttp1Handler(deps: HttpDependencies): (req: IncomingMessage, res: ServerResponse) => void {
+  const app = createHttpApp(deps);
+  const oidc = deps.domain.oidc;
+  const lean = leanClientEndpoints(oidc, deps.logger, [parEndpoint(oidc, deps.config.maxBodyBytes), tokenEndpoint(oidc, deps.config.maxBodyBytes)]);
+  return (req, res) => {
+    if (!lean(req, res)) app(req, res);
+  };
+}
+

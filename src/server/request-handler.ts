@@ -8,7 +8,8 @@ import type { RpcHandler } from "./rpc-handler.ts";
 
 export interface RequestHandlerOptions {
   rpc: RpcHandler;
-  http1App: Express;
+  /** HTTP/1.1 requests that are not procedures: the Express app, with PAR and token posts taken first (see createHttp1Handler). */
+  http1App: (req: IncomingMessage, res: ServerResponse) => void;
   http2App: Express;
   logger: Logger;
   metrics: Metrics;

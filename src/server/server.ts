@@ -1,5 +1,5 @@
 import type { Config } from "../config/schema.ts";
-import { createHttpApp } from "../http/app.ts";
+import { createHttp1Handler, createHttpApp } from "../http/app.ts";
 import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
@@ -57,7 +57,7 @@ export function createApplication(
   });
   return createRequestHandler({
     rpc,
-    http1App: createHttpApp(httpDeps),
+    http1App: createHttp1Handler(httpDeps),
     http2App: adaptToHttp2(createHttpApp(httpDeps)),
     logger,
     metrics,

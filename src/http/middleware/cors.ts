@@ -22,9 +22,12 @@ export const corsHeaders: RequestHandler = (req, res, next) => {
       .end();
     return;
   }
-  res.set("Access-Control-Expose-Headers", "WWW-Authenticate, DPoP-Nonce");
+  res.set(corsAnswerHeaders);
   next();
 };
+
+/** What every cross-origin answer (but a preflight's) carries besides Access-Control-Allow-Origin: the headers a page may read. */
+export const corsAnswerHeaders: Readonly<Record<string, string>> = { "Access-Control-Expose-Headers": "WWW-Authenticate, DPoP-Nonce" };
 
 /** The paths that answer cross-origin calls (see corsHeaders). */
 export const corsPaths = [

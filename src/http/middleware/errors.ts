@@ -61,7 +61,7 @@ export const authorizationErrorPages: RequestHandler = (_req, res, next) => {
 };
 
 /** An OAuth error: back to the client when it carries a checked redirect_uri, else a page or JSON with its challenge. */
-function sendOAuthError(err: OAuthError, req: Request, res: Response, issuer: string): void {
+function sendOAuthError(err: OAuthError, req: Request, res: Response, issuer: string, logger: Logger): void {
   if (res.headersSent) {
     res.end();
     return;
@@ -70,14 +70,56 @@ function sendOAuthError(err: OAuthError, req: Request, res: Response, issuer: st
     res.redirect(303, errorRedirect(err.redirect.redirectUri, issuer, err.error, err.description, err.redirect.state));
     return;
   }
-  if (err.wwwAuthenticate) res.set("WWW-Authenticate", err.wwwAuthenticate);
-  res.set(err.headers);
   if (res.locals.authorizationErrorPage === true) {
+    if (err.wwwAuthenticate) res.set("WWW-Authenticate", err.wwwAuthenticate);
+    res.set(err.headers);
     res.status(err.status).set("Cache-Control", "no-store").type("html");
     res.send(renderAuthorizationErrorPage(errorPageLanguage(req, res), { error: err.error, description: err.description }));
     return;
   }
-  send(req, res, err.status, err.error, err.description);
+  sendAnswer(req, res, errorAnswer(err, logger, req.path));
+}
+
+/** What an error is answered with, whatever the page or JSON around it: the status, headers of its own, the error and its description. */
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  error: string;
+  description: string;
+}
+
+/**
+ * How an error that does not redirect is answered, and logged: OAuth errors
+ * with their status and challenge; client mistakes (body-parser and friends
+ * mark them with a status and `expose`) explained; an unavailable database
+ * as 503 with Retry-After; anything else logged and answered without
+ * details. The Express handler below and the form endpoints served without
+ * Express (src/http/lean-client-endpoints.ts) answer through it alike.
+ */
+export function errorAnswer(err: unknown, logger: Logger, path: string): ErrorAnswer {
+  if (err instanceof OAuthError) {
+    if (err.reason) logger.debug({ path, error: err.error, reason: err.reason }, "oauth error");
+    const headers: Record<string, string> = err.wwwAuthenticate ? { "WWW-Authenticate": err.wwwAuthenticate } : {};
+    return { status: err.status, headers: { ...headers, ...err.headers }, error: err.error, description: err.description };
+  }
+  const e = err as { status?: number; expose?: boolean; type?: string; message?: string; limit?: number };
+  if (e && typeof e.status === "number" && e.status >= 400 && e.status < 500) {
+    if (e.type === "entity.too.large") {
+      return { status: 413, headers: {}, error: "request_too_large", description: `the request body exceeds the limit of ${e.limit} bytes` };
+    }
+    return { status: e.status, headers: {}, error: "invalid_request", description: e.expose && e.message ? e.message : "the request is malformed" };
+  }
+  if (isUnavailable(err)) {
+    logger.warn({ err, path }, "database unavailable");
+    return { status: 503, headers: { "Retry-After": "5" }, error: "temporarily_unavailable", description: "the service is temporarily unavailable, retry later" };
+  }
+  logger.error({ err, path }, "request failed");
+  return { status: 500, headers: {}, error: "server_error", description: "an unexpected error occurred" };
+}
+
+function sendAnswer(req: Request, res: Response, answer: ErrorAnswer): void {
+  if (!res.headersSent) res.set(answer.headers);
+  send(req, res, answer.status, answer.error, answer.description);
 }
 
 /** What body-parser raises for a body over its limit; the size check before the parsers raises the same. */
@@ -100,24 +142,7 @@ export function notFound(defaultLocale: Locale): RequestHandler {
 export function errorHandler(logger: Logger, issuer: string, defaultLocale: Locale): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     res.locals.defaultLocale = defaultLocale;
-    if (err instanceof OAuthError) {
-      if (err.reason) logger.debug({ path: req.path, error: err.error, reason: err.reason }, "oauth error");
-      return sendOAuthError(err, req, res, issuer);
-    }
-    // body-parser and friends mark client errors with a status and `expose`.
-    const e = err as { status?: number; expose?: boolean; type?: string; message?: string; limit?: number };
-    if (e && typeof e.status === "number" && e.status >= 400 && e.status < 500) {
-      if (e.type === "entity.too.large") {
-        return send(req, res, 413, "request_too_large", `the request body exceeds the limit of ${e.limit} bytes`);
-      }
-      return send(req, res, e.status, "invalid_request", e.expose && e.message ? e.message : "the request is malformed");
-    }
-    if (isUnavailable(err)) {
-      logger.warn({ err, path: req.path }, "database unavailable");
-      res.set("Retry-After", "5");
-      return send(req, res, 503, "temporarily_unavailable", "the service is temporarily unavailable, retry later");
-    }
-    logger.error({ err, path: req.path }, "request failed");
-    send(req, res, 500, "server_error", "an unexpected error occurred");
+    if (err instanceof OAuthError) return sendOAuthError(err, req, res, issuer, logger);
+    sendAnswer(req, res, errorAnswer(err, logger, req.path));
   };
 }

@@ -21,13 +21,16 @@ export const mockCardContentSecurityPolicy = contentSecurityPolicy.replace("defa
  * comes from, including pages a route did not mark as one.
  */
 export const securityHeaders: RequestHandler = (_req, res, next) => {
-  res.set({
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Content-Security-Policy": contentSecurityPolicy,
-  });
+  res.set(securityHeaderValues);
   next();
+};
+
+/** The headers securityHeaders sets (also set by the form endpoints served without Express). */
+export const securityHeaderValues: Readonly<Record<string, string>> = {
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+  "X-Frame-Options": "DENY",
+  "Content-Security-Policy": contentSecurityPolicy,
 };
 
 /**

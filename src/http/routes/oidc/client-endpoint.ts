@@ -1,4 +1,4 @@
-import express, { type Request, type RequestHandler, type Response } from "express";
+import express, { type Request, type RequestHandler } from "express";
 import type { OidcClient } from "../../../domain/oidc/client.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
@@ -12,7 +12,7 @@ export interface ClientEndpointOptions {
   /** Public clients (no credentials, client_id only) may call it: PAR and the token endpoint, with PKCE. */
   allowPublicClients?: boolean;
   /** Runs once the client is known, before its DPoP proof is used up: PAR's rate limit for public clients. */
-  admit?: (client: OidcClient, req: Request) => Promise<void>;
+  admit?: (client: OidcClient, remoteAddress: string) => Promise<void>;
 }
 
 /** What the endpoint learnt about the caller: the client, and the key of its valid DPoP proof if it sent one. */
@@ -22,18 +22,53 @@ export interface ClientCall {
   dpopJkt: string | undefined;
 }
 
+/** A form-encoded endpoint for clients: its path, how callers are identified, and its answer to an identified call. */
+export interface FormEndpoint {
+  path: string;
+  options: ClientEndpointOptions;
+  /** Answers cross-origin calls (see corsPaths). */
+  cors: boolean;
+  answer(call: ClientCall): Promise<{ status: number; body: unknown }>;
+}
+
+/** What a request brings for identifying its caller, however it was read. */
+export interface CallerEvidence {
+  authorization: string | undefined;
+  form: RawParameters;
+  /** Every DPoP header line, each on its own (see dpopHeaders). */
+  dpopProofs: string[];
+  remoteAddress: string;
+}
+
+/**
+ * Authenticates the client first, then checks a DPoP proof when one was sent
+ * (so that nobody else's requests use up proofs); a bad one is
+ * invalid_dpop_proof.
+ */
+export async function identifyCaller(oidc: Oidc, options: ClientEndpointOptions, evidence: CallerEvidence): Promise<ClientCall> {
+  const { form } = evidence;
+  const client = await oidc.clientAuthenticator.authenticate(
+    { authorization: evidence.authorization, form },
+    // Only the issuer identifier: accepting endpoint URLs lets a server that lies about its token endpoint
+    // obtain assertions valid here (the "audience injection" of private_key_jwt).
+    [oidc.issuer],
+    { allowPublicClients: options.allowPublicClients ?? false },
+  );
+  await options.admit?.(client, evidence.remoteAddress);
+  const dpopJkt = await oidc.dpop.check({ proofs: evidence.dpopProofs, method: "POST", url: options.url });
+  return { client, form, dpopJkt };
+}
+
 /**
  * A form-encoded endpoint that authenticates the client first (PAR, token,
  * revocation, introspection). Errors leave through the error middleware as
  * RFC 6749 §5.2 JSON with `Cache-Control: no-store`; a failed client
- * authentication is 401 with `WWW-Authenticate: Basic`. A DPoP proof, when
- * sent, is checked after the client is authenticated (so that nobody else's
- * requests use up proofs); a bad one is invalid_dpop_proof.
+ * authentication is 401 with `WWW-Authenticate: Basic`.
  */
 export function clientEndpoint(
   oidc: Oidc,
   options: ClientEndpointOptions,
-  handle: (call: ClientCall, req: Request, res: Response) => Promise<void>,
+  handle: (call: ClientCall, req: Request, res: express.Response) => Promise<void>,
 ): RequestHandler[] {
   return [
     (req, res, next) => {
@@ -47,17 +82,19 @@ export function clientEndpoint(
     },
     express.urlencoded({ extended: false, limit: options.limitBytes, parameterLimit: 100 }),
     async (req, res) => {
-      const form = (req.body ?? {}) as RawParameters;
-      const client = await oidc.clientAuthenticator.authenticate(
-        { authorization: req.headers.authorization, form },
-        // Only the issuer identifier: accepting endpoint URLs lets a server that lies about its token endpoint
-        // obtain assertions valid here (the "audience injection" of private_key_jwt).
-        [oidc.issuer],
-        { allowPublicClients: options.allowPublicClients ?? false },
-      );
-      await options.admit?.(client, req);
-      const dpopJkt = await oidc.dpop.check({ proofs: dpopHeaders(req), method: req.method, url: options.url });
-      await handle({ client, form, dpopJkt }, req, res);
+      const evidence = { authorization: req.headers.authorization, form: (req.body ?? {}) as RawParameters, dpopProofs: dpopHeaders(req), remoteAddress: req.socket.remoteAddress ?? "unknown" };
+      await handle(await identifyCaller(oidc, options, evidence), req, res);
     },
   ];
+}
+
+/** A FormEndpoint as an Express route. */
+export function registerFormEndpoint(router: express.Router, oidc: Oidc, endpoint: FormEndpoint): void {
+  router.post(
+    endpoint.path,
+    ...clientEndpoint(oidc, endpoint.options, async (call, _req, res) => {
+      const { status, body } = await endpoint.answer(call);
+      res.status(status).json(body);
+    }),
+  );
 }

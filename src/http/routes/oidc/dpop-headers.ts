@@ -1,11 +1,12 @@
-import type { Request, Response } from "express";
+import type { IncomingMessage } from "node:http";
+import type { Response } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 
 /**
  * Every `DPoP` header line of the request, each on its own: Node joins
  * repeated unknown headers with ", ", which would hide that two were sent.
  */
-export function dpopHeaders(req: Request): string[] {
+export function dpopHeaders(req: Pick<IncomingMessage, "rawHeaders">): string[] {
   const values: string[] = [];
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     if (req.rawHeaders[i]!.toLowerCase() === "dpop") values.push(req.rawHeaders[i + 1]!);

@@ -1,6 +1,6 @@
 import type { Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { clientEndpoint, type ClientEndpointOptions } from "./client-endpoint.ts";
+import { registerFormEndpoint, type FormEndpoint } from "./client-endpoint.ts";
 
 /**
  * POST /api/oidc/v1/par (RFC 9126): authenticate the client (a public
@@ -8,18 +8,23 @@ import { clientEndpoint, type ClientEndpointOptions } from "./client-endpoint.ts
  * request as the authorization endpoint would, answer 201 with a single-use
  * request_uri. Errors are RFC 6749 §5.2 JSON, never redirects.
  */
-export function registerParRoute(router: Router, oidc: Oidc, limitBytes: number): void {
-  const options: ClientEndpointOptions = {
-    limitBytes,
-    url: oidc.endpoints.par,
-    allowPublicClients: true,
-    admit: (client, req) => oidc.pushed.admit(client, req.socket.remoteAddress ?? "unknown"),
-  };
-  router.post(
-    "/api/oidc/v1/par",
-    ...clientEndpoint(oidc, options, async ({ client, form, dpopJkt }, _req, res) => {
+export function parEndpoint(oidc: Oidc, limitBytes: number): FormEndpoint {
+  return {
+    path: "/api/oidc/v1/par",
+    cors: false,
+    options: {
+      limitBytes,
+      url: oidc.endpoints.par,
+      allowPublicClients: true,
+      admit: (client, remoteAddress) => oidc.pushed.admit(client, remoteAddress),
+    },
+    async answer({ client, form, dpopJkt }) {
       const pushed = await oidc.pushed.push(client, form, dpopJkt);
-      res.status(201).json({ request_uri: pushed.requestUri, expires_in: pushed.expiresIn });
-    }),
-  );
+      return { status: 201, body: { request_uri: pushed.requestUri, expires_in: pushed.expiresIn } };
+    },
+  };
+}
+
+export function registerParRoute(router: Router, oidc: Oidc, limitBytes: number): void {
+  registerFormEndpoint(router, oidc, parEndpoint(oidc, limitBytes));
 }

@@ -1,13 +1,17 @@
 import type { Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { clientEndpoint } from "./client-endpoint.ts";
+import { registerFormEndpoint, type FormEndpoint } from "./client-endpoint.ts";
 
 /** POST /api/oidc/v1/token: authorization_code (with PKCE) and refresh_token grants, Bearer or DPoP-bound. */
+export function tokenEndpoint(oidc: Oidc, limitBytes: number): FormEndpoint {
+  return {
+    path: "/api/oidc/v1/token",
+    cors: true,
+    options: { limitBytes, url: oidc.endpoints.token, allowPublicClients: true },
+    answer: async ({ client, form, dpopJkt }) => ({ status: 200, body: await oidc.tokens.grant(client, form, dpopJkt) }),
+  };
+}
+
 export function registerTokenRoute(router: Router, oidc: Oidc, limitBytes: number): void {
-  router.post(
-    "/api/oidc/v1/token",
-    ...clientEndpoint(oidc, { limitBytes, url: oidc.endpoints.token, allowPublicClients: true }, async ({ client, form, dpopJkt }, _req, res) => {
-      res.json(await oidc.tokens.grant(client, form, dpopJkt));
-    }),
-  );
+  registerFormEndpoint(router, oidc, tokenEndpoint(oidc, limitBytes));
 }

@@ -1,0 +1,174 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { leanClientEndpoints } from "../../src/http/lean-client-endpoints.ts";
+import { parEndpoint } from "../../src/http/routes/oidc/par.ts";
+import { createLogger } from "../../src/observability/logger.ts";
+import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
+import { basicAuthorization, pkce, registerClient } from "../support/oidc.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+/**
+ * PAR and token posts in their plainest shape are answered without Express
+ * (src/http/lean-client-endpoints.ts); the Express routes answer every other
+ * shape. The same request is sent both ways here: plain, and with
+ * `Content-Encoding: identity` (which express.urlencoded reads as no
+ * encoding at all, and which sends the request to Express). Both must answer
+ * alike: status, JSON body (but for values that are new each time) and the
+ * headers a client reads.
+ */
+const sqlite = (await databaseTargets()).find((t) => t.name === "sqlite")!;
+const clientId = "lean-client";
+const secret = "lean-client-secret-0123456789";
+const redirectUri = "https://lean.example/cb";
+
+/** The headers a client or browser acts on; Date, Keep-Alive, X-Request-Id and the like differ by nature. */
+const comparedHeaders = [
+  "content-type",
+  "cache-control",
+  "pragma",
+  "www-authenticate",
+  "access-control-allow-origin",
+  "access-control-expose-headers",
+  "x-content-type-options",
+  "referrer-policy",
+  "x-frame-options",
+  "content-security-policy",
+  "retry-after",
+  "dpop-nonce",
+];
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | null>;
+  body: unknown;
+}
+
+describe("PAR and token posts answered without Express answer as the Express routes do", () => {
+  let scratch: ScratchDatabase;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    scratch = await sqlite.create();
+    server = await startTestServer(scratch.url);
+    await registerClient(server, {
+      client_id: clientId,
+      token_endpoint_auth_method: "client_secret_basic",
+      client_secret: secret,
+      redirect_uris: [redirectUri],
+      scope: "openid profile",
+    });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await scratch?.drop();
+  });
+
+  async function post(path: string, body: string | Buffer, headers: Record<string, string>, viaExpress: boolean): Promise<Answer> {
+    const reply = await fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...headers, ...(viaExpress ? { "content-encoding": "identity" } : {}) },
+      body,
+    });
+    const text = await reply.text();
+    return {
+      status: reply.status,
+      headers: Object.fromEntries(comparedHeaders.map((name) => [name, reply.headers.get(name)])),
+      body: JSON.parse(text) as unknown,
+    };
+  }
+
+  /** The request both ways; the answers, with values made anew each time blanked. */
+  async function bothWays(path: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<[Answer, Answer]> {
+    const blank = (a: Answer): Answer => {
+      const b = a.body as Record<string, unknown>;
+      return { ...a, body: "request_uri" in b ? { ...b, request_uri: typeof b.request_uri } : b };
+    };
+    const lean = await post(path, body, headers, false);
+    const express = await post(path, body, headers, true);
+    return [blank(lean), blank(express)];
+  }
+
+  const basic = { authorization: basicAuthorization(clientId, secret) };
+  const parForm = () =>
+    new URLSearchParams({ response_type: "code", redirect_uri: redirectUri, scope: "openid", code_challenge: pkce().challenge, code_challenge_method: "S256" }).toString();
+
+  const cases: [string, string, () => string | Buffer, Record<string, string>, number][] = [
+    ["a valid PAR", "/api/oidc/v1/par", parForm, basic, 201],
+    ["PAR with a wrong secret", "/api/oidc/v1/par", parForm, { authorization: basicAuthorization(clientId, "wrong") }, 401],
+    ["PAR without credentials", "/api/oidc/v1/par", parForm, {}, 401],
+    ["PAR with a parameter twice", "/api/oidc/v1/par", () => `${parForm()}&scope=profile`, basic, 400],
+    ["PAR with more than 100 parameters", "/api/oidc/v1/par", () => Array.from({ length: 101 }, (_, i) => `p${i}=1`).join("&"), basic, 413],
+    ["PAR with a bracketed name (a name of its own, unknown, ignored)", "/api/oidc/v1/par", () => `${parForm()}&claims[userinfo]=x`, basic, 201],
+    ["PAR with a byte order mark", "/api/oidc/v1/par", () => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(parForm())]), basic, 201],
+    ["PAR with broken percent-encoding", "/api/oidc/v1/par", () => `${parForm()}&state=%E0%A4%A`, basic, 201],
+    ["PAR with an empty body", "/api/oidc/v1/par", () => "", basic, 400],
+    ["a token request with an unknown grant type", "/api/oidc/v1/token", () => "grant_type=password&username=a&password=b", basic, 400],
+    ["a token request with an unknown code", "/api/oidc/v1/token", () => `grant_type=authorization_code&code=nope&redirect_uri=${encodeURIComponent(redirectUri)}&code_verifier=${pkce().verifier}`, basic, 400],
+    ["a token request with a bad DPoP proof", "/api/oidc/v1/token", () => "grant_type=refresh_token&refresh_token=nope", { ...basic, dpop: "not-a-jwt" }, 400],
+  ];
+
+  for (const [name, path, body, headers, status] of cases) {
+    it(`${name}: ${status}, the same both ways`, async () => {
+      const sent = body();
+      const [lean, express] = await bothWays(path, sent, headers);
+      expect(lean.status, JSON.stringify(lean.body)).toBe(status);
+      expect(lean).toEqual(express);
+    });
+  }
+
+  it("a charset other than UTF-8 and a chunked body go to Express, which answers them as before", async () => {
+    const latin = await fetch(`${server.url}/api/oidc/v1/par`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded; charset=iso-8859-1", ...basic },
+      body: parForm(),
+    });
+    expect(latin.status).toBe(201);
+    const chunked = await fetch(`${server.url}/api/oidc/v1/par`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...basic },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(parForm()));
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(chunked.status).toBe(201);
+  });
+
+  it("requests answered without Express are logged and measured under their route", async () => {
+    const before = server.logs.length;
+    expect((await post("/api/oidc/v1/par", parForm(), basic, false)).status).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const line = server.logs.slice(before).find((l) => l.msg === "request" && l.path === "/api/oidc/v1/par");
+    expect(line).toMatchObject({ method: "POST", route: "/api/oidc/v1/par", status: 201 });
+  });
+
+  it("takes exactly the plain shape: a bare server with only the lean endpoints answers it, and leaves the rest (599 here)", async () => {
+    const lean = leanClientEndpoints(server.domain.oidc, createLogger("silent"), [parEndpoint(server.domain.oidc, 64 * 1024)]);
+    const bare = createServer((req, res) => {
+      if (lean(req, res)) return;
+      res.statusCode = 599;
+      res.end();
+    });
+    await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/api/oidc/v1/par`;
+    const send = (headers: Record<string, string>, body: string = parForm(), path = url) =>
+      fetch(path, { method: "POST", headers: { ...basic, ...headers }, body }).then((r) => r.status);
+    try {
+      expect(await send({ "content-type": "application/x-www-form-urlencoded" })).toBe(201);
+      expect(await send({ "content-type": "Application/X-WWW-Form-Urlencoded; charset=UTF-8" })).toBe(201);
+      expect(await send({ "content-type": "application/x-www-form-urlencoded; charset=iso-8859-1" })).toBe(599);
+      expect(await send({ "content-type": "application/json" })).toBe(599);
+      expect(await send({ "content-type": "application/x-www-form-urlencoded", "content-encoding": "identity" })).toBe(599);
+      expect(await send({ "content-type": "application/x-www-form-urlencoded" }, "x".repeat(64 * 1024 + 1))).toBe(599);
+      expect(await send({ "content-type": "application/x-www-form-urlencoded" }, parForm(), `${url}?a=b`)).toBe(599);
+    } finally {
+      await new Promise((resolve) => bare.close(resolve));
+    }
+  });
+});
+
