@@ -55,15 +55,21 @@ export function leanClientEndpoints(oidc: Oidc, logger: Logger, endpoints: reado
     // An aborted request ends in "close" without "end": nothing to answer, and the request log records it.
     req.on("error", () => undefined);
     req.once("end", () => {
-      void answer(endpoint, req, Buffer.concat(chunks)).then(
-        ({ status, body }) => sendJson(res, status, body),
-        (error: unknown) => {
-          const { status, headers, error: code, description } = errorAnswer(error, logger, endpoint.path);
-          for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-          res.setHeader("Cache-Control", "no-store");
-          sendJson(res, status, description ? { error: code, error_description: description } : { error: code });
-        },
-      );
+      void answer(endpoint, req, Buffer.concat(chunks))
+        .then(
+          ({ status, body }) => sendJson(res, status, body),
+          (error: unknown) => {
+            const { status, headers, error: code, description } = errorAnswer(error, logger, endpoint.path);
+            for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+            res.setHeader("Cache-Control", "no-store");
+            sendJson(res, status, description ? { error: code, error_description: description } : { error: code });
+          },
+        )
+        // Writing the answer itself failed: nothing more can be said on this connection.
+        .catch((error: unknown) => {
+          logger.error({ err: error, path: endpoint.path }, "answer not sent");
+          res.destroy();
+        });
     });
     return true;
   };
