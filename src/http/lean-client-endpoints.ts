@@ -6,7 +6,7 @@ import type { Logger } from "../observability/logger.ts";
 import { corsAnswerHeaders } from "./middleware/cors.ts";
 import { errorAnswer } from "./middleware/errors.ts";
 import { securityHeaderValues } from "./middleware/page-headers.ts";
-import { identifyCaller, type FormEndpoint } from "./routes/oidc/client-endpoint.ts";
+import { clientEndpointHeaders, identifyCaller, type FormEndpoint } from "./routes/oidc/client-endpoint.ts";
 import { dpopHeaders } from "./routes/oidc/dpop-headers.ts";
 
 /** The most parameters a form may hold, as express.urlencoded is told on these routes. */
@@ -40,15 +40,9 @@ export function leanClientEndpoints(oidc: Oidc, logger: Logger, endpoints: reado
     if (!endpoint || !takes(req, endpoint.options.limitBytes)) return false;
     // The route the request log and metrics name, as Express would set it.
     (req as { route?: { path: string } }).route = { path: endpoint.path };
-    for (const [name, value] of Object.entries(securityHeaderValues)) res.setHeader(name, value);
-    if (endpoint.cors) {
-      res.setHeader("Access-Control-Allow-Origin", "*");
-      for (const [name, value] of Object.entries(corsAnswerHeaders)) res.setHeader(name, value);
-    }
-    res.setHeader("Cache-Control", "no-store");
-    res.setHeader("Pragma", "no-cache");
-    const nonce = oidc.dpop.currentNonce();
-    if (nonce !== undefined) res.setHeader("DPoP-Nonce", nonce);
+    setHeaders(res, securityHeaderValues);
+    if (endpoint.cors) setHeaders(res, corsAnswerHeaders);
+    setHeaders(res, clientEndpointHeaders(oidc));
 
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -60,7 +54,7 @@ export function leanClientEndpoints(oidc: Oidc, logger: Logger, endpoints: reado
           ({ status, body }) => sendJson(res, status, body),
           (error: unknown) => {
             const { status, headers, error: code, description } = errorAnswer(error, logger, endpoint.path);
-            for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+            setHeaders(res, headers);
             res.setHeader("Cache-Control", "no-store");
             sendJson(res, status, description ? { error: code, error_description: description } : { error: code });
           },
@@ -109,6 +103,10 @@ function parseForm(body: Buffer): RawParameters {
 /** An error as body-parser makes them: errorAnswer explains it to the client. */
 function clientMistake(status: number, message: string): Error {
   return Object.assign(new Error(message), { status, expose: true });
+}
+
+function setHeaders(res: ServerResponse, headers: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -9,10 +9,10 @@ import type { RequestHandler, Router } from "express";
  * the authorization endpoint get no CORS headers: browsers navigate to them.
  */
 export const corsHeaders: RequestHandler = (req, res, next) => {
-  res.set("Access-Control-Allow-Origin", "*");
   if (req.method === "OPTIONS") {
     res
       .set({
+        "Access-Control-Allow-Origin": corsAnswerHeaders["Access-Control-Allow-Origin"],
         "Access-Control-Allow-Methods": "GET, POST, DELETE",
         // DPoP: browser applications send proofs, and read the server's nonce (RFC 9449).
         "Access-Control-Allow-Headers": "Authorization, Content-Type, DPoP",
@@ -26,8 +26,11 @@ export const corsHeaders: RequestHandler = (req, res, next) => {
   next();
 };
 
-/** What every cross-origin answer (but a preflight's) carries besides Access-Control-Allow-Origin: the headers a page may read. */
-export const corsAnswerHeaders: Readonly<Record<string, string>> = { "Access-Control-Expose-Headers": "WWW-Authenticate, DPoP-Nonce" };
+/** What every cross-origin answer but a preflight's carries: any origin, and the headers a page may read. */
+export const corsAnswerHeaders: Readonly<Record<string, string>> = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Expose-Headers": "WWW-Authenticate, DPoP-Nonce",
+};
 
 /** The paths that answer cross-origin calls (see corsHeaders). */
 export const corsPaths = [

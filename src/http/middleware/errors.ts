@@ -71,8 +71,7 @@ function sendOAuthError(err: OAuthError, req: Request, res: Response, issuer: st
     return;
   }
   if (res.locals.authorizationErrorPage === true) {
-    if (err.wwwAuthenticate) res.set("WWW-Authenticate", err.wwwAuthenticate);
-    res.set(err.headers);
+    res.set(oauthErrorHeaders(err));
     res.status(err.status).set("Cache-Control", "no-store").type("html");
     res.send(renderAuthorizationErrorPage(errorPageLanguage(req, res), { error: err.error, description: err.description }));
     return;
@@ -99,8 +98,7 @@ export interface ErrorAnswer {
 export function errorAnswer(err: unknown, logger: Logger, path: string): ErrorAnswer {
   if (err instanceof OAuthError) {
     if (err.reason) logger.debug({ path, error: err.error, reason: err.reason }, "oauth error");
-    const headers: Record<string, string> = err.wwwAuthenticate ? { "WWW-Authenticate": err.wwwAuthenticate } : {};
-    return { status: err.status, headers: { ...headers, ...err.headers }, error: err.error, description: err.description };
+    return { status: err.status, headers: oauthErrorHeaders(err), error: err.error, description: err.description };
   }
   const e = err as { status?: number; expose?: boolean; type?: string; message?: string; limit?: number };
   if (e && typeof e.status === "number" && e.status >= 400 && e.status < 500) {
@@ -115,6 +113,11 @@ export function errorAnswer(err: unknown, logger: Logger, path: string): ErrorAn
   }
   logger.error({ err, path }, "request failed");
   return { status: 500, headers: {}, error: "server_error", description: "an unexpected error occurred" };
+}
+
+/** An OAuth error's own headers: its challenge, and any it carries (a DPoP nonce). */
+function oauthErrorHeaders(err: OAuthError): Record<string, string> {
+  return { ...(err.wwwAuthenticate ? { "WWW-Authenticate": err.wwwAuthenticate } : {}), ...err.headers };
 }
 
 function sendAnswer(req: Request, res: Response, answer: ErrorAnswer): void {

@@ -3,7 +3,7 @@ import type { OidcClient } from "../../../domain/oidc/client.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
-import { dpopHeaders, sendDpopNonce } from "./dpop-headers.ts";
+import { dpopHeaders } from "./dpop-headers.ts";
 
 export interface ClientEndpointOptions {
   limitBytes: number;
@@ -40,6 +40,12 @@ export interface CallerEvidence {
   remoteAddress: string;
 }
 
+/** What every answer of a client endpoint carries: never cached, and the current DPoP nonce when nonces are required (RFC 9449 section 8.2). */
+export function clientEndpointHeaders(oidc: Oidc): Record<string, string> {
+  const nonce = oidc.dpop.currentNonce();
+  return { "Cache-Control": "no-store", Pragma: "no-cache", ...(nonce !== undefined ? { "DPoP-Nonce": nonce } : {}) };
+}
+
 /**
  * Authenticates the client first, then checks a DPoP proof when one was sent
  * (so that nobody else's requests use up proofs); a bad one is
@@ -72,8 +78,7 @@ export function clientEndpoint(
 ): RequestHandler[] {
   return [
     (req, res, next) => {
-      res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
-      sendDpopNonce(oidc, res);
+      res.set(clientEndpointHeaders(oidc));
       if (!req.is("application/x-www-form-urlencoded")) {
         next(new OAuthError("invalid_request", "the body must be application/x-www-form-urlencoded"));
         return;
