@@ -23,6 +23,7 @@ import { securityHeaders } from "./middleware/page-headers.ts";
 import { registerCors } from "./middleware/cors.ts";
 import { errorHandler, notFound } from "./middleware/errors.ts";
 import { leanClientEndpoints } from "./lean-client-endpoints.ts";
+import { leanAuthorize } from "./lean-authorize.ts";
 
 export interface HttpDependencies extends OperationsDependencies {
   config: Config;
@@ -75,16 +76,18 @@ export function createHttpApp(deps: HttpDependencies): Express {
 
 /**
  * The HTTP/1.1 handler for everything that is not an RPC: PAR and token
- * posts in their plainest shape answered without Express (see
- * leanClientEndpoints), everything else by the Express app. HTTP/2 requests
+ * posts in their plainest shape, and the authorization endpoint's plain
+ * GET, answered without Express (see leanClientEndpoints and
+ * leanAuthorize), everything else by the Express app. HTTP/2 requests
  * go to the Express app alone.
  */
 export function createHttp1Handler(deps: HttpDependencies): (req: IncomingMessage, res: ServerResponse) => void {
   const app = createHttpApp(deps);
   const oidc = deps.domain.oidc;
-  const lean = leanClientEndpoints(oidc, deps.logger, [parEndpoint(oidc, deps.config.maxBodyBytes), tokenEndpoint(oidc, deps.config.maxBodyBytes)]);
+  const clientEndpoints = leanClientEndpoints(oidc, deps.logger, [parEndpoint(oidc, deps.config.maxBodyBytes), tokenEndpoint(oidc, deps.config.maxBodyBytes)]);
+  const authorizeEndpoint = leanAuthorize(oidc, app);
   return (req, res) => {
-    if (!lean(req, res)) app(req, res);
+    if (!clientEndpoints(req, res) && !authorizeEndpoint(req, res)) app(req, res);
   };
 }
 

@@ -1,7 +1,7 @@
-import type { Request, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 
 /** Reads one cookie from the request (no dependency needed for the few cookies shomei sets). */
-export function readCookie(req: Request, name: string): string | undefined {
+export function readCookie(req: IncomingMessage, name: string): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
   for (const part of header.split(";")) {
@@ -34,13 +34,14 @@ export function cookieNames(baseUrl: string): CookieNames {
   };
 }
 
-export function setCookie(res: Response, names: CookieNames, name: string, value: string, maxAgeSeconds: number): void {
-  res.append(
+/** Set-Cookie lines are added beside any already set (on a plain ServerResponse as on Express's). */
+export function setCookie(res: ServerResponse, names: CookieNames, name: string, value: string, maxAgeSeconds: number): void {
+  res.appendHeader(
     "Set-Cookie",
     `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${names.secure ? "; Secure" : ""}`,
   );
 }
 
-export function clearCookie(res: Response, names: CookieNames, name: string): void {
-  res.append("Set-Cookie", `${name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${names.secure ? "; Secure" : ""}`);
+export function clearCookie(res: ServerResponse, names: CookieNames, name: string): void {
+  res.appendHeader("Set-Cookie", `${name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${names.secure ? "; Secure" : ""}`);
 }

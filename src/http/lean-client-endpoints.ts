@@ -8,6 +8,7 @@ import { errorAnswer } from "./middleware/errors.ts";
 import { securityHeaderValues } from "./middleware/page-headers.ts";
 import { clientEndpointHeaders, identifyCaller, type FormEndpoint } from "./routes/oidc/client-endpoint.ts";
 import { dpopHeaders } from "./routes/oidc/dpop-headers.ts";
+import { setHeaders } from "./set-headers.ts";
 
 /** The most parameters a form may hold, as express.urlencoded is told on these routes. */
 const parameterLimit = 100;
@@ -103,10 +104,6 @@ function parseForm(body: Buffer): RawParameters {
 /** An error as body-parser makes them: errorAnswer explains it to the client. */
 function clientMistake(status: number, message: string): Error {
   return Object.assign(new Error(message), { status, expose: true });
-}
-
-function setHeaders(res: ServerResponse, headers: Readonly<Record<string, string>>): void {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -38,9 +38,12 @@ export const securityHeaderValues: Readonly<Record<string, string>> = {
  * (they carry CSRF tokens and personal data).
  */
 export const pageHeaders: RequestHandler = (_req, res, next) => {
-  res.set({
-    "Cache-Control": "no-store",
-    Pragma: "no-cache",
-  });
+  res.set(pageHeaderValues);
   next();
+};
+
+/** The headers pageHeaders sets (also set by the authorization endpoint served without Express). */
+export const pageHeaderValues: Readonly<Record<string, string>> = {
+  "Cache-Control": "no-store",
+  Pragma: "no-cache",
 };

@@ -1,4 +1,5 @@
-import express, { type Request, type Response, type Router } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import express, { type Router } from "express";
 import { resolveAuthorizationRequest } from "../../../domain/oidc/authorization-endpoint.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { randomToken } from "../../../domain/oidc/flow/secrets.ts";
@@ -8,10 +9,11 @@ import { authorizationErrorPages } from "../../middleware/errors.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
 import { sendStep } from "./steps.ts";
 
+export const authorizePath = "/api/oidc/v1/authorize";
 const browserCookieMaxAge = 365 * 24 * 3600;
 
 /** The browser's own id: interactions continue only in the browser that started them. */
-export function browserId(req: Request, res: Response, cookies: CookieNames): string {
+export function browserId(req: IncomingMessage, res: ServerResponse, cookies: CookieNames): string {
   const existing = readCookie(req, cookies.browser);
   if (existing) return existing;
   const created = randomToken();
@@ -19,18 +21,41 @@ export function browserId(req: Request, res: Response, cookies: CookieNames): st
   return created;
 }
 
-/** GET and POST /api/oidc/v1/authorize (OIDC Core 3.1.2.1 allows both). */
-export function registerAuthorizeRoute(router: Router, oidc: Oidc, limitBytes: number): void {
+/**
+ * The authorization endpoint's work on a request whose parameters are read:
+ * the request resolved, the flow started, the browser sent on. An OAuthError
+ * is thrown for the caller to answer (redirected when it carries the matched
+ * redirect_uri, else a page): the Express route's error middleware does.
+ */
+export function authorize(oidc: Oidc): (req: IncomingMessage, res: ServerResponse, raw: RawParameters) => Promise<void> {
   const cookies = cookieNames(oidc.issuer);
-  const handle = async (req: Request, res: Response, raw: RawParameters) => {
-    // An OAuthError leaves through the error middleware: redirected when it carries the matched redirect_uri, else a page.
+  return async (req, res, raw) => {
     const resolved = await resolveAuthorizationRequest(raw, oidc.clients, oidc.pushed);
     const step = await oidc.flow.start(resolved.client, resolved.request, browserId(req, res, cookies), readCookie(req, cookies.session));
-    sendStep(res, step);
+    sendStep(req, res, step);
   };
-  router.get("/api/oidc/v1/authorize", pageHeaders, authorizationErrorPages, (req, res) => handle(req, res, req.query as RawParameters));
+}
+
+const earlierFailure = Symbol("authorize failure");
+
+/**
+ * Hands a request that failed outside Express (src/http/lean-authorize.ts)
+ * to the Express route, which answers its error as it answers its own.
+ */
+export function markFailed(req: IncomingMessage, error: unknown): void {
+  (req as { [earlierFailure]?: { error: unknown } })[earlierFailure] = { error };
+}
+
+/** GET and POST /api/oidc/v1/authorize (OIDC Core 3.1.2.1 allows both). */
+export function registerAuthorizeRoute(router: Router, oidc: Oidc, limitBytes: number): void {
+  const handle = authorize(oidc);
+  router.get(authorizePath, pageHeaders, authorizationErrorPages, (req, res) => {
+    const failed = (req as { [earlierFailure]?: { error: unknown } })[earlierFailure];
+    if (failed) throw failed.error;
+    return handle(req, res, req.query as RawParameters);
+  });
   router.post(
-    "/api/oidc/v1/authorize",
+    authorizePath,
     pageHeaders,
     authorizationErrorPages,
     express.urlencoded({ extended: false, limit: limitBytes, parameterLimit: 100 }),

@@ -110,7 +110,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const user = attempt.value;
     const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req));
     setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
-    sendStep(res, step);
+    sendStep(req, res, step);
   });
 
   type ReauthError = { message: (lang: PageLanguage) => string; field?: "password" | "otp" };
@@ -119,7 +119,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const requirement = await oidc.flow.reauthRequirement(interaction, session(req));
     if (!requirement || !interaction.user) {
       // Nothing to step up (the session changed or ended): let the flow decide again.
-      return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
+      return sendStep(req, res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     }
     if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpView(req, res, interaction, requirement, status);
     const lang = language(req, res, interaction, reauthFormId);
@@ -157,7 +157,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const sessionId = session(req);
     const requirement = await oidc.flow.reauthRequirement(interaction, sessionId);
     const user = interaction.user;
-    if (!requirement || !user || !sessionId) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
+    if (!requirement || !user || !sessionId) return sendStep(req, res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
     if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpSubmit(req, res, interaction, requirement, sessionId);
     const secrets = {
       password: typeof body.password === "string" ? body.password : "",
@@ -173,11 +173,11 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
       return reauthView(req, res, interaction, 401, { message: ({ t }) => (field === "password" ? t.reauth.wrongPassword : t.reauth.wrongOtp), field });
     }
     const methods = attempt.value;
-    sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, methods, browser(req)));
+    sendStep(req, res, await oidc.flow.reauthenticated(interaction, sessionId, methods, browser(req)));
   });
 
   async function consentView(req: Request, res: Response, interaction: LoadedInteraction) {
-    if (!interaction.user) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
+    if (!interaction.user) return sendStep(req, res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     const request = interaction.state.request;
     const grantAction = await oidc.flow.consentAction(interaction);
     res.type("html").send(
@@ -206,6 +206,6 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     if (await switchLanguage(interaction, body[switchLocaleField])) return consentView(req, res, interaction);
     const decision = body.decision;
     if (decision !== "allow" && decision !== "deny") throw new OAuthError("invalid_request", "choose Allow or Deny");
-    sendStep(res, await oidc.flow.consent(interaction, decision, browser(req), session(req)));
+    sendStep(req, res, await oidc.flow.consent(interaction, decision, browser(req), session(req)));
   });
 }

@@ -114,7 +114,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         userId: interaction.user!.id,
         methods: requirement.methods,
       });
-      sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, proof.amr, browser(req)));
+      sendStep(req, res, await oidc.flow.reauthenticated(interaction, sessionId, proof.amr, browser(req)));
     } catch (error) {
       if (!(error instanceof JpkiError)) throw error;
       await stepUpView(req, res, interaction, requirement, error.status, error);
@@ -168,7 +168,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         if (!user) throw new JpkiError("certificate_not_linked", "This certificate is not linked to any account.", "certificate_not_linked_to_anyone");
         const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req), proof.amr);
         setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
-        sendStep(res, step);
+        sendStep(req, res, step);
       } catch (error) {
         if (!(error instanceof JpkiError)) throw error;
         await signInView(req, res, interaction, error.status, error);

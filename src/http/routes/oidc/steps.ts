@@ -1,11 +1,8 @@
-import type { Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Step } from "../../../domain/oidc/flow/authorization-flow.ts";
+import { sendSeeOther } from "../../see-other.ts";
 
 /** Sends the browser where the flow says: a page of ours, or back to the client. 303 so a form POST becomes a GET. */
-export function sendStep(res: Response, step: Step): void {
-  if (step.kind === "redirect") {
-    res.redirect(303, step.url);
-  } else {
-    res.redirect(303, `/auth/${step.page}?interaction=${encodeURIComponent(step.interactionId)}`);
-  }
+export function sendStep(req: IncomingMessage, res: ServerResponse, step: Step): void {
+  sendSeeOther(req, res, step.kind === "redirect" ? step.url : `/auth/${step.page}?interaction=${encodeURIComponent(step.interactionId)}`);
 }
