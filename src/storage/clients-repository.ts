@@ -3,7 +3,7 @@ import type { JSONWebKeySet } from "jose";
 import type { ClientAuthMethod, GrantType, OidcClient } from "../domain/oidc/client.ts";
 import { supportedAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import type { ClientStore } from "../domain/oidc/stores.ts";
-import { statementCalls, type StatementCalls } from "./coalesced-calls.ts";
+import { everyOne, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import type { Database } from "./database.ts";
 import { paddedToPowerOfTwo } from "./parameter-limit.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
@@ -13,24 +13,56 @@ import type { OidcClientTable, Tables } from "./schema.ts";
 /** Every PAR and token request reads its client first (see preparedQuery). */
 const clientById = preparedQuery((db: Kysely<Tables>, clientId: string) => db.selectFrom("oidc_clients").selectAll().where("client_id", "=", clientId));
 
+/** The version of the registrations (migration 0022), read before every lookup. */
+const clientVersion = preparedQuery((db: Kysely<Tables>) => db.selectFrom("oidc_client_version").select("version").where("id", "=", 1));
+
+/** Registrations kept in memory; beyond this the oldest entry goes first. */
+const cacheCapacity = 1000;
+
 /** The shape client_metadata validation allows for client_id. */
 const clientIdPattern = /^[A-Za-z0-9._~-]{1,255}$/;
 
 /** Most distinct clients one shared read asks for. */
 const maxClientsPerRead = 500;
 
+/**
+ * Client registrations. Every PAR, authorization and token request looks its
+ * client up, so registrations found are kept in memory, each under the
+ * version of the registrations (`oidc_client_version`, changed by triggers
+ * on every insert, update and delete, whoever makes it) read before it. A
+ * lookup reads that one row, and the registration only when the version has
+ * changed since: a change made anywhere is seen on the next lookup, as with
+ * API tokens (src/storage/cached-account-store.ts). Kept registrations are
+ * frozen, so the one object can be handed to every caller.
+ */
 export class ClientsRepository implements ClientStore {
   /** On PostgreSQL the reads of concurrent requests share a statement (see statementCalls); on SQLite each runs its own. */
   private readonly reads: StatementCalls<string, OidcClient | undefined>;
+  private readonly versionReads: StatementCalls<undefined, number | undefined>;
+  private readonly kept = new Map<string, { version: number; client: OidcClient }>();
 
   constructor(private readonly database: Database) {
     this.reads = statementCalls(database.dialect, (clientIds) => this.readTogether(clientIds), maxClientsPerRead);
+    this.versionReads = statementCalls(database.dialect, async (calls) => {
+      const [row] = await clientVersion(this.database.db);
+      return everyOne(calls, row && Number(row.version));
+    });
   }
 
   async find(clientId: string): Promise<OidcClient | undefined> {
     // A value no registration can have is unknown without asking: PostgreSQL refuses some (NUL bytes) with an error.
     if (!clientIdPattern.test(clientId)) return undefined;
-    return this.reads.call(clientId);
+    // Read before the registration: a change committed in between leaves the entry under the older version.
+    const version = await this.versionReads.call(undefined);
+    const kept = this.kept.get(clientId);
+    if (kept && kept.version === version) return kept.client;
+    const client = await this.reads.call(clientId);
+    this.kept.delete(clientId);
+    if (client && version !== undefined) {
+      this.kept.set(clientId, { version, client: deepFreeze(client) });
+      if (this.kept.size > cacheCapacity) this.kept.delete(this.kept.keys().next().value!);
+    }
+    return client;
   }
 
   /** The clients asked for, in one statement; every call gets an object of its own. */
@@ -108,4 +140,13 @@ function toClient(row: Selectable<OidcClientTable>): OidcClient {
     dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens) === 1,
     createdAt: Number(row.created_at),
   };
+}
+
+/** Freezes a registration and everything in it (its lists, its JWKS). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
 }

@@ -18,6 +18,7 @@ export interface Tables {
   mock_authorities: MockAuthorityTable;
   mock_certificate_states: MockCertificateStateTable;
   oidc_clients: OidcClientTable;
+  oidc_client_version: OidcClientVersionTable;
   oidc_users: OidcUserTable;
   oidc_sessions: OidcSessionTable;
   oidc_interactions: OidcInteractionTable;
@@ -154,6 +155,12 @@ export interface ApiTokenTable {
 
 /** One row: changes whenever a token is revoked or an account's API status changes (kept by triggers). */
 export interface ApiAuthVersionTable {
+  id: number;
+  version: number;
+}
+
+/** One row: changes whenever a client registration is added, changed or removed (kept by triggers, migration 0022). */
+export interface OidcClientVersionTable {
   id: number;
   version: number;
 }

@@ -113,7 +113,7 @@ for (const target of targets) {
     it("authorize with a session and a covering grant: 3 statements, 1 write (the code)", async () => {
       const { result: reply, counter } = await counted(() => browser.get(authorizeRequest("s1")));
       expectCodeRedirect(reply, { redirectUri, issuer: live().domain.oidc.issuer, state: "s1" });
-      expect(counter.statements).toEqual(["select oidc_clients", "select oidc_sessions", "insert one_time_records"]);
+      expect(counter.statements).toEqual(["select oidc_client_version", "select oidc_sessions", "insert one_time_records"]);
       expectStatements(counter, { total: 3, writes: 1 });
     });
 
@@ -138,7 +138,7 @@ for (const target of targets) {
         postPar(live(), { response_type: "code", redirect_uri: redirectUri, scope: "openid profile", state: "s4", code_challenge: challenge, code_challenge_method: "S256" }, authorization),
       );
       expect(reply.status, reply.text).toBe(201);
-      expect(counter.statements).toEqual(["select oidc_clients", "insert one_time_records"]);
+      expect(counter.statements).toEqual(["select oidc_client_version", "insert one_time_records"]);
       expectStatements(counter, { total: 2, writes: 1 });
     });
 
@@ -147,7 +147,7 @@ for (const target of targets) {
       const { result: reply, counter } = await counted(() => postToken(live(), { grant_type: "refresh_token", refresh_token: presented }, authorization));
       expect(reply.status, reply.text).toBe(200);
       expect(reply.json!.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(counter.statements).toEqual(["select oidc_clients", "update oidc_tokens", "insert oidc_tokens", "select oidc_jpki_links", "select one_time_records"]);
+      expect(counter.statements).toEqual(["select oidc_client_version", "update oidc_tokens", "insert oidc_tokens", "select oidc_jpki_links", "select one_time_records"]);
       expectStatements(counter, { total: 5, writes: 2 });
     });
 
@@ -180,11 +180,11 @@ for (const target of targets) {
       expectStatements(counter, { total: 3, writes: 0 });
     });
 
-    it("introspection: 2 statements (the client, the token with its grant), no write", async () => {
+    it("introspection: 2 statements (the client version, the token with its grant), no write", async () => {
       const { accessToken: token } = await accessToken();
       const { result: reply, counter } = await counted(() => postForm(live(), "/api/oidc/v1/introspect", { token }, authorization));
       expect(reply.json?.active).toBe(true);
-      expect(counter.statements).toEqual(["select oidc_clients", "select oidc_tokens"]);
+      expect(counter.statements).toEqual(["select oidc_client_version", "select oidc_tokens"]);
       expectStatements(counter, { total: 2, writes: 0 });
     });
 

@@ -28,7 +28,10 @@ function client(clientId: string): OidcClient {
   };
 }
 
-/** Every PAR and token request reads its client first: on PostgreSQL concurrent reads share a statement. */
+/**
+ * Every PAR, authorization and token request looks its client up: kept in memory under the registrations'
+ * version (migration 0022), read each time; on PostgreSQL concurrent reads share a statement.
+ */
 for (const target of targets) {
   describe.skipIf(!!target.unavailable)(targetTitle(target), () => {
     let scratch: ScratchDatabase;
@@ -48,7 +51,7 @@ for (const target of targets) {
       await scratch?.drop();
     });
 
-    it(`clients asked for at the same time ${shared ? "are read together: the first alone, then the rest in one statement" : "are read one statement each"}, each caller with an object of its own`, async () => {
+    it(`clients asked for at the same time ${shared ? "are read together" : "are read one statement each"}, and then kept`, async () => {
       const counter = new StatementCounter();
       const repository = new ClientsRepository({ ...database, db: database.db.withPlugin(counter) });
       const asked = ["rp-a", "rp-a", "rp-b", "nobody", "rp-a", "bad id!"];
@@ -56,9 +59,51 @@ for (const target of targets) {
       expect(found.map((c) => c?.clientId)).toEqual(["rp-a", "rp-a", "rp-b", undefined, "rp-a", undefined]);
       expect(found[2]).toMatchObject({ redirectUris: ["https://rp-b.example/cb"], tokenEndpointAuthMethod: "client_secret_basic" });
       expect(found[1]).toEqual(found[0]);
-      expect(found[1]).not.toBe(found[0]);
-      // The malformed id is answered without a statement.
-      expect(counter.count).toBe(shared ? 2 : 5);
+      // Each lookup reads the version and then the registration (on PostgreSQL, shared with the lookups running
+      // beside it); the malformed id is answered without a statement.
+      const versionReads = counter.statements.filter((s) => s === "select oidc_client_version").length;
+      const registrationReads = counter.statements.filter((s) => s === "select oidc_clients").length;
+      if (shared) {
+        expect(versionReads).toBe(2);
+        expect(registrationReads).toBeGreaterThanOrEqual(2);
+        expect(registrationReads).toBeLessThan(5);
+      } else {
+        expect([versionReads, registrationReads]).toEqual([5, 5]);
+      }
+
+      // Once kept, a lookup reads the version alone, and every caller gets the one frozen registration.
+      const again = new StatementCounter();
+      const kept = new ClientsRepository({ ...database, db: database.db.withPlugin(again) });
+      const first = await kept.find("rp-a");
+      again.statements.length = 0;
+      const second = await kept.find("rp-a");
+      expect(second).toBe(first);
+      expect(again.statements).toEqual(["select oidc_client_version"]);
+      expect(Object.isFrozen(second) && Object.isFrozen(second!.redirectUris)).toBe(true);
+      expect(() => (second!.redirectUris as string[]).push("https://evil.example/cb")).toThrow(TypeError);
+      // An unknown client is not kept: it is asked for each time.
+      again.statements.length = 0;
+      await kept.find("nobody");
+      await kept.find("nobody");
+      expect(again.statements.filter((s) => s === "select oidc_clients")).toHaveLength(2);
+    });
+
+    it("a change made by another instance, or by hand, is seen on the next lookup", async () => {
+      const other = await openDatabase(scratch.url);
+      try {
+        const repository = new ClientsRepository(database);
+        const elsewhere = new ClientsRepository(other);
+        await elsewhere.save(client("rp-c"), 1_750_000_000_000);
+        expect((await repository.find("rp-c"))?.name).toBe("Client rp-c");
+        await elsewhere.save({ ...client("rp-c"), redirectUris: ["https://rp-c.example/new"] }, 1_750_000_000_002);
+        expect((await repository.find("rp-c"))?.redirectUris).toEqual(["https://rp-c.example/new"]);
+        await other.db.updateTable("oidc_clients").set({ name: "Changed by hand" }).where("client_id", "=", "rp-c").execute();
+        expect((await repository.find("rp-c"))?.name).toBe("Changed by hand");
+        expect(await elsewhere.delete("rp-c", 1_750_000_000_003)).toBe(true);
+        expect(await repository.find("rp-c")).toBeUndefined();
+      } finally {
+        await other.close();
+      }
     });
 
     it("a change saved before a read is what that read sees", async () => {
