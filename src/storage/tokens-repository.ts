@@ -35,6 +35,7 @@ function refreshUse(db: Kysely<Tables>, tokenHash: string, clientId: string, now
     .returning((eb) => [
       liveGrant(eb).select("oidc_grants.scopes").as("grant_scopes"),
       liveGrant(eb).select("oidc_grants.authorization_details").as("grant_authorization_details"),
+      eb.exists(eb.selectFrom("oidc_jpki_links").select("oidc_jpki_links.certificate_id").whereRef("oidc_jpki_links.user_id", "=", "oidc_tokens.user_id")).as("user_has_jpki_links"),
     ]);
 }
 
@@ -85,7 +86,9 @@ export class TokensRepository implements TokenStore {
    * two concurrent uses exactly one gets the row back. A token bound to
    * another DPoP key than `dpopJkt` is left as it is. The same statement
    * returns what its grant holds, when the grant is live, read as the update
-   * sees it: no second statement for the grant.
+   * sees it: no second statement for the grant. It also says whether the
+   * token's user has any JPKI certificate linked, so that an ID token for a
+   * user without one needs no read of the links.
    */
   async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined> {
     const db = this.database.db;
@@ -99,12 +102,15 @@ export class TokensRepository implements TokenStore {
   }
 }
 
-/** A token row with its grant's rights beside it (null: no live grant). */
-function withGrant(row: Selectable<OidcTokenTable> & { grant_scopes: string | null; grant_authorization_details: string | null }): TokenWithGrant {
-  const { grant_scopes: scopes, grant_authorization_details: details, ...token } = row;
+/** A token row with its grant's rights beside it (null: no live grant), and whether its user has JPKI links when the read said. */
+function withGrant(
+  row: Selectable<OidcTokenTable> & { grant_scopes: string | null; grant_authorization_details: string | null; user_has_jpki_links?: unknown },
+): TokenWithGrant {
+  const { grant_scopes: scopes, grant_authorization_details: details, user_has_jpki_links: linked, ...token } = row;
   const grant =
     scopes === null || details === null ? undefined : { scopes: JSON.parse(scopes) as string[], authorizationDetails: JSON.parse(details) as AuthorizationDetail[] };
-  return { token: toToken(token), grant };
+  // PostgreSQL answers exists(…) with a boolean, SQLite with 0 or 1.
+  return { token: toToken(token), grant, ...(linked === undefined ? {} : { userHasJpkiLinks: linked === true || Number(linked) === 1 }) };
 }
 
 function tokenValues(t: TokenRow): Insertable<OidcTokenTable> {

@@ -18,6 +18,8 @@ import {
   expectPage,
   findRecord,
   getUserinfo,
+  obtainCode,
+  pkce,
   postToken,
   registerClient,
   sessionCookie,
@@ -302,6 +304,34 @@ for (const target of await databaseTargets()) {
       // No usable certificate: the decision flow's row 4.
       const unmet = await b.get(authorizeUrl(params({ acr_values: "very_high", max_age: "0" })));
       expectErrorRedirect(unmet, { redirectUri, error: "unmet_authentication_requirements", issuer: issuer(), state: "s1" });
+    });
+
+    it("a refreshed ID token says jpki_verified as the links are at the refresh: true with a good one, false once it is not", async () => {
+      await registerClient(server, {
+        client_id: "jpki-refresh-app",
+        client_secret: secret,
+        redirect_uris: [redirectUri],
+        scope: "openid offline_access",
+        grant_types: ["authorization_code", "refresh_token"],
+      });
+      const frank = await createUser(server);
+      const card = await mockCard(server, accountId);
+      await server.domain.oidc.jpki.linkByOperator(frank.row.id, derOf(card));
+      const { verifier, challenge } = pkce();
+      const code = await obtainCode(server, new Browser(server.url), frank, { clientId: "jpki-refresh-app", redirectUri, scope: "openid offline_access", codeChallenge: challenge });
+      const auth = { authorization: basicAuthorization("jpki-refresh-app", secret) };
+      const issued = await postToken(server, { grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }, auth);
+      expect(issued.status, JSON.stringify(issued.json)).toBe(200);
+      const refresh = async (token: string) => {
+        const reply = await postToken(server, { grant_type: "refresh_token", refresh_token: token }, auth);
+        expect(reply.status, JSON.stringify(reply.json)).toBe(200);
+        return { refreshToken: reply.json!.refresh_token as string, idToken: decodeJwt(reply.json!.id_token as string) };
+      };
+      const first = await refresh(issued.json!.refresh_token as string);
+      expect(first.idToken).toMatchObject({ sub: frank.row.id, jpki_verified: true });
+      // The link found revoked since (as a refused step-up records it): the next refresh says so.
+      await server.database.db.updateTable("oidc_jpki_links").set({ status: "revoked" }).where("user_id", "=", frank.row.id).execute();
+      expect((await refresh(first.refreshToken)).idToken).toMatchObject({ sub: frank.row.id, jpki_verified: false });
     });
 
     it("the challenge is stored only as a hash", async () => {

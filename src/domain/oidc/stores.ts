@@ -66,6 +66,12 @@ export interface GrantStore {
 export interface TokenWithGrant {
   token: TokenRow;
   grant: GrantedRights | undefined;
+  /**
+   * Whether the token's user had any JPKI certificate linked, when the same
+   * read said (consumeRefresh does): without one, jpki_verified is false
+   * and the links need no read of their own.
+   */
+  userHasJpkiLinks?: boolean;
 }
 
 export interface TokenStore {
