@@ -32,7 +32,7 @@ export async function startShomei(databaseUrl: string, history: number): Promise
   const { child, output } = await start(
     process.execPath,
     [...profileArguments(), "bin/shomei.js", "serve", "--mode", "mock"],
-    { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", SHOMEI_DATA_DIR: dir, DATABASE_URL: databaseUrl },
+    { PORT: "0", HOST: "127.0.0.1", SHOMEI_DATA_DIR: dir, DATABASE_URL: databaseUrl },
     /revoked one: \{"certificateId":"[0-9a-f-]+"\}[\s\S]*demo-client-secret/,
   );
   const url = /is listening on (http:\/\/[^\s]+)/.exec(output)![1]!;

@@ -14,6 +14,7 @@ export const settings = {
   migrateOnStart: { env: "SHOMEI_MIGRATE_ON_START" },
   dataDir: { env: "SHOMEI_DATA_DIR" },
   logLevel: { env: "LOG_LEVEL" },
+  accessLog: { env: "SHOMEI_ACCESS_LOG" },
   maxBodyBytes: { env: "SHOMEI_MAX_BODY_BYTES" },
   shutdownTimeoutMs: { env: "SHOMEI_SHUTDOWN_TIMEOUT_MS" },
   tlsCertFile: { env: "SHOMEI_TLS_CERT_FILE" },
@@ -94,6 +95,8 @@ export const configSchema = z
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
       error: "must be one of fatal, error, warn, info, debug, trace, silent",
     }).default("info"),
+    /** A log line per request (at info): off by default, as access logs are in the field (a proxy in front usually keeps them). */
+    accessLog: flag.default(false),
     maxBodyBytes: integer(1024, 64 * 1024 * 1024).default(1024 * 1024),
     shutdownTimeoutMs: integer(0, 600_000).default(10_000),
     tlsCertFile: z.string().min(1, { error: "must not be empty" }).optional(),

@@ -16,6 +16,8 @@ export interface RequestHandlerOptions {
   isDraining: () => boolean;
   /** The public URL is https (TLS here or at a proxy in front): browsers are told to keep to it. */
   httpsOnly: boolean;
+  /** A line per request at info (SHOMEI_ACCESS_LOG); off, no line is built at all. */
+  accessLog: boolean;
 }
 
 /** One year, the usual minimum for HSTS preload lists; subdomains are not ours to decide. */
@@ -31,8 +33,8 @@ const validRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * The one entry point of every request on every protocol: give it an id, send
- * it to Connect when its path is a procedure and to Express otherwise, and log
- * and measure it when it closes.
+ * it to Connect when its path is a procedure and to Express otherwise, and
+ * measure it (and, with the access log on, log it) when it closes.
  */
 export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
   const { rpc, logger, metrics } = options;
@@ -56,8 +58,8 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
       const status = res.writableFinished ? res.statusCode : 499;
       const route = procedure ?? expressRoute(req) ?? "unmatched";
       metrics.observe(req.method ?? "", route, status, seconds);
-      // Not even the log object is built when request lines are not written (LOG_LEVEL above info).
-      if (!logger.isLevelEnabled("info")) return;
+      // Not even the log object is built when request lines are not written (access log off, or LOG_LEVEL above info).
+      if (!options.accessLog || !logger.isLevelEnabled("info")) return;
       logger.info(
         {
           requestId,

@@ -63,6 +63,7 @@ export function createApplication(
     metrics,
     isDraining,
     httpsOnly: config.baseUrl.startsWith("https:"),
+    accessLog: config.accessLog,
   });
 }
 

@@ -382,6 +382,30 @@ describe("HTTP behaviour", () => {
   });
 });
 
+describe("the access log's default (SHOMEI_ACCESS_LOG off)", () => {
+  let scratch: ScratchDatabase;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    scratch = await sqlite.create();
+    server = await startTestServer(scratch.url, { accessLog: false });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await scratch?.drop();
+  });
+
+  it("writes no line per request at info, yet still measures each request and logs the rest", async () => {
+    const before = server.logs.length;
+    expect(before).toBeGreaterThan(0);
+    for (const path of ["/healthz", "/no-such-page", "/.well-known/openid-configuration"]) await (await fetch(server.url + path)).arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(server.logs.slice(before).filter((l) => l.msg === "request")).toEqual([]);
+    expect(await metricsText(server)).toMatch(/shomei_http_requests_total\{[^}]*route="\/healthz"[^}]*\} [1-9]/);
+  });
+});
+
 describe("body limit (maxBodyBytes 2048)", () => {
   let scratch: ScratchDatabase;
   let server: TestServer;

@@ -42,6 +42,8 @@ async function startCli(extraEnv: Record<string, string> = {}): Promise<Cli> {
     SHOMEI_SHUTDOWN_TIMEOUT_MS: "120000",
     // mock mode writes its demo data here; keep it out of the working directory.
     SHOMEI_DATA_DIR: dir,
+    // The tests below read the request lines.
+    SHOMEI_ACCESS_LOG: "true",
     ...extraEnv,
   });
   const child = spawn(process.execPath, ["bin/shomei.js", "serve", "--mode", "mock"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });

@@ -18,7 +18,8 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const config = loadConfig({
     env: {},
-    overrides: { host: "127.0.0.1", port: 0, databaseUrl, logLevel: "info", mode: "mock", ...settings },
+    // Request lines on (SHOMEI_ACCESS_LOG): tests read them; a test of the default passes accessLog: false.
+    overrides: { host: "127.0.0.1", port: 0, databaseUrl, logLevel: "info", mode: "mock", accessLog: true, ...settings },
   });
   const lines: string[] = [];
   const sink = new Writable({
