@@ -14,8 +14,11 @@ import type { CertificateStore, StatusCursor } from "../domain/certificates/cert
 import type { Database } from "./database.ts";
 import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import { chunked, distinctInChunks, maxParameters, paddedToPowerOfTwo } from "./parameter-limit.ts";
-import { preparedQuery } from "./prepared-query.ts";
+import { preparedInsert, preparedQuery } from "./prepared-query.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable, Tables } from "./schema.ts";
+
+/** Status records, a group at a time (see preparedInsert). */
+const insertStatusRows = preparedInsert<Tables>("certificate_statuses");
 
 function certificatesByIds(db: Kysely<Tables>, accountId: string, ids: readonly string[]) {
   return db.selectFrom("certificates").selectAll().where("account_id", "=", accountId).where("id", "in", ids);
@@ -243,7 +246,7 @@ export class CertificatesRepository implements CertificateStore {
   /** Many records in one multi-row insert (more only past the parameter limit). */
   async insertStatuses(records: readonly StatusRecord[]): Promise<void> {
     for (const slice of chunked(records, statusRowsPerInsert)) {
-      await this.database.db.insertInto("certificate_statuses").values(slice.map(toStatusRow)).execute();
+      await insertStatusRows(this.database.db, slice.map(toStatusRow));
     }
   }
 

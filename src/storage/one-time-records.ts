@@ -1,6 +1,11 @@
 import type { ConsumeResult, IssueInput, OneTimeRecord, OneTimeStore } from "../domain/single-use.ts";
 import type { Database } from "./database.ts";
 import { groupedWrites, type StatementCalls } from "./coalesced-calls.ts";
+import { preparedInsert } from "./prepared-query.ts";
+import type { Tables } from "./schema.ts";
+
+/** Issued records, a group at a time (see preparedInsert). */
+const insertRecordRows = preparedInsert<Tables>("one_time_records");
 
 /**
  * The single-use primitive. `consume` is one conditional UPDATE … RETURNING:
@@ -16,7 +21,7 @@ export class OneTimeRecords implements OneTimeStore {
   constructor(private readonly database: Database) {
     this.issues = groupedWrites(
       database.dialect,
-      async (rows) => void (await this.database.db.insertInto("one_time_records").values([...rows]).execute()),
+      (rows) => insertRecordRows(this.database.db, rows),
       issueGroupRows,
     );
   }

@@ -57,3 +57,37 @@ function compile<DB, Args extends readonly unknown[], Row>(
   });
   return { query, argumentAt };
 }
+
+/**
+ * A multi-row INSERT into `table`, compiled once per connection object, set
+ * of columns and number of rows (see preparedQuery). The grouped writes of
+ * the hot paths (status records, one-time records, tokens) insert a few rows
+ * at a time; Kysely would otherwise parse every row's values and compile the
+ * statement anew for each group. Every row must have the same columns, in
+ * the same order (rows made by one mapping function do); undefined is
+ * stored as null.
+ */
+export function preparedInsert<DB>(table: keyof DB & string): (db: Kysely<DB>, rows: readonly Record<string, unknown>[]) => Promise<void> {
+  const byShape = new Map<string, (db: Kysely<DB>, ...values: unknown[]) => Promise<unknown[]>>();
+  return async (db, rows) => {
+    if (rows.length === 0) return;
+    const columns = Object.keys(rows[0]!);
+    for (const row of rows) {
+      if (Object.keys(row).length !== columns.length) throw new Error(`rows inserted together into ${table} must have the same columns`);
+    }
+    const shape = `${rows.length}:${columns.join(",")}`;
+    let insert = byShape.get(shape);
+    if (!insert) {
+      const count = rows.length;
+      insert = preparedQuery((db: Kysely<DB>, ...values: unknown[]) =>
+        db.insertInto(table).values(
+          Array.from({ length: count }, (_, r) => Object.fromEntries(columns.map((column, c) => [column, values[r * columns.length + c]]))) as never,
+        ),
+      );
+      byShape.set(shape, insert);
+    }
+    const values: unknown[] = [];
+    for (const row of rows) for (const column of columns) values.push(row[column] ?? null);
+    await insert(db, ...values);
+  };
+}

@@ -4,7 +4,7 @@ import type { TokenKind, TokenRow, TokenSelection } from "../domain/oidc/model.t
 import type { TokenStore, TokenWithGrant } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { groupedWrites, type StatementCalls } from "./coalesced-calls.ts";
-import { preparedQuery } from "./prepared-query.ts";
+import { preparedInsert, preparedQuery } from "./prepared-query.ts";
 import { revokeTokens } from "./revocations.ts";
 import type { OidcTokenTable, Tables } from "./schema.ts";
 
@@ -49,6 +49,9 @@ const useRefresh = preparedQuery((db: Kysely<Tables>, tokenHash: string, clientI
   refreshUse(db, tokenHash, clientId, now).where((eb) => eb.or([eb("dpop_jkt", "is", null), eb("dpop_jkt", "=", dpopJkt)])),
 );
 
+/** The tokens of a group of issuances (see preparedInsert). */
+const insertTokenRows = preparedInsert<Tables>("oidc_tokens");
+
 /** Issuances one grouped insert takes (an access token and at most a refresh token each): SQL short enough to be kept prepared. */
 const issuancesPerGroup = 16;
 
@@ -59,7 +62,7 @@ export class TokensRepository implements TokenStore {
   constructor(private readonly database: Database) {
     this.issuances = groupedWrites(
       database.dialect,
-      async (issuances) => void (await this.database.db.insertInto("oidc_tokens").values(issuances.flat().map(tokenValues)).execute()),
+      (issuances) => insertTokenRows(this.database.db, issuances.flat().map(tokenValues)),
       issuancesPerGroup,
     );
   }

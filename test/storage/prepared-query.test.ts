@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
-import { preparedQuery } from "../../src/storage/prepared-query.ts";
+import { preparedInsert, preparedQuery } from "../../src/storage/prepared-query.ts";
 import type { Tables } from "../../src/storage/schema.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { StatementCounter } from "../support/statement-counter.ts";
@@ -66,6 +66,37 @@ for (const target of targets) {
         db.selectFrom("one_time_records").select("key_hash").where("owner", "=", owner).where("key_hash", "like", `${owner}%`),
       );
       await expect(alsoTransformed(database.db, "alice")).rejects.toThrow("prepared query binds a transformed argument as parameter 2");
+    });
+
+    it("inserts rows of any count and values, nulls included, each group in one statement", async () => {
+      const insert = preparedInsert<Tables>("one_time_records");
+      const counter = new StatementCounter();
+      const view = database.db.withPlugin(counter);
+      const row = (key: string, payload: string, consumed: number | null) => ({
+        kind: "prepared-insert", key_hash: key, owner: "dave", payload, created_at: 10, expires_at: 20, consumed_at: consumed,
+      });
+      await insert(view, [row("i1", "{\"n\":1}", null), row("i2", "1", 15)]);
+      await insert(view, [row("i3", "null", undefined as unknown as null)]);
+      await insert(view, [row("i4", "[]", 11), row("i5", "{}", null)]);
+      await insert(view, []);
+      expect(counter.count).toBe(3);
+      const stored = await database.db
+        .selectFrom("one_time_records")
+        .select(["key_hash", "payload", "consumed_at"])
+        .where("kind", "=", "prepared-insert")
+        .orderBy("key_hash")
+        .execute();
+      expect(stored.map((r) => ({ ...r, consumed_at: r.consumed_at === null ? null : Number(r.consumed_at) }))).toEqual([
+        { key_hash: "i1", payload: '{"n":1}', consumed_at: null },
+        { key_hash: "i2", payload: "1", consumed_at: 15 },
+        { key_hash: "i3", payload: "null", consumed_at: null },
+        { key_hash: "i4", payload: "[]", consumed_at: 11 },
+        { key_hash: "i5", payload: "{}", consumed_at: null },
+      ]);
+      await expect(insert(database.db, [row("i6", "1", null), { kind: "prepared-insert", key_hash: "i7" } as never])).rejects.toThrow(/same columns/);
+      // A row the database refuses (a key issued twice) fails the statement, and the group with it.
+      await expect(insert(database.db, [row("i8", "1", null), row("i1", "1", null)])).rejects.toThrow();
+      expect(await database.db.selectFrom("one_time_records").select("key_hash").where("key_hash", "=", "i8").execute()).toEqual([]);
     });
   });
 }

@@ -23,8 +23,18 @@ export class CrlFetchError extends Error {
 
 /** The URL schemes lists are fetched from. */
 export function isFetchableCrlUrl(url: string): boolean {
-  return URL.canParse(url) && ["http:", "https:", "file:"].includes(new URL(url).protocol);
+  let fetchable = fetchableUrls.get(url);
+  if (fetchable === undefined) {
+    fetchable = URL.canParse(url) && ["http:", "https:", "file:"].includes(new URL(url).protocol);
+    // Every status check asks about its certificate's distribution points, which few CAs vary: a URL is parsed once.
+    if (fetchableUrls.size >= maxRememberedUrls) fetchableUrls.delete(fetchableUrls.keys().next().value!);
+    fetchableUrls.set(url, fetchable);
+  }
+  return fetchable;
 }
+
+const fetchableUrls = new Map<string, boolean>();
+const maxRememberedUrls = 1000;
 
 const pemCrl = /^\s*-----BEGIN X509 CRL-----([\s\S]+?)-----END X509 CRL-----/;
 
