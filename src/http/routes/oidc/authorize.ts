@@ -37,20 +37,22 @@ export function authorize(oidc: Oidc): (req: IncomingMessage, res: ServerRespons
 }
 
 const earlierFailure = Symbol("authorize failure");
+/** A request that may carry the failure it met outside Express. */
+type MaybeFailed = IncomingMessage & { [earlierFailure]?: { error: unknown } };
 
 /**
  * Hands a request that failed outside Express (src/http/lean-authorize.ts)
  * to the Express route, which answers its error as it answers its own.
  */
 export function markFailed(req: IncomingMessage, error: unknown): void {
-  (req as { [earlierFailure]?: { error: unknown } })[earlierFailure] = { error };
+  (req as MaybeFailed)[earlierFailure] = { error };
 }
 
 /** GET and POST /api/oidc/v1/authorize (OIDC Core 3.1.2.1 allows both). */
 export function registerAuthorizeRoute(router: Router, oidc: Oidc, limitBytes: number): void {
   const handle = authorize(oidc);
   router.get(authorizePath, pageHeaders, authorizationErrorPages, (req, res) => {
-    const failed = (req as { [earlierFailure]?: { error: unknown } })[earlierFailure];
+    const failed = (req as MaybeFailed)[earlierFailure];
     if (failed) throw failed.error;
     return handle(req, res, req.query as RawParameters);
   });
