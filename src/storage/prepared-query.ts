@@ -59,35 +59,67 @@ function compile<DB, Args extends readonly unknown[], Row>(
 }
 
 /**
- * A multi-row INSERT into `table`, compiled once per connection object, set
- * of columns and number of rows (see preparedQuery). The grouped writes of
- * the hot paths (status records, one-time records, tokens) insert a few rows
- * at a time; Kysely would otherwise parse every row's values and compile the
- * statement anew for each group. Every row must have the same columns, in
- * the same order (rows made by one mapping function do); undefined is
- * stored as null.
+ * A multi-row INSERT into `table`: Kysely compiles one row's statement once
+ * per connection object and set of columns, and the statement for n rows
+ * repeats its row of placeholders n times (renumbered on PostgreSQL). The
+ * grouped writes of the hot paths (status records, one-time records, tokens)
+ * insert a few rows at a time, a batch check up to a thousand; building the
+ * rows through Kysely instead parses every value, and compiling a thousand
+ * rows that way took seconds. Every row must have the same columns, in the
+ * same order (rows made by one mapping function do); undefined is stored as
+ * null.
  */
 export function preparedInsert<DB>(table: keyof DB & string): (db: Kysely<DB>, rows: readonly Record<string, unknown>[]) => Promise<void> {
-  const byShape = new Map<string, (db: Kysely<DB>, ...values: unknown[]) => Promise<unknown[]>>();
+  const templates = new WeakMap<Kysely<DB>, Map<string, InsertTemplate>>();
   return async (db, rows) => {
     if (rows.length === 0) return;
     const columns = Object.keys(rows[0]!);
     for (const row of rows) {
       if (Object.keys(row).length !== columns.length) throw new Error(`rows inserted together into ${table} must have the same columns`);
     }
-    const shape = `${rows.length}:${columns.join(",")}`;
-    let insert = byShape.get(shape);
-    if (!insert) {
-      const count = rows.length;
-      insert = preparedQuery((db: Kysely<DB>, ...values: unknown[]) =>
-        db.insertInto(table).values(
-          Array.from({ length: count }, (_, r) => Object.fromEntries(columns.map((column, c) => [column, values[r * columns.length + c]]))) as never,
-        ),
-      );
-      byShape.set(shape, insert);
-    }
-    const values: unknown[] = [];
-    for (const row of rows) for (const column of columns) values.push(row[column] ?? null);
-    await insert(db, ...values);
+    let byColumns = templates.get(db);
+    if (!byColumns) templates.set(db, (byColumns = new Map()));
+    const key = columns.join(",");
+    let template = byColumns.get(key);
+    if (!template) byColumns.set(key, (template = insertTemplate(db, table, columns)));
+    const parameters: unknown[] = [];
+    for (const row of rows) for (const column of columns) parameters.push(row[column] ?? null);
+    await db.executeQuery({ ...template.query, sql: template.sqlFor(rows.length), parameters });
+  };
+}
+
+interface InsertTemplate {
+  /** The one-row statement as Kysely compiled it (its operation node goes to plugins unchanged). */
+  query: CompiledQuery;
+  sqlFor(rows: number): string;
+}
+
+/** Row counts whose SQL is kept: the grouped writes' small groups recur; a batch's rarely does. */
+const keptRowCounts = 64;
+
+function insertTemplate<DB>(db: Kysely<DB>, table: keyof DB & string, columns: readonly string[]): InsertTemplate {
+  const markers = columns.map((_, i) => `${markerPrefix}${i}\u0000`);
+  const query = db.insertInto(table).values(Object.fromEntries(columns.map((column, i) => [column, markers[i]])) as never).compile();
+  if (query.parameters.length !== markers.length || query.parameters.some((value, i) => value !== markers[i])) {
+    throw new Error(`prepared insert into ${table} does not bind each column as a value: ${query.sql}`);
+  }
+  const at = query.sql.lastIndexOf(" values (");
+  const head = query.sql.slice(0, at + " values ".length);
+  const row = query.sql.slice(at + " values ".length);
+  const numbered = row === `(${columns.map((_, i) => `$${i + 1}`).join(", ")})`;
+  if (!numbered && row !== `(${columns.map(() => "?").join(", ")})`) {
+    throw new Error(`prepared insert into ${table} compiled to an unexpected row of values: ${query.sql}`);
+  }
+  const rowAt = (r: number) => (numbered ? `(${columns.map((_, i) => `$${r * columns.length + i + 1}`).join(", ")})` : row);
+  const kept: string[] = [];
+  return {
+    query,
+    sqlFor(rows) {
+      const cached = kept[rows];
+      if (cached) return cached;
+      const sql = head + Array.from({ length: rows }, (_, r) => rowAt(r)).join(", ");
+      if (rows <= keptRowCounts) kept[rows] = sql;
+      return sql;
+    },
   };
 }

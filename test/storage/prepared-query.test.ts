@@ -98,5 +98,29 @@ for (const target of targets) {
       await expect(insert(database.db, [row("i8", "1", null), row("i1", "1", null)])).rejects.toThrow();
       expect(await database.db.selectFrom("one_time_records").select("key_hash").where("key_hash", "=", "i8").execute()).toEqual([]);
     });
+
+    it("preparedInsert puts each value of a batch-sized insert in its own row and column", async () => {
+      const insert = preparedInsert<Tables>("one_time_records");
+      // Sizes past the kept statements, and each size once: every row's placeholders are numbered anew (PostgreSQL's $n).
+      for (const count of [1000, 999, 65]) {
+        const rows = Array.from({ length: count }, (_, i) => ({
+          kind: `prepared-bulk-${count}`, key_hash: `k${i}`, owner: `o${i}`, payload: `${i * 7}`, created_at: i, expires_at: i + count, consumed_at: i % 3 === 0 ? null : i * 2,
+        }));
+        await insert(database.db, rows);
+        const stored = await database.db
+          .selectFrom("one_time_records")
+          .select(["key_hash", "owner", "payload", "created_at", "expires_at", "consumed_at"])
+          .where("kind", "=", `prepared-bulk-${count}`)
+          .execute();
+        const byKey = new Map(stored.map((r) => [r.key_hash, r]));
+        expect(byKey.size).toBe(count);
+        for (const row of rows) {
+          const got = byKey.get(row.key_hash)!;
+          expect([got.owner, got.payload, Number(got.created_at), Number(got.expires_at), got.consumed_at === null ? null : Number(got.consumed_at)]).toEqual([
+            row.owner, row.payload, row.created_at, row.expires_at, row.consumed_at,
+          ]);
+        }
+      }
+    });
   });
 }
