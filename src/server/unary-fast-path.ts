@@ -1,4 +1,4 @@
-import { create, fromBinary, fromJson, isMessage, toBinary, toJsonString, type DescMessage, type DescService, type JsonReadOptions } from "@bufbuild/protobuf";
+import { create, fromBinary, fromJson, isMessage, toBinary, type DescMessage, type Message, type DescService, type JsonReadOptions } from "@bufbuild/protobuf";
 import { createServiceImplSpec, type ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { compressionNegotiate, createAsyncIterable, type Compression, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
@@ -7,6 +7,7 @@ import type { Preauthentication } from "../rpc/auth.ts";
 import type { RpcService } from "../rpc/routes.ts";
 import { headerValue, type AnyRequest, type AnyResponse } from "./exchange.ts";
 import { LazyContext } from "./lazy-handler-context.ts";
+import { messageJson } from "./message-json.ts";
 
 /** A unary procedure the fast path can answer. */
 interface FastProcedure {
@@ -14,6 +15,8 @@ interface FastProcedure {
   method: HandlerContext["method"];
   input: DescMessage;
   output: DescMessage;
+  /** The output's JSON form, as toJsonString writes it (see messageJson). */
+  outputJson: (message: Message) => string;
   impl: (input: never, context: HandlerContext) => unknown;
 }
 
@@ -88,6 +91,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
         method: method.method,
         input: method.method.input,
         output: method.method.output,
+        outputJson: messageJson(method.method.output),
         impl: method.impl as FastProcedure["impl"],
       });
     }
@@ -108,7 +112,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     try {
       const result = await p.impl(input as never, context);
       const output = isMessage(result, p.output) ? result : create(p.output, result as never);
-      return { context, output: protocol === "connect-json" ? Buffer.from(toJsonString(p.output, output)) : toBinary(p.output, output) };
+      return { context, output: protocol === "connect-json" ? Buffer.from(p.outputJson(output)) : toBinary(p.output, output) };
     } catch (thrown) {
       return { context, error: options.toError(thrown, path) };
     }
