@@ -20,8 +20,20 @@ import type { CertificateStatusTable, CertificateTable, CertificateUserTable, Ta
 /** Status records, a group at a time (see preparedInsert). */
 const insertStatusRows = preparedInsert<Tables>("certificate_statuses");
 
+/**
+ * The columns a StoredCertificate is made of. Status checks read these and
+ * not the certificate's PEM (most of a row's bytes, kept in overflow pages on
+ * SQLite) or its subject, which no check uses.
+ */
+export const certificateColumns = [
+  "id", "account_id", "user_id", "type", "origin", "serial_number", "issuer", "not_before", "not_after",
+  "fingerprint_sha256", "crl_distribution_points", "ocsp_urls", "trust_anchor", "created_at",
+] as const satisfies readonly (keyof CertificateTable)[];
+
+type CertificateRow = Pick<Selectable<CertificateTable>, (typeof certificateColumns)[number]>;
+
 function certificatesByIds(db: Kysely<Tables>, accountId: string, ids: readonly string[]) {
-  return db.selectFrom("certificates").selectAll().where("account_id", "=", accountId).where("id", "in", ids);
+  return db.selectFrom("certificates").select(certificateColumns).where("account_id", "=", accountId).where("id", "in", ids);
 }
 
 /** A single check's read (every call on SQLite, a lone call on PostgreSQL): built and compiled once (see preparedQuery). */
@@ -172,16 +184,11 @@ export class CertificatesRepository implements CertificateStore {
     return new Map(rows.map((row) => [row.id, () => toCertificate(row)]));
   }
 
+  /** The same read as a single check's (with the mock state, in the mock environment), a slice of ids at a time. */
   async findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>> {
     const found = new Map<string, StoredCertificate>();
     for (const ids of distinctInChunks(certificateIds, 1)) {
-      const rows = await this.database.db
-        .selectFrom("certificates")
-        .selectAll()
-        .where("account_id", "=", accountId)
-        .where("id", "in", ids)
-        .execute();
-      for (const row of rows) found.set(row.id, toCertificate(row));
+      for (const [id, make] of await this.certificatesById(accountId, ids)) found.set(id, make());
     }
     return found;
   }
@@ -330,7 +337,7 @@ function toStatusRow(s: StatusRecord): Insertable<CertificateStatusTable> {
   };
 }
 
-export function toCertificate(row: Selectable<CertificateTable>): StoredCertificate {
+export function toCertificate(row: CertificateRow): StoredCertificate {
   return {
     id: row.id,
     accountId: row.account_id,

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { StoredCertificate } from "../domain/certificates/model.ts";
 import type { MockCertificateState, StatesReadWithCertificates } from "../domain/mock/mock-store.ts";
-import { CertificatesRepository, toCertificate } from "./certificates-repository.ts";
+import { certificateColumns, CertificatesRepository, toCertificate } from "./certificates-repository.ts";
 import { toState } from "./mock-repository.ts";
 import { paddedToPowerOfTwo } from "./parameter-limit.ts";
 import { preparedQuery } from "./prepared-query.ts";
@@ -55,7 +55,7 @@ function withStatesByIds(db: Kysely<Tables>, accountId: string, ids: readonly st
   return db
     .selectFrom("certificates as c")
     .leftJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
-    .selectAll("c")
+    .select(certificateColumns.map((column) => `c.${column}` as const))
     .select([
       "s.certificate_id as state_certificate_id",
       "s.status as state_status",

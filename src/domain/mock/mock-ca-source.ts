@@ -44,7 +44,9 @@ export class MockCaSource extends BatchFirstSource {
     const groups = new Map<string, number[]>();
     certificates.forEach((_, i) => {
       const key = this.order(states[i]).join(",") + (states[i]?.status === "unknown" ? " unknown" : "");
-      groups.set(key, [...(groups.get(key) ?? []), i]);
+      const group = groups.get(key);
+      if (group) group.push(i);
+      else groups.set(key, [i]);
     });
     const answers: (RevocationAnswer | DomainError)[] = new Array(certificates.length);
     for (const positions of groups.values()) {
