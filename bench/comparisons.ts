@@ -20,6 +20,7 @@ export const comparisonNames = [
   "authorize_vs_oidc_provider",
   "refresh_vs_oidc_provider",
   "batch_vs_single",
+  "batch_vs_single_pg",
   "check_1m_vs_10k_rows",
 ] as const;
 export type ComparisonName = (typeof comparisonNames)[number];
@@ -58,6 +59,7 @@ export const needs: Record<ComparisonName, ServerName[]> = {
   authorize_vs_oidc_provider: ["sqlite", "oidcProvider"],
   refresh_vs_oidc_provider: ["sqlite", "oidcProvider"],
   batch_vs_single: ["sqlite"],
+  batch_vs_single_pg: ["postgres"],
   check_1m_vs_10k_rows: ["sqlite10k", "sqlite1m"],
 };
 
@@ -221,12 +223,13 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
         peer: await refreshSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peer.pid, peerConsent),
       };
     }
-    case "batch_vs_single": {
-      const s = await servers.sqlite();
+    case "batch_vs_single":
+    case "batch_vs_single_pg": {
+      const s = await (name === "batch_vs_single" ? servers.sqlite() : servers.postgres());
       const headers = { ...json, authorization: `Bearer ${s.token}` };
       const body = JSON.stringify({ certificateIds: s.certificateIds });
       return {
-        title: `BatchCheckCertificateStatus of ${s.certificateIds.length} ids vs single calls, SQLite`,
+        title: `BatchCheckCertificateStatus of ${s.certificateIds.length} ids vs single calls, ${name === "batch_vs_single" ? "SQLite" : "PostgreSQL"}`,
         shomei: {
           label: "batch",
           pid: s.pid,
