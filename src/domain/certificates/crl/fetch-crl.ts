@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { describeFetchError, discard, readBody, send, type FetchLimits } from "../limited-fetch.ts";
+import { urlSchemeTest } from "../url-schemes.ts";
 
 /** What the copy held already carries, for a conditional request. */
 export interface CrlValidators {
@@ -22,19 +23,7 @@ export class CrlFetchError extends Error {
 }
 
 /** The URL schemes lists are fetched from. */
-export function isFetchableCrlUrl(url: string): boolean {
-  let fetchable = fetchableUrls.get(url);
-  if (fetchable === undefined) {
-    fetchable = URL.canParse(url) && ["http:", "https:", "file:"].includes(new URL(url).protocol);
-    // Every status check asks about its certificate's distribution points, which few CAs vary: a URL is parsed once.
-    if (fetchableUrls.size >= maxRememberedUrls) fetchableUrls.delete(fetchableUrls.keys().next().value!);
-    fetchableUrls.set(url, fetchable);
-  }
-  return fetchable;
-}
-
-const fetchableUrls = new Map<string, boolean>();
-const maxRememberedUrls = 1000;
+export const isFetchableCrlUrl = urlSchemeTest(["http:", "https:", "file:"]);
 
 const pemCrl = /^\s*-----BEGIN X509 CRL-----([\s\S]+?)-----END X509 CRL-----/;
 

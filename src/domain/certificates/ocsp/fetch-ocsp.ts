@@ -1,4 +1,5 @@
 import { discard, readBody, send, type FetchLimits } from "../limited-fetch.ts";
+import { urlSchemeTest } from "../url-schemes.ts";
 
 /** Sends one DER OCSPRequest to a responder and returns the DER it answers; throws OcspFetchError. */
 export type OcspFetcher = (url: string, request: Uint8Array, limits: FetchLimits) => Promise<Uint8Array>;
@@ -11,9 +12,7 @@ export class OcspFetchError extends Error {
 const maxGetEncodedLength = 254;
 
 /** The URL schemes responders are asked over (RFC 6960 Appendix A: HTTP). */
-export function isOcspUrl(url: string): boolean {
-  return URL.canParse(url) && ["http:", "https:"].includes(new URL(url).protocol);
-}
+export const isOcspUrl = urlSchemeTest(["http:", "https:"]);
 
 /**
  * RFC 6960 Appendix A over HTTP: a short request as GET (url/base64, which
