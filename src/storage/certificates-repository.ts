@@ -11,7 +11,8 @@ import type {
   StoredCertificate,
 } from "../domain/certificates/model.ts";
 import type { CertificateStore, StatusCursor } from "../domain/certificates/certificate-store.ts";
-import type { Database } from "./database.ts";
+import { accountOfKeyedRows } from "./account-key-lookup.ts";
+import type { Database, Dialect } from "./database.ts";
 import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import { chunked, distinctInChunks, maxParameters, paddedToPowerOfTwo } from "./parameter-limit.ts";
 import { preparedInsert, preparedQuery } from "./prepared-query.ts";
@@ -32,12 +33,20 @@ export const certificateColumns = [
 
 type CertificateRow = Pick<Selectable<CertificateTable>, (typeof certificateColumns)[number]>;
 
-function certificatesByIds(db: Kysely<Tables>, accountId: string, ids: readonly string[]) {
-  return db.selectFrom("certificates").select(certificateColumns).where("account_id", "=", accountId).where("id", "in", ids);
+/** The account's certificates with these ids, found by primary key (see accountOfKeyedRows). Exported for the plan's test. */
+export function certificatesByIds(db: Kysely<Tables>, dialect: Dialect, accountId: string, ids: readonly string[]) {
+  return db.selectFrom("certificates").select(certificateColumns).where(accountOfKeyedRows(dialect, "account_id"), "=", accountId).where("id", "in", ids);
+}
+
+/** The account's users with these ids, found by primary key (see accountOfKeyedRows). Exported for the plan's test. */
+export function usersByIds(db: Kysely<Tables>, dialect: Dialect, accountId: string, ids: readonly string[]) {
+  return db.selectFrom("certificate_users").selectAll().where(accountOfKeyedRows(dialect, "account_id"), "=", accountId).where("id", "in", ids);
 }
 
 /** A single check's read (every call on SQLite, a lone call on PostgreSQL): built and compiled once (see preparedQuery). */
-const certificateById = preparedQuery((db: Kysely<Tables>, accountId: string, id: string) => certificatesByIds(db, accountId, [id]));
+const certificateById = preparedQuery((db: Kysely<Tables>, accountId: string, id: string) =>
+  db.selectFrom("certificates").select(certificateColumns).where("account_id", "=", accountId).where("id", "=", id),
+);
 
 /** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
 const statusColumns = 10;
@@ -85,12 +94,7 @@ export class CertificatesRepository implements CertificateStore {
   async findUsers(accountId: string, userIds: readonly string[]): Promise<Map<string, CertificateUser>> {
     const found = new Map<string, CertificateUser>();
     for (const ids of distinctInChunks(userIds, 1)) {
-      const rows = await this.database.db
-        .selectFrom("certificate_users")
-        .selectAll()
-        .where("account_id", "=", accountId)
-        .where("id", "in", ids)
-        .execute();
+      const rows = await usersByIds(this.database.db, this.database.dialect, accountId, ids).execute();
       for (const row of rows) found.set(row.id, toUser(row));
     }
     return found;
@@ -180,7 +184,7 @@ export class CertificatesRepository implements CertificateStore {
   /** The account's certificates with these ids (at most the parameter limit less one), in one statement: each a function making a new object. */
   protected async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
     const db = this.database.db;
-    const rows = ids.length === 1 ? await certificateById(db, accountId, ids[0]!) : await certificatesByIds(db, accountId, paddedToPowerOfTwo(ids)).execute();
+    const rows = ids.length === 1 ? await certificateById(db, accountId, ids[0]!) : await certificatesByIds(db, this.database.dialect, accountId, paddedToPowerOfTwo(ids)).execute();
     return new Map(rows.map((row) => [row.id, () => toCertificate(row)]));
   }
 

@@ -1,7 +1,9 @@
 import type { Kysely } from "kysely";
 import type { StoredCertificate } from "../domain/certificates/model.ts";
 import type { MockCertificateState, StatesReadWithCertificates } from "../domain/mock/mock-store.ts";
+import { accountOfKeyedRows } from "./account-key-lookup.ts";
 import { certificateColumns, CertificatesRepository, toCertificate } from "./certificates-repository.ts";
+import type { Dialect } from "./database.ts";
 import { toState } from "./mock-repository.ts";
 import { paddedToPowerOfTwo } from "./parameter-limit.ts";
 import { preparedQuery } from "./prepared-query.ts";
@@ -19,7 +21,7 @@ export class CertificatesWithMockStates extends CertificatesRepository implement
 
   protected override async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
     const db = this.database.db;
-    const rows = ids.length === 1 ? await withStateById(db, accountId, ids[0]!) : await withStatesByIds(db, accountId, paddedToPowerOfTwo(ids)).execute();
+    const rows = ids.length === 1 ? await withStateById(db, accountId, ids[0]!) : await withStatesByIds(db, this.database.dialect, accountId, paddedToPowerOfTwo(ids)).execute();
     return new Map(
       rows.map((row) => {
         const state =
@@ -51,7 +53,8 @@ export class CertificatesWithMockStates extends CertificatesRepository implement
   }
 }
 
-function withStatesByIds(db: Kysely<Tables>, accountId: string, ids: readonly string[]) {
+/** Certificates with their mock states (a left join); the caller says which. */
+function withStates(db: Kysely<Tables>) {
   return db
     .selectFrom("certificates as c")
     .leftJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
@@ -64,10 +67,15 @@ function withStatesByIds(db: Kysely<Tables>, accountId: string, ids: readonly st
       "s.source_updated_at as state_source_updated_at",
       "s.updated_at as state_updated_at",
       "s.offered_methods as state_offered_methods",
-    ])
-    .where("c.account_id", "=", accountId)
-    .where("c.id", "in", ids);
+    ]);
+}
+
+/** Certificates found by primary key (see accountOfKeyedRows), each with its mock state. Exported for the plan's test. */
+export function withStatesByIds(db: Kysely<Tables>, dialect: Dialect, accountId: string, ids: readonly string[]) {
+  return withStates(db).where(accountOfKeyedRows(dialect, "c.account_id"), "=", accountId).where("c.id", "in", ids);
 }
 
 /** A single check's read: built and compiled once (see preparedQuery). */
-const withStateById = preparedQuery((db: Kysely<Tables>, accountId: string, id: string) => withStatesByIds(db, accountId, [id]));
+const withStateById = preparedQuery((db: Kysely<Tables>, accountId: string, id: string) =>
+  withStates(db).where("c.account_id", "=", accountId).where("c.id", "=", id),
+);

@@ -1,0 +1,86 @@
+import { CompiledQuery, type Compilable } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Accounts } from "../../src/domain/accounts/accounts.ts";
+import type { StoredCertificate } from "../../src/domain/certificates/model.ts";
+import { newId } from "../../src/domain/ids.ts";
+import { MockEnvironment } from "../../src/domain/mock/mock-environment.ts";
+import { AccountsRepository } from "../../src/storage/accounts-repository.ts";
+import { certificatesByIds, CertificatesRepository, usersByIds } from "../../src/storage/certificates-repository.ts";
+import { withStatesByIds } from "../../src/storage/certificates-with-mock-states.ts";
+import { openDatabase, type Database } from "../../src/storage/database.ts";
+import { migrateToLatest } from "../../src/storage/migrate.ts";
+import { MockRepository } from "../../src/storage/mock-repository.ts";
+import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+
+const targets = await databaseTargets();
+
+/**
+ * Reads of an account's rows by id (batch checks, a wave of checks read
+ * together) must find them by primary key, not walk the account: on SQLite,
+ * without statistics, `account_id = ? and id in (…)` chose the index led by
+ * account_id as soon as the list held a few ids.
+ */
+for (const target of targets) {
+  describe.skipIf(!!target.unavailable)(targetTitle(target), () => {
+    let scratch: ScratchDatabase;
+    let database: Database;
+    let accountId: string;
+    let otherAccountId: string;
+    let certificates: StoredCertificate[];
+    let foreign: StoredCertificate;
+
+    beforeAll(async () => {
+      scratch = await target.create();
+      database = await openDatabase(scratch.url);
+      await migrateToLatest(database);
+      const accounts = new Accounts(new AccountsRepository(database), () => Date.now());
+      accountId = (await accounts.create("plans", "active")).id;
+      otherAccountId = (await accounts.create("plans-other", "active")).id;
+      const repository = new CertificatesRepository(database);
+      const mock = new MockEnvironment(new MockRepository(database), repository, () => Date.now(), "http://127.0.0.1/mock/ca.crl", "http://127.0.0.1/mock/ocsp");
+      const issued = await mock.createCertificate(accountId, { type: "jpki_card_digital_signature" });
+      certificates = [issued.certificate];
+      for (let i = 1; i < 40; i++) {
+        const userId = newId();
+        await repository.insertUser({ id: userId, accountId, createdAt: issued.user.createdAt });
+        const copy = { ...issued.certificate, id: newId(), userId, fingerprintSha256: `${i}`.padStart(64, "0") };
+        await repository.insertCertificate(copy);
+        certificates.push(copy);
+      }
+      foreign = (await mock.createCertificate(otherAccountId, { type: "jpki_card_digital_signature" })).certificate;
+    }, 60_000);
+
+    afterAll(async () => {
+      await database?.close();
+      await scratch?.drop();
+    });
+
+    const ids = () => [...certificates.slice(0, 7).map((c) => c.id), foreign.id];
+    const userIds = () => [...certificates.slice(0, 7).map((c) => c.userId), foreign.userId];
+
+    it("each read answers with the account's rows only, the other account's id among them left out", async () => {
+      const dialect = database.dialect;
+      const own = certificates.slice(0, 7).map((c) => c.id).sort();
+      expect((await certificatesByIds(database.db, dialect, accountId, ids()).execute()).map((r) => r.id).sort()).toEqual(own);
+      expect((await withStatesByIds(database.db, dialect, accountId, ids()).execute()).map((r) => r.id).sort()).toEqual(own);
+      expect((await usersByIds(database.db, dialect, accountId, userIds()).execute()).map((r) => r.id).sort()).toEqual(
+        certificates.slice(0, 7).map((c) => c.userId).sort(),
+      );
+    });
+
+    // SQLite's own planner question; PostgreSQL plans from its statistics.
+    if (target.name === "sqlite") it("SQLite finds them by primary key, where the plain account condition walked the account's index", async () => {
+      const plan = async (query: Compilable<unknown>) => {
+        const compiled = query.compile();
+        const rows = await database.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]));
+        return rows.rows.map((r) => r.detail).join(" | ");
+      };
+      expect(await plan(certificatesByIds(database.db, "sqlite", accountId, ids()))).toMatch(/USING INDEX sqlite_autoindex_certificates_1 \(id=\?\)/);
+      expect(await plan(withStatesByIds(database.db, "sqlite", accountId, ids()))).toMatch(/SEARCH c USING INDEX sqlite_autoindex_certificates_1 \(id=\?\)/);
+      expect(await plan(usersByIds(database.db, "sqlite", accountId, userIds()))).toMatch(/USING INDEX sqlite_autoindex_certificate_users_1 \(id=\?\)/);
+      // The same reads written plainly (as "postgres" words them): the account's index, every row of the account.
+      expect(await plan(certificatesByIds(database.db, "postgres", accountId, ids()))).toMatch(/USING INDEX certificates_(user_not_before|user_latest|account_fingerprint) \(account_id=\?\)/);
+      expect(await plan(usersByIds(database.db, "postgres", accountId, userIds()))).toMatch(/USING INDEX certificate_users_account \(account_id=\?\)/);
+    });
+  });
+}
