@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import qs from "qs";
+import { parsePlainForm } from "./plain-form.ts";
 import type { Oidc } from "../domain/oidc/provider.ts";
 import type { RawParameters } from "../domain/oidc/parameters.ts";
 import type { Logger } from "../observability/logger.ts";
@@ -93,6 +94,8 @@ function parseForm(body: Buffer): RawParameters {
   for (let i = text.indexOf("&"); i !== -1; i = text.indexOf("&", i + 1)) {
     if (++count > parameterLimit) throw clientMistake(413, "too many parameters");
   }
+  const plain = parsePlainForm(text);
+  if (plain) return plain as RawParameters;
   try {
     return qs.parse(text, { allowPrototypes: true, arrayLimit: count, depth: 0, charset: "utf-8", parameterLimit, strictDepth: true }) as RawParameters;
   } catch (error) {
