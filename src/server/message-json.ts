@@ -88,7 +88,12 @@ function fieldWriter(field: DescField): (message: Fields) => string | undefined 
   }
   if (field.presence !== implicitPresence) {
     // Explicit presence: set when the message holds the property itself (proto2 defaults live on the prototype).
-    return (message) => (message[name] !== undefined && Object.prototype.hasOwnProperty.call(message, name) ? key + value(message[name]) : undefined);
+    const required = field.presence === legacyRequired;
+    return (message) => {
+      if (message[name] !== undefined && Object.prototype.hasOwnProperty.call(message, name)) return key + value(message[name]);
+      if (required) throw new Error(`cannot encode ${field.toString()} to JSON: required field not set`);
+      return undefined;
+    };
   }
   if (field.fieldKind === "enum") {
     const zero = field.enum.values[0]!.number;
@@ -101,8 +106,9 @@ function fieldWriter(field: DescField): (message: Fields) => string | undefined 
   throw new Error(`${field.toString()} is a message field with implicit presence`);
 }
 
-/** FeatureSet.FieldPresence.IMPLICIT. */
+/** FeatureSet.FieldPresence.IMPLICIT and LEGACY_REQUIRED (proto2's `required`). */
 const implicitPresence = 2;
+const legacyRequired = 3;
 
 function isZero(scalar: ScalarType, value: unknown): boolean {
   switch (scalar) {

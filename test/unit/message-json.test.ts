@@ -20,6 +20,7 @@ import * as mockService from "../../gen/service/verify/v2/mock_service_pb.ts";
 import * as serverInfo from "../../gen/service/verify/v2/server_info_pb.ts";
 import * as verificationService from "../../gen/service/verify/v2/verification_service_pb.ts";
 import { messageJson } from "../../src/server/message-json.ts";
+import { SeededRandom } from "../support/seeded-random.ts";
 
 /** Every message type of the service's own files, and of google.rpc's error details. */
 const serviceTypes: DescMessage[] = [certificateContent, certificate, certificateService, errors, mockService, serverInfo, verificationService, errorDetails]
@@ -32,24 +33,7 @@ const serviceTypes: DescMessage[] = [certificateContent, certificate, certificat
  */
 const protobufTypes: DescMessage[] = [FileDescriptorSetSchema, DescriptorProtoSchema, UninterpretedOptionSchema];
 
-/** A small deterministic generator, so that a failure names a seed that reproduces it. */
-function random(seed: number) {
-  let state = Math.imul(seed, 0x9e3779b1) >>> 0 || 1;
-  const next = () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-  // Small seeds start from small states: the first outputs would all be near zero.
-  for (let i = 0; i < 20; i++) next();
-  return {
-    chance: (p: number) => next() < p,
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-    int: (below: number) => Math.floor(next() * below),
-  };
-}
-type Random = ReturnType<typeof random>;
+type Random = SeededRandom;
 
 const strings = ["", "a", "plain text", 'quote " backslash \\ slash /', "line\nbreak\ttab", "\u0000\u001f\u007f", "\u2028\u2029", "ü日本語", "😀", "\ud800"];
 const doubles = [0, -0, 1, -1.5, 0.1, 1e21, -1e-7, 5e-324, Number.MAX_VALUE, NaN, Infinity, -Infinity];
@@ -80,6 +64,18 @@ function scalarValue(r: Random, scalar: ScalarType): unknown {
   }
 }
 
+/** The well-known types with a JSON form of their own (the descriptor types are plain messages). */
+const wellKnownJson = /^google\.protobuf\.(Any|Timestamp|Duration|FieldMask|Struct|Value|ListValue|Empty|(Double|Float|Int64|UInt64|Int32|UInt32|Bool|String|Bytes)Value)$/;
+
+/** What a writer gives for a message: its text, or the error it throws (a required field unset). */
+function outcome(write: () => string): string {
+  try {
+    return `text ${write()}`;
+  } catch (error) {
+    return `error ${(error as Error).message}`;
+  }
+}
+
 /** A well-known type's content that protobuf-es can write (an Any or Struct would need more than random bytes). */
 function wellKnownValue(r: Random, desc: DescMessage): object | undefined {
   switch (desc.typeName) {
@@ -101,7 +97,8 @@ function message(r: Random, desc: DescMessage, depth: number): object {
   const init: Record<string, unknown> = {};
   const chosenOneofs = new Set<string>();
   for (const field of desc.fields) {
-    if (!r.chance(depth > 3 ? 0.3 : 0.7)) continue;
+    // proto2's required fields are nearly always set, so that most messages can be written at all.
+    if (!r.chance(field.presence === 3 ? 0.97 : depth > 3 ? 0.3 : 0.7)) continue;
     const value = fieldValue(r, field, depth);
     if (value === undefined) continue;
     if (field.oneof) {
@@ -122,7 +119,7 @@ function singleValue(r: Random, field: DescField, kind: "scalar" | "enum" | "mes
     return r.chance(0.15) ? 77 : r.pick(field.enum!.values).number;
   }
   const desc = field.message!;
-  if (desc.typeName.startsWith("google.protobuf.")) return wellKnownValue(r, desc);
+  if (wellKnownJson.test(desc.typeName)) return wellKnownValue(r, desc);
   return depth > 5 ? create(desc) : message(r, desc, depth + 1);
 }
 
@@ -150,8 +147,8 @@ describe("messageJson writes what toJsonString writes", () => {
   for (const desc of [...serviceTypes, ...protobufTypes]) {
     it(desc.typeName, () => {
       for (let seed = 1; seed <= 200; seed++) {
-        const msg = message(random(seed * 7919 + desc.typeName.length), desc, 0) as never;
-        expect(messageJson(desc)(msg), `seed ${seed}`).toBe(toJsonString(desc, msg));
+        const msg = message(new SeededRandom("message-json", desc.typeName, seed), desc, 0) as never;
+        expect(outcome(() => messageJson(desc)(msg)), `seed ${seed}`).toBe(outcome(() => toJsonString(desc, msg)));
       }
       expect(messageJson(desc)(create(desc) as never)).toBe(toJsonString(desc, create(desc)));
     });
@@ -185,6 +182,10 @@ describe("messageJson writes what toJsonString writes", () => {
       const msg = create(desc, init as never);
       expect(messageJson(desc)(msg as never)).toBe(toJsonString(desc, msg));
     }
+    // proto2's required: a name part without its flag.
+    const partial = create(UninterpretedOptionSchema, { name: [{ namePart: "x" }] as never });
+    expect(() => toJsonString(UninterpretedOptionSchema, partial)).toThrow(/is_extension.*required field not set/);
+    expect(() => messageJson(UninterpretedOptionSchema)(partial as never)).toThrow(/is_extension.*required field not set/);
     const outOfRange = create(TimestampSchema, { seconds: 253_402_300_800n });
     expect(() => toJsonString(TimestampSchema, outOfRange)).toThrow(/must be from 0001-01-01/);
     expect(() => messageJson(TimestampSchema)(outOfRange as never)).toThrow(/must be from 0001-01-01/);

@@ -1,6 +1,7 @@
 import qs from "qs";
 import { describe, expect, it } from "vitest";
 import { parsePlainForm } from "../../src/http/plain-form.ts";
+import { SeededRandom } from "../support/seeded-random.ts";
 
 /** qs as express.urlencoded({ extended: false, parameterLimit: 100 }) calls it (and as the lean endpoints did). */
 function viaQs(text: string, count: number): unknown {
@@ -12,29 +13,13 @@ function shape(value: unknown): string {
   return JSON.stringify(value);
 }
 
-const pieces = ["a", "b", "grant_type", "refresh_token", "0", "1", "x", "", "=", "==", "+", "%20", "%2B", "%3D", "%26", "%", "%2", "%zz", "%E3%81%82", "%E3%81", "é", "日本", "a+b", "%C3%A9", "constructor", "__proto__", "toString", "[", "]", "%5B", "%5d", "a[b]", "." ];
+const formPieces = ["a", "b", "grant_type", "refresh_token", "0", "1", "x", "", "=", "==", "+", "%20", "%2B", "%3D", "%26", "%", "%2", "%zz", "%E3%81%82", "%E3%81", "é", "日本", "a+b", "%C3%A9", "constructor", "__proto__", "toString", "[", "]", "%5B", "%5d", "a[b]", "." ];
 
 function randomForm(seed: number): string {
-  let state = Math.imul(seed, 0x9e3779b1) >>> 0 || 1;
-  const next = () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-  const pick = () => pieces[Math.floor(next() * pieces.length)]!;
+  const random = new SeededRandom("plain-form", seed);
+  const pieces = (most: number) => Array.from({ length: random.int(most) + 1 }, () => random.pick(formPieces)).join("");
   const parts: string[] = [];
-  for (let p = Math.floor(next() * 6); p >= 0; p--) {
-    let key = "";
-    for (let k = Math.floor(next() * 3); k >= 0; k--) key += pick();
-    if (next() < 0.15) {
-      parts.push(key);
-      continue;
-    }
-    let value = "";
-    for (let v = Math.floor(next() * 3); v >= 0; v--) value += pick();
-    parts.push(`${key}=${value}`);
-  }
+  for (let p = random.int(6); p >= 0; p--) parts.push(random.chance(0.15) ? pieces(3) : `${pieces(3)}=${pieces(3)}`);
   return parts.join("&");
 }
 
