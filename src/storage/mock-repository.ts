@@ -1,9 +1,9 @@
 import type { CheckMethod, RevocationReasonCode, Status } from "../domain/certificates/model.ts";
-import type { Selectable } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import type { MockAuthorityRow, MockCertificateState, MockStore } from "../domain/mock/mock-store.ts";
 import type { Database } from "./database.ts";
 import { distinctInChunks } from "./parameter-limit.ts";
-import type { MockCertificateStateTable } from "./schema.ts";
+import type { MockCertificateStateTable, Tables } from "./schema.ts";
 
 export class MockRepository implements MockStore {
   constructor(private readonly database: Database) {}
@@ -49,14 +49,7 @@ export class MockRepository implements MockStore {
   async findStatesBySerials(serialNumbers: readonly string[]): Promise<Map<string, MockCertificateState | null>> {
     const found = new Map<string, MockCertificateState | null>();
     for (const chunk of distinctInChunks(serialNumbers, 1)) {
-      const rows = await this.database.db
-        .selectFrom("certificates as c")
-        .leftJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
-        .selectAll("s")
-        .select("c.serial_number")
-        .where("c.origin", "=", "mock")
-        .where("c.serial_number", "in", chunk)
-        .execute();
+      const rows = await mockStatesBySerials(this.database.db, chunk).execute();
       for (const row of rows) found.set(row.serial_number, row.certificate_id === null ? null : toState(row as Selectable<MockCertificateStateTable>));
     }
     return found;
@@ -177,4 +170,15 @@ export function toState(row: Selectable<MockCertificateStateTable>): MockCertifi
     updatedAt: Number(row.updated_at),
     offeredMethods: row.offered_methods === null ? null : (JSON.parse(row.offered_methods) as CheckMethod[]),
   };
+}
+
+/** The mock certificates with these serial numbers, of any account, with their states (found by the serial number index). Exported for the plan's test. */
+export function mockStatesBySerials(db: Kysely<Tables>, serialNumbers: readonly string[]) {
+  return db
+    .selectFrom("certificates as c")
+    .leftJoin("mock_certificate_states as s", "s.certificate_id", "c.id")
+    .selectAll("s")
+    .select("c.serial_number")
+    .where("c.origin", "=", "mock")
+    .where("c.serial_number", "in", serialNumbers);
 }

@@ -9,7 +9,7 @@ import { certificatesByIds, CertificatesRepository, usersByIds } from "../../src
 import { withStatesByIds } from "../../src/storage/certificates-with-mock-states.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
-import { MockRepository } from "../../src/storage/mock-repository.ts";
+import { mockStatesBySerials, MockRepository } from "../../src/storage/mock-repository.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 
 const targets = await databaseTargets();
@@ -81,6 +81,16 @@ for (const target of targets) {
       // The same reads written plainly (as "postgres" words them): the account's index, every row of the account.
       expect(await plan(certificatesByIds(database.db, "postgres", accountId, ids()))).toMatch(/USING INDEX certificates_(user_not_before|user_latest|account_fingerprint) \(account_id=\?\)/);
       expect(await plan(usersByIds(database.db, "postgres", accountId, userIds()))).toMatch(/USING INDEX certificate_users_account \(account_id=\?\)/);
+      // The mock OCSP responder's lookup by serial number, of any account.
+      expect(await plan(mockStatesBySerials(database.db, ["1000", "1001", "1002", "1003"]))).toMatch(/SEARCH c USING INDEX certificates_serial_number \(serial_number=\?\)/);
+    });
+
+    it("the mock OCSP responder's lookup finds mock certificates by serial number in any account", async () => {
+      const serials = [certificates[0]!.serialNumber, foreign.serialNumber, "ffff0000"];
+      const rows = await mockStatesBySerials(database.db, serials).execute();
+      // The copies made above share the first one's serial number: every row with an asked-for serial, none other.
+      expect(rows.length).toBeGreaterThanOrEqual(2);
+      expect([...new Set(rows.map((r) => r.serial_number))].sort()).toEqual([certificates[0]!.serialNumber, foreign.serialNumber].sort());
     });
   });
 }

@@ -21,6 +21,7 @@ import * as m0019 from "./0019_oidc_jpki.ts";
 import * as m0020 from "./0020_localized_names.ts";
 import * as m0021 from "./0021_api_auth_version.ts";
 import * as m0022 from "./0022_oidc_client_version.ts";
+import * as m0023 from "./0023_certificate_serials.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   "0020_localized_names": m0020,
   "0021_api_auth_version": m0021,
   "0022_oidc_client_version": m0022,
+  "0023_certificate_serials": m0023,
 };
