@@ -15,9 +15,11 @@ import { base64Encode } from "@bufbuild/protobuf/wire";
  * 3, 6 or 9 fraction digits.
  *
  * Well-known types other than Timestamp (Struct, Any, wrappers, Duration…)
- * have JSON forms of their own and are left to protobuf-es, as are its
- * errors (a timestamp out of range, a value of the wrong type). Unknown
- * fields and extensions are not written, as by default. Tests compare the
+ * have JSON forms of their own and are left to protobuf-es, and so is a
+ * timestamp out of range (refused with its words); an unset proto2
+ * required field is refused as protobuf-es refuses it, a value of the wrong
+ * type (a fault of the code that made the message) with an error of ours.
+ * Unknown fields and extensions are not written, as by default. Tests compare the
  * two on every message type the service answers with and on protobuf's own
  * descriptor types, with random contents (test/unit/message-json.test.ts).
  */
