@@ -18,6 +18,7 @@ import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { MockRepository } from "../../src/storage/mock-repository.ts";
 import { maxParameters } from "../../src/storage/parameter-limit.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { certificateCopies } from "../support/certificate-copies.ts";
 import { StatementCounter } from "../support/statement-counter.ts";
 
 const targets = await databaseTargets();
@@ -73,14 +74,7 @@ for (const target of targets) {
       const repository = new CertificatesRepository(database);
       const mock = new MockEnvironment(new MockRepository(database), repository, clock, "http://127.0.0.1/mock/ca.crl", "http://127.0.0.1/mock/ocsp");
       const issued = await mock.createCertificate(accountId, { type: "jpki_card_digital_signature" });
-      certificates = [issued.certificate];
-      for (let i = 1; i < 200; i++) {
-        const userId = newId();
-        await repository.insertUser({ id: userId, accountId, createdAt: issued.user.createdAt });
-        const copy = { ...issued.certificate, id: newId(), userId, fingerprintSha256: `${i}`.padStart(64, "0"), serialNumber: (0x1000 + i).toString(16) };
-        await repository.insertCertificate(copy);
-        certificates.push(copy);
-      }
+      certificates = await certificateCopies(repository, issued, 200);
       // Every tenth one revoked, so the mock source's read returns states as well as misses.
       for (const c of certificates.filter((_, i) => i % 10 === 5)) {
         await mock.setStatus(accountId, c.id, { status: "revoked", revokedReason: 1 });
