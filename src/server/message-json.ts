@@ -1,4 +1,5 @@
 import { ScalarType, toJson, type DescField, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { isScalarZeroValue } from "@bufbuild/protobuf/reflect";
 import { base64Encode } from "@bufbuild/protobuf/wire";
 
 /**
@@ -103,7 +104,7 @@ function fieldWriter(field: DescField): (message: Fields) => string | undefined 
   }
   if (field.fieldKind === "scalar") {
     const scalar = field.scalar;
-    return (message) => (isZero(scalar, message[name]) ? undefined : key + value(message[name]));
+    return (message) => (isScalarZeroValue(scalar, message[name]) ? undefined : key + value(message[name]));
   }
   throw new Error(`${field.toString()} is a message field with implicit presence`);
 }
@@ -112,19 +113,6 @@ function fieldWriter(field: DescField): (message: Fields) => string | undefined 
 const implicitPresence = 2;
 const legacyRequired = 3;
 
-function isZero(scalar: ScalarType, value: unknown): boolean {
-  switch (scalar) {
-    case ScalarType.BOOL:
-      return value === false;
-    case ScalarType.STRING:
-      return value === "";
-    case ScalarType.BYTES:
-      return value instanceof Uint8Array && value.byteLength === 0;
-    default:
-      // 0, -0, 0n and "0" are all the zero of a number field (protobuf-es compares loosely).
-      return value === 0 || value === 0n || value === "0";
-  }
-}
 
 /** One value of the field (an item, for a list; an entry's value, for a map). */
 function valueWriter(field: DescField): (value: unknown) => string {
