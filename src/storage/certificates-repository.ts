@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable } from "kysely";
+import { sql, type Insertable, type Kysely, type Selectable } from "kysely";
 import type {
   CertificateType,
   CertificateUser,
@@ -271,22 +271,27 @@ export class CertificatesRepository implements CertificateStore {
     return row && toStatus(row);
   }
 
-  /** Newest first; ties on created_at are ordered by id so pages never overlap or skip. */
+  /**
+   * Newest first: the certificate's chain (migration 0024) walked from its
+   * head, or from the record before the cursor, `limit` records at most, in
+   * one statement. The walk stays within the account's records of this
+   * certificate, so a cursor naming any other record gives an empty page.
+   */
   async listStatuses(accountId: string, certificateId: string, limit: number, after?: StatusCursor): Promise<StatusRecord[]> {
-    let query = this.database.db
-      .selectFrom("certificate_statuses")
-      .selectAll()
-      .where("account_id", "=", accountId)
-      .where("certificate_id", "=", certificateId);
-    if (after) {
-      query = query.where((eb) =>
-        eb.or([
-          eb("created_at", "<", after.createdAt),
-          eb.and([eb("created_at", "=", after.createdAt), eb("id", "<", after.id)]),
-        ]),
-      );
-    }
-    const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+    const start = after
+      ? sql`select previous_id, 1 from certificate_statuses
+          where id = ${after.id} and account_id = ${accountId} and certificate_id = ${certificateId} and previous_id is not null`
+      : sql`select status_id, 1 from certificate_status_heads where certificate_id = ${certificateId}`;
+    const { rows } = await sql<Selectable<CertificateStatusTable>>`
+      with recursive chain (id, depth) as (
+        ${start}
+        union all
+        select s.previous_id, chain.depth + 1 from chain join certificate_statuses s on s.id = chain.id
+        where chain.depth < ${limit} and s.previous_id is not null
+      )
+      select s.* from chain join certificate_statuses s on s.id = chain.id
+      where s.account_id = ${accountId} and s.certificate_id = ${certificateId}
+      order by chain.depth`.execute(this.database.db);
     return rows.map(toStatus);
   }
 

@@ -14,6 +14,7 @@ export interface Tables {
   certificate_users: CertificateUserTable;
   certificates: CertificateTable;
   certificate_statuses: CertificateStatusTable;
+  certificate_status_heads: CertificateStatusHeadTable;
   verifications: VerificationTable;
   mock_authorities: MockAuthorityTable;
   mock_certificate_states: MockCertificateStateTable;
@@ -223,6 +224,15 @@ export interface CertificateStatusTable {
   revoked_at: number | null;
   revoked_reason: number | null;
   created_at: number;
+  /** The same certificate's record before this one; set by a trigger on insert (migration 0024). */
+  previous_id: Generated<string | null>;
+}
+
+/** A certificate's newest status record, where its history chain starts; kept by the insert trigger (migration 0024). */
+export interface CertificateStatusHeadTable {
+  certificate_id: string;
+  status_id: string;
+  previous_id: string | null;
 }
 
 export interface MockAuthorityTable {

@@ -35,7 +35,7 @@ export interface CertificateStore {
   insertStatus(record: StatusRecord): Promise<void>;
   insertStatuses(records: readonly StatusRecord[]): Promise<void>;
   findStatus(accountId: string, statusId: string): Promise<StatusRecord | undefined>;
-  /** Newest first; ties on created_at are ordered by id so pages never overlap or skip. */
+  /** Newest first (the order the records were written in for the certificate); pages never overlap or skip. */
   listStatuses(accountId: string, certificateId: string, limit: number, after?: StatusCursor): Promise<StatusRecord[]>;
   countStatuses(accountId: string): Promise<number>;
 }

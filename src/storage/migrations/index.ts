@@ -22,6 +22,7 @@ import * as m0020 from "./0020_localized_names.ts";
 import * as m0021 from "./0021_api_auth_version.ts";
 import * as m0022 from "./0022_oidc_client_version.ts";
 import * as m0023 from "./0023_certificate_serials.ts";
+import * as m0024 from "./0024_status_chains.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   "0021_api_auth_version": m0021,
   "0022_oidc_client_version": m0022,
   "0023_certificate_serials": m0023,
+  "0024_status_chains": m0024,
 };
