@@ -38,6 +38,13 @@ export function rpcServices(deps: RpcDependencies): RpcService[] {
 /** Services whose plain unary Connect calls take the fast path (src/server/unary-fast-path.ts): the certificate checks. */
 export const fastPathServices: ReadonlySet<string> = new Set([CertificateService.typeName]);
 
+/**
+ * Procedures whose handler reads the auth version with its first statement
+ * and confirms the caller with it before anything else (see preauthenticate):
+ * a remembered API token costs them no read of its own.
+ */
+export const confirmedByFirstRead: ReadonlySet<string> = new Set([`/${CertificateService.typeName}/${CertificateService.method.checkCertificateStatus.name}`]);
+
 /** Registers the services with a Connect router. */
 export function registerServices(router: ConnectRouter, services: readonly RpcService[]): void {
   for (const { service, implementation } of services) router.service(service, implementation);

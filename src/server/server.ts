@@ -6,7 +6,7 @@ import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from
 import { configuredAcrPolicy } from "../app/compose-oidc.ts";
 import { bearerAuthentication, preauthenticate } from "../rpc/auth.ts";
 import { boundaryError, errorBoundary } from "../rpc/interceptors.ts";
-import { fastPathServices, publicServices, registerServices, rpcServices } from "../rpc/routes.ts";
+import { confirmedByFirstRead, fastPathServices, publicServices, registerServices, rpcServices } from "../rpc/routes.ts";
 import { openDatabase, type Database } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { ServerKeyCheckRepository } from "../storage/server-key-check-repository.ts";
@@ -48,7 +48,7 @@ export function createApplication(
     // Outermost first: errors of every later interceptor pass through the boundary.
     interceptors: [errorBoundary(logger), bearerAuthentication(domain.accounts, publicServices)],
     readMaxBytes: config.maxBodyBytes,
-    beforeBody: preauthenticate(domain.accounts, publicServices),
+    beforeBody: preauthenticate(domain.accounts, publicServices, confirmedByFirstRead),
     fastPath: {
       services: services.filter((s) => fastPathServices.has(s.service.typeName)),
       toError: (error, procedure) => boundaryError(error, logger, procedure),

@@ -3,7 +3,7 @@ import { createServiceImplSpec, type ConnectError, type HandlerContext } from "@
 import { compressionNegotiate, createAsyncIterable, type Compression, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import type { Preauthentication } from "../rpc/auth.ts";
+import { pendingConfirmation, type Preauthentication } from "../rpc/auth.ts";
 import type { RpcService } from "../rpc/routes.ts";
 import { headerValue, type AnyRequest, type AnyResponse } from "./exchange.ts";
 import { LazyContext } from "./lazy-handler-context.ts";
@@ -27,8 +27,12 @@ export interface FastPathOptions {
   acceptCompression: Compression[];
   /** Connect's own default: smaller responses are sent as they are. */
   compressMinBytes: number;
-  /** The same authentication the slow path runs before the body; refused calls are left to it. */
-  authenticate: (service: string, headers: Pick<Headers, "get">) => Promise<Preauthentication>;
+  /**
+   * The same authentication the slow path runs before the body; refused calls are left to it. Given the
+   * procedure, it may admit a call pending confirmation (see PendingConfirmation), which this path then
+   * makes sure of before it answers.
+   */
+  authenticate: (service: string, headers: Pick<Headers, "get">, procedure?: string) => Promise<Preauthentication>;
   /** What errorBoundary makes of a handler's error. */
   toError: (error: unknown, procedure: string) => ConnectError;
   /** Rewrites Connect error responses as the slow path does (see rpc-client-faults.ts). */
@@ -100,7 +104,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
   /** Authenticates, decodes and runs the call; `handOver` when the full handler must take it instead. */
   async function run(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, protocol: Protocol, message: Buffer) {
     const headers = { get: (name: string) => headerValue(req.headers[name.toLowerCase()]) };
-    const auth = await options.authenticate(p.service.typeName, headers).catch(() => undefined);
+    const auth = await options.authenticate(p.service.typeName, headers, path).catch(() => undefined);
     if (!auth || auth.refused) return { handOver: auth };
     let input: unknown;
     try {
@@ -109,12 +113,16 @@ export function createFastPath(options: FastPathOptions): FastPath {
       return { handOver: auth };
     }
     const context = new LazyContext(req, res, p, path, auth.contextValues, protocol === "grpc" ? "grpc" : "connect");
+    // Nothing is answered before a call admitted on a remembered token is confirmed: the handler confirms with its first read, or this does.
+    const pending = pendingConfirmation(auth.contextValues);
     try {
       const result = await p.impl(input as never, context);
+      await pending?.confirm(undefined);
       const output = isMessage(result, p.output) ? result : create(p.output, result as never);
       return { context, output: protocol === "connect-json" ? Buffer.from(p.outputJson(output)) : toBinary(p.output, output) };
     } catch (thrown) {
-      return { context, error: options.toError(thrown, path) };
+      const refusal: unknown = pending ? await pending.confirm(undefined).then(() => undefined, (error: unknown) => error) : undefined;
+      return { context, error: options.toError(refusal ?? thrown, path) };
     }
   }
 

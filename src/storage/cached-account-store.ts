@@ -1,4 +1,4 @@
-import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, TokenWithAccount } from "../domain/accounts/model.ts";
+import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, RememberedTokenWithAccount, TokenWithAccount } from "../domain/accounts/model.ts";
 import type { AccountsRepository } from "./accounts-repository.ts";
 import { everyOne, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 
@@ -19,7 +19,7 @@ const capacity = 10_000;
  * only saves the statement).
  */
 export class CachedAccountStore implements AccountStore {
-  private readonly tokens = new Map<string, { version: number; found: TokenWithAccount }>();
+  private readonly tokens = new Map<string, RememberedTokenWithAccount>();
   private readonly touched = new Map<string, number>();
   /** On PostgreSQL, calls made at the same time share one read of the version, begun after each of them (see CoalescedCalls). */
   private readonly versionReads: StatementCalls<undefined, number | undefined>;
@@ -40,6 +40,11 @@ export class CachedAccountStore implements AccountStore {
       if (this.tokens.size > capacity) this.tokens.delete(this.tokens.keys().next().value!);
     }
     return found;
+  }
+
+  /** The lookup as last read, under the version it was read under; nothing is read (see Accounts.authenticateRemembered). */
+  rememberedTokenWithAccount(prefix: string): RememberedTokenWithAccount | undefined {
+    return this.tokens.get(prefix);
   }
 
   async touchToken(id: string, now: number, intervalMs: number): Promise<void> {

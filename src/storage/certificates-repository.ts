@@ -10,7 +10,7 @@ import type {
   StatusRecord,
   StoredCertificate,
 } from "../domain/certificates/model.ts";
-import type { CertificateStore, StatusCursor } from "../domain/certificates/certificate-store.ts";
+import type { CertificateStore, CertificateWithAuthVersion, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import { accountOfKeyedRows } from "./account-key-lookup.ts";
 import type { Database, Dialect } from "./database.ts";
 import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
@@ -33,9 +33,22 @@ export const certificateColumns = [
 
 type CertificateRow = Pick<Selectable<CertificateTable>, (typeof certificateColumns)[number]>;
 
+/**
+ * The API auth version (see CachedAccountStore), read beside the
+ * certificates of a status check: a caller admitted on a remembered token is
+ * confirmed with it, and needs no statement of its own (see
+ * preauthenticate). The same one-row table every authenticated call reads.
+ */
+export const authVersionColumn = sql<number | null>`(select "version" from "api_auth_version" where "id" = 1)`.as("auth_version");
+
 /** The account's certificates with these ids, found by primary key (see accountOfKeyedRows). Exported for the plan's test. */
 export function certificatesByIds(db: Kysely<Tables>, dialect: Dialect, accountId: string, ids: readonly string[]) {
-  return db.selectFrom("certificates").select(certificateColumns).where(accountOfKeyedRows(dialect, "account_id"), "=", accountId).where("id", "in", ids);
+  return db
+    .selectFrom("certificates")
+    .select(certificateColumns)
+    .select(authVersionColumn)
+    .where(accountOfKeyedRows(dialect, "account_id"), "=", accountId)
+    .where("id", "in", ids);
 }
 
 /** The account's users with these ids, found by primary key (see accountOfKeyedRows). Exported for the plan's test. */
@@ -45,7 +58,7 @@ export function usersByIds(db: Kysely<Tables>, dialect: Dialect, accountId: stri
 
 /** A single check's read (every call on SQLite, a lone call on PostgreSQL): built and compiled once (see preparedQuery). */
 const certificateById = preparedQuery((db: Kysely<Tables>, accountId: string, id: string) =>
-  db.selectFrom("certificates").select(certificateColumns).where("account_id", "=", accountId).where("id", "=", id),
+  db.selectFrom("certificates").select(certificateColumns).select(authVersionColumn).where("account_id", "=", accountId).where("id", "=", id),
 );
 
 /** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
@@ -59,6 +72,17 @@ interface CertificateKey {
   certificateId: string;
 }
 
+/** Certificates read by id, each a function making an object of its own, and the auth version read with them (undefined when no row came back). */
+export interface CertificatesRead {
+  found: Map<string, () => StoredCertificate>;
+  authVersion: number | undefined;
+}
+
+/** The auth version a read's rows carry (every row the same). */
+export function authVersionOf(rows: readonly { auth_version: unknown }[]): number | undefined {
+  return rows.length === 0 || rows[0]!.auth_version === null ? undefined : Number(rows[0]!.auth_version);
+}
+
 /**
  * Every read takes the account id: rows of other accounts are invisible, not
  * forbidden. The "many" methods serve batch checks: one statement however many
@@ -66,7 +90,7 @@ interface CertificateKey {
  * by id so callers keep their own order.
  */
 export class CertificatesRepository implements CertificateStore {
-  private readonly certificateReads: StatementCalls<CertificateKey, StoredCertificate | undefined>;
+  private readonly certificateReads: StatementCalls<CertificateKey, CertificateWithAuthVersion>;
   private readonly statusWrites: StatementCalls<StatusRecord, void>;
 
   constructor(protected readonly database: Database) {
@@ -164,12 +188,17 @@ export class CertificatesRepository implements CertificateStore {
   }
 
   /** On PostgreSQL, read in one statement with the certificates asked for by the calls made at the same time (see CoalescedCalls). */
-  findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined> {
+  async findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined> {
+    return (await this.certificateReads.call({ accountId, certificateId })).certificate;
+  }
+
+  /** findCertificate, and the auth version read in the same statement (see authVersionColumn). */
+  findCertificateWithAuthVersion(accountId: string, certificateId: string): Promise<CertificateWithAuthVersion> {
     return this.certificateReads.call({ accountId, certificateId });
   }
 
   /** One statement per account among the calls, side by side; every call gets an object of its own. */
-  private async readTogether(keys: readonly CertificateKey[]): Promise<PromiseSettledResult<StoredCertificate | undefined>[]> {
+  private async readTogether(keys: readonly CertificateKey[]): Promise<PromiseSettledResult<CertificateWithAuthVersion>[]> {
     const idsByAccount = new Map<string, Set<string>>();
     for (const { accountId, certificateId } of keys) idsByAccount.set(accountId, (idsByAccount.get(accountId) ?? new Set()).add(certificateId));
     const accounts = [...idsByAccount.keys()];
@@ -177,22 +206,23 @@ export class CertificatesRepository implements CertificateStore {
     const byAccount = new Map(accounts.map((accountId, i) => [accountId, reads[i]!]));
     return keys.map(({ accountId, certificateId }) => {
       const read = byAccount.get(accountId)!;
-      return read.status === "fulfilled" ? { status: "fulfilled", value: read.value.get(certificateId)?.() } : read;
+      if (read.status === "rejected") return read;
+      return { status: "fulfilled", value: { certificate: read.value.found.get(certificateId)?.(), authVersion: read.value.authVersion } };
     });
   }
 
-  /** The account's certificates with these ids (at most the parameter limit less one), in one statement: each a function making a new object. */
-  protected async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
+  /** The account's certificates with these ids (at most the parameter limit less one), in one statement. */
+  protected async certificatesById(accountId: string, ids: readonly string[]): Promise<CertificatesRead> {
     const db = this.database.db;
     const rows = ids.length === 1 ? await certificateById(db, accountId, ids[0]!) : await certificatesByIds(db, this.database.dialect, accountId, paddedToPowerOfTwo(ids)).execute();
-    return new Map(rows.map((row) => [row.id, () => toCertificate(row)]));
+    return { found: new Map(rows.map((row) => [row.id, () => toCertificate(row)])), authVersion: authVersionOf(rows) };
   }
 
   /** The same read as a single check's (with the mock state, in the mock environment), a slice of ids at a time. */
   async findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>> {
     const found = new Map<string, StoredCertificate>();
     for (const ids of distinctInChunks(certificateIds, 1)) {
-      for (const [id, make] of await this.certificatesById(accountId, ids)) found.set(id, make());
+      for (const [id, make] of (await this.certificatesById(accountId, ids)).found) found.set(id, make());
     }
     return found;
   }

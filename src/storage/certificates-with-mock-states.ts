@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { StoredCertificate } from "../domain/certificates/model.ts";
 import type { MockCertificateState, StatesReadWithCertificates } from "../domain/mock/mock-store.ts";
 import { accountOfKeyedRows } from "./account-key-lookup.ts";
-import { certificateColumns, CertificatesRepository, toCertificate } from "./certificates-repository.ts";
+import { authVersionColumn, authVersionOf, certificateColumns, CertificatesRepository, toCertificate, type CertificatesRead } from "./certificates-repository.ts";
 import type { Dialect } from "./database.ts";
 import { toState } from "./mock-repository.ts";
 import { paddedToPowerOfTwo } from "./parameter-limit.ts";
@@ -19,10 +19,10 @@ import type { Tables } from "./schema.ts";
 export class CertificatesWithMockStates extends CertificatesRepository implements StatesReadWithCertificates {
   private readonly states = new WeakMap<StoredCertificate, MockCertificateState | null>();
 
-  protected override async certificatesById(accountId: string, ids: readonly string[]): Promise<Map<string, () => StoredCertificate>> {
+  protected override async certificatesById(accountId: string, ids: readonly string[]): Promise<CertificatesRead> {
     const db = this.database.db;
     const rows = ids.length === 1 ? await withStateById(db, accountId, ids[0]!) : await withStatesByIds(db, this.database.dialect, accountId, paddedToPowerOfTwo(ids)).execute();
-    return new Map(
+    const found = new Map(
       rows.map((row) => {
         const state =
           row.state_certificate_id === null
@@ -44,6 +44,7 @@ export class CertificatesWithMockStates extends CertificatesRepository implement
         return [row.id, make];
       }),
     );
+    return { found, authVersion: authVersionOf(rows) };
   }
 
   take(certificate: StoredCertificate): MockCertificateState | null | undefined {
@@ -67,7 +68,8 @@ function withStates(db: Kysely<Tables>) {
       "s.source_updated_at as state_source_updated_at",
       "s.updated_at as state_updated_at",
       "s.offered_methods as state_offered_methods",
-    ]);
+    ])
+    .select(authVersionColumn);
 }
 
 /** Certificates found by primary key (see accountOfKeyedRows), each with its mock state. Exported for the plan's test. */

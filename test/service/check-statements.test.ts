@@ -61,7 +61,12 @@ function summary(node: RootOperationNode): string {
   return `${n.kind.replace(/QueryNode$/, "").toLowerCase()} ${tables.join("+")}`;
 }
 
-const checked = ["select api_auth_version", "select certificates+mock_certificate_states", "insert certificate_statuses"];
+/** A check on a token this instance remembers, answered by the fast path: the auth version is read with the certificate and confirms the caller. */
+const confirmedByRead = ["select certificates+mock_certificate_states", "insert certificate_statuses"];
+/** A check the full Connect handler serves (a streamed body, gRPC-Web): the caller is authenticated first, with a read of the version. */
+const authenticatedFirst = ["select api_auth_version", ...confirmedByRead];
+/** Of the generated clients' protocols, the one whose calls take the fast path (a whole body with its length). */
+const fastPathProtocols = new Set(["gRPC over HTTP/2"]);
 
 for (const target of targets) {
   describe.skipIf(!!target.unavailable)(targetTitle(target), () => {
@@ -107,25 +112,26 @@ for (const target of targets) {
       await scratch?.drop();
     });
 
-    it("a check over Connect JSON sends three statements: the auth version, the certificate with its mock state, the status record", async () => {
+    it("a check over Connect JSON sends two statements: the certificate with its mock state and the auth version, the status record", async () => {
       let reply: { status: number; text: string } | undefined;
       const statements = await statementsOf(async () => {
         reply = await postJson(server, `${certificateServicePath}/CheckCertificateStatus`, JSON.stringify({ certificateId: good }), tenant.token);
       });
       expect(reply!.status).toBe(200);
       expect((JSON.parse(reply!.text) as { certificateStatus: { status: string } }).certificateStatus.status).toBe("STATUS_GOOD");
-      expect(statements).toEqual(checked);
+      expect(statements).toEqual(confirmedByRead);
     });
 
     for (const protocol of protocols) {
-      it(`${protocol.name}: a revoked certificate's check sends the same three statements`, async () => {
+      const expected = fastPathProtocols.has(protocol.name) ? confirmedByRead : authenticatedFirst;
+      it(`${protocol.name}: a revoked certificate's check sends the same ${expected.length} statements`, async () => {
         const api = clients(protocol.transport(server.url, [bearer(tenant.token)], h2));
         let status: Status | undefined;
         const statements = await statementsOf(async () => {
           status = (await api.certificates.checkCertificateStatus({ certificateId: revoked })).certificateStatus?.status;
         });
         expect(status).toBe(Status.REVOKED);
-        expect(statements).toEqual(checked);
+        expect(statements).toEqual(expected);
       });
     }
 
@@ -138,7 +144,7 @@ for (const target of targets) {
           "check_method",
         ),
       );
-      expect(statements).toEqual(checked.slice(0, 2));
+      expect(statements).toEqual(authenticatedFirst.slice(0, 2));
     });
   });
 }

@@ -1,4 +1,4 @@
-import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow } from "./model.ts";
+import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, TokenWithAccount } from "./model.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { newId } from "../ids.ts";
@@ -87,19 +87,74 @@ export class Accounts {
   async authenticate(token: string): Promise<AccountRow> {
     const prefix = apiTokenPrefix(token);
     const found = prefix ? await this.repository.findTokenWithAccount(prefix) : undefined;
-    if (!found || !apiTokenMatches(token, found.token.secretHash) || found.token.revokedAt !== null) {
-      throw new DomainError("token_invalid", "the API token is not valid");
-    }
-    const { token: row, account } = found;
-    if (account.apiStatus === "not_started") {
-      throw new DomainError("api_use_not_started", "API use has not been started for this account");
-    }
-    if (account.apiStatus === "suspended") {
-      throw new DomainError("api_use_suspended", "API use is suspended for this account");
-    }
-    await this.repository.touchToken(row.id, this.clock(), tokenTouchIntervalMs);
+    const account = admitted(token, found);
+    await this.repository.touchToken(found!.token.id, this.clock(), tokenTouchIntervalMs);
     return account;
   }
+
+  /**
+   * authenticate() from the lookup this instance remembers, without reading
+   * the auth version: undefined when nothing is remembered or the remembered
+   * lookup would not admit the token (authenticate() then decides). The
+   * caller must confirm it (confirmRemembered) with the auth version read by
+   * its own first statement, before it writes or answers anything: that is
+   * what lets a status check read the version with its certificate instead
+   * of in a statement of its own.
+   */
+  authenticateRemembered(token: string): RememberedAuthentication | undefined {
+    const prefix = apiTokenPrefix(token);
+    const remembered = prefix ? this.repository.rememberedTokenWithAccount?.(prefix) : undefined;
+    if (!remembered) return undefined;
+    try {
+      return { account: admitted(token, remembered.found), version: remembered.version, tokenId: remembered.found.token.id };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Confirms a remembered authentication with the auth version the caller
+   * read after the call began (undefined: none was read, so read it now).
+   * The same version: the remembered lookup still holds. Another: the token
+   * is authenticated afresh, and refused if it no longer passes.
+   */
+  async confirmRemembered(token: string, remembered: RememberedAuthentication, observedVersion: number | undefined): Promise<AccountRow> {
+    if (observedVersion !== remembered.version) {
+      const account = await this.authenticate(token);
+      if (account.id !== remembered.account.id) throw new DomainError("token_invalid", "the API token is not valid");
+      return account;
+    }
+    await this.repository.touchToken(remembered.tokenId, this.clock(), tokenTouchIntervalMs);
+    return remembered.account;
+  }
+}
+
+/** An authentication from a remembered lookup, valid once confirmed (Accounts.confirmRemembered). */
+export interface RememberedAuthentication {
+  account: AccountRow;
+  /** The auth version the lookup was read under. */
+  version: number;
+  tokenId: string;
+}
+
+/**
+ * The account a token acts for, or why it is refused. Unknown and revoked
+ * tokens fail alike; an account whose API use is not active fails with its
+ * own reason, since the caller holds a valid credential and needs to know
+ * what to do next.
+ */
+function admitted(token: string, found: TokenWithAccount | undefined): AccountRow {
+  if (!found || !apiTokenMatches(token, found.token.secretHash) || found.token.revokedAt !== null) {
+    throw new DomainError("token_invalid", "the API token is not valid");
+  }
+  const { account } = found;
+  if (account.apiStatus === "not_started") {
+    throw new DomainError("api_use_not_started", "API use has not been started for this account");
+  }
+  if (account.apiStatus === "suspended") {
+    throw new DomainError("api_use_suspended", "API use is suspended for this account");
+  }
+  return account;
 }
 
 function summarize(row: ApiTokenRow): ApiTokenSummary {

@@ -27,6 +27,12 @@ export interface TokenWithAccount {
   account: AccountRow;
 }
 
+/** A lookup kept in memory, with the auth version (see AccountStore) it was read under. */
+export interface RememberedTokenWithAccount {
+  version: number;
+  found: TokenWithAccount;
+}
+
 /** What Accounts needs from storage; src/storage implements it. */
 export interface AccountStore {
   insertAccount(account: AccountRow): Promise<void>;
@@ -37,6 +43,12 @@ export interface AccountStore {
   insertToken(token: ApiTokenRow): Promise<void>;
   /** The token with this prefix and its account, in one read: what every authenticated call needs. */
   findTokenWithAccount(prefix: string): Promise<TokenWithAccount | undefined>;
+  /**
+   * The token and account as this instance last read them, and the auth
+   * version they were read under, without reading anything: only a store
+   * that keeps lookups in memory has them (see Accounts.authenticateRemembered).
+   */
+  rememberedTokenWithAccount?(prefix: string): RememberedTokenWithAccount | undefined;
   listTokens(accountId: string): Promise<ApiTokenRow[]>;
   /** False when no live token has the prefix. */
   revokeToken(prefix: string, now: number): Promise<boolean>;

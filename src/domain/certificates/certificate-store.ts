@@ -6,6 +6,12 @@ export interface StatusCursor {
   id: string;
 }
 
+/** A certificate read by id (undefined: none of the account's), and the API auth version the same statement read (undefined when it found no row). */
+export interface CertificateWithAuthVersion {
+  certificate: StoredCertificate | undefined;
+  authVersion: number | undefined;
+}
+
 /**
  * What the certificate services need from storage; src/storage implements it.
  * Every read takes the account id: rows of other accounts are invisible, not
@@ -26,6 +32,8 @@ export interface CertificateStore {
   /** Removes a user that owns nothing: one created for a certificate another call registered first. */
   deleteUserWithoutCertificates(accountId: string, userId: string): Promise<void>;
   findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined>;
+  /** findCertificate, with the API auth version read in the same statement (to confirm the caller with; see ConfirmCaller). */
+  findCertificateWithAuthVersion(accountId: string, certificateId: string): Promise<CertificateWithAuthVersion>;
   findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>>;
   /** The user's latest certificate (latest notBefore, then most recently stored), optionally of one type. */
   findLatestCertificate(accountId: string, userId: string, type?: CertificateType): Promise<StoredCertificate | undefined>;

@@ -21,7 +21,7 @@ import {
 } from "../../../gen/service/verify/v2/certificate_service_pb.ts";
 import type { BatchStatusChecks } from "../../domain/certificates/batch-checks.ts";
 import type { CertificateStatusChecks } from "../../domain/certificates/status-checks.ts";
-import { callerAccount } from "../auth.ts";
+import { callerAccount, callerConfirmation } from "../auth.ts";
 import { certificateMessage, certificateTypeFrom, checkMethodFrom, statusMessage, userMessage } from "../convert.ts";
 import { toBatchCheckError } from "../errors.ts";
 
@@ -34,7 +34,7 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
 
   async checkCertificateStatus(req: CheckCertificateStatusRequest, context: HandlerContext) {
     const method = checkMethodFrom(req.checkMethod);
-    const result = await this.checks.checkCertificate(callerAccount(context).id, req.certificateId, method);
+    const result = await this.checks.checkCertificate(callerAccount(context).id, req.certificateId, method, callerConfirmation(context));
     return create(CheckCertificateStatusResponseSchema, {
       certificate: certificateMessage(result.certificate),
       certificateStatus: statusMessage(result.status),
