@@ -1,6 +1,6 @@
 import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, RememberedTokenWithAccount, TokenWithAccount } from "../domain/accounts/model.ts";
 import type { AccountsRepository } from "./accounts-repository.ts";
-import { everyOne, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
+import { sharedRowReads, type StatementCalls } from "./coalesced-calls.ts";
 
 /** Tokens kept; beyond this the oldest entry goes first. */
 const capacity = 10_000;
@@ -21,11 +21,11 @@ const capacity = 10_000;
 export class CachedAccountStore implements AccountStore {
   private readonly tokens = new Map<string, RememberedTokenWithAccount>();
   private readonly touched = new Map<string, number>();
-  /** On PostgreSQL, calls made at the same time share one read of the version, begun after each of them (see CoalescedCalls). */
+  /** Calls made at the same time share one read of the version, begun after each of them (see sharedRowReads). */
   private readonly versionReads: StatementCalls<undefined, number | undefined>;
 
   constructor(private readonly inner: AccountsRepository) {
-    this.versionReads = statementCalls(inner.dialect, async (calls) => everyOne(calls, await this.inner.authVersion()));
+    this.versionReads = sharedRowReads(inner.dialect, () => this.inner.authVersion());
   }
 
   async findTokenWithAccount(prefix: string): Promise<TokenWithAccount | undefined> {

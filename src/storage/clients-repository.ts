@@ -3,7 +3,7 @@ import type { JSONWebKeySet } from "jose";
 import type { ClientAuthMethod, GrantType, OidcClient } from "../domain/oidc/client.ts";
 import { supportedAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import type { ClientStore } from "../domain/oidc/stores.ts";
-import { everyOne, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
+import { sharedRowReads, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import type { Database } from "./database.ts";
 import { paddedToPowerOfTwo } from "./parameter-limit.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
@@ -36,16 +36,16 @@ const maxClientsPerRead = 500;
  * frozen, so the one object can be handed to every caller.
  */
 export class ClientsRepository implements ClientStore {
-  /** On PostgreSQL the reads of concurrent requests share a statement (see statementCalls); on SQLite each runs its own. */
+  /** On PostgreSQL the reads of concurrent requests share a statement (see statementCalls); on SQLite each runs its own, but for the version's (see sharedRowReads). */
   private readonly reads: StatementCalls<string, OidcClient | undefined>;
   private readonly versionReads: StatementCalls<undefined, number | undefined>;
   private readonly kept = new Map<string, { version: number; client: OidcClient }>();
 
   constructor(private readonly database: Database) {
     this.reads = statementCalls(database.dialect, (clientIds) => this.readTogether(clientIds), maxClientsPerRead);
-    this.versionReads = statementCalls(database.dialect, async (calls) => {
+    this.versionReads = sharedRowReads(database.dialect, async () => {
       const [row] = await clientVersion(this.database.db);
-      return everyOne(calls, row && Number(row.version));
+      return row && Number(row.version);
     });
   }
 

@@ -26,6 +26,19 @@ export function statementCalls<I, O>(dialect: Dialect, flush: Flush<I, O>, maxIt
 }
 
 /**
+ * A read every request makes of the same one row (the API auth version, the
+ * client registrations' version), shared on both databases: on PostgreSQL
+ * as statementCalls shares reads; on SQLite the calls made in one turn of
+ * the event loop share one statement at its end. A statement on SQLite
+ * costs little to run but pays the write-ahead log's shared-memory locks
+ * (two fcntl calls, several µs each here) whatever it reads, so a one-row
+ * read is mostly that cost; the turn's wait is microseconds.
+ */
+export function sharedRowReads<O>(dialect: Dialect, read: () => Promise<O>): StatementCalls<undefined, O> {
+  return new CoalescedCalls<undefined, O>(async (calls) => everyOne(calls, await read()), Number.POSITIVE_INFINITY, defaultPatienceMs, dialect === "sqlite");
+}
+
+/**
  * Rows that concurrent requests write one at a time (status records,
  * one-time records, token issuances), committed together, on both
  * databases: on PostgreSQL a statement is a round trip, on SQLite a commit

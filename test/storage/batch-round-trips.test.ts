@@ -20,6 +20,7 @@ import { maxParameters } from "../../src/storage/parameter-limit.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { certificateCopies } from "../support/certificate-copies.ts";
 import { StatementCounter } from "../support/statement-counter.ts";
+import { goodStatusRecord } from "../support/status-records.ts";
 
 const targets = await databaseTargets();
 
@@ -162,18 +163,7 @@ for (const target of targets) {
       expect(counter.count).toBe(2);
 
       // 10 columns a row: 3,276 rows fit in one insert.
-      const records: StatusRecord[] = Array.from({ length: 3300 }, (_, i) => ({
-        id: newId(),
-        accountId,
-        certificateId: certificates[i % 200]!.id,
-        status: "good",
-        checkMethod: "crl",
-        checkPurpose: "liveness_check",
-        sourceUpdatedAt: 1,
-        revokedAt: null,
-        revokedReason: null,
-        createdAt: 2,
-      }));
+      const records: StatusRecord[] = Array.from({ length: 3300 }, (_, i) => goodStatusRecord({ id: certificates[i % 200]!.id, accountId }));
       const before = await repository.countStatuses(accountId);
       counter.count = 0;
       await view.insertStatuses(records);

@@ -11,6 +11,7 @@ import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { MockRepository } from "../../src/storage/mock-repository.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { StatementCounter } from "../support/statement-counter.ts";
+import { goodStatusRecord } from "../support/status-records.ts";
 
 const targets = await databaseTargets();
 
@@ -31,18 +32,7 @@ for (const target of targets) {
     }
 
     function record(certificate: StoredCertificate, id = newId()): StatusRecord {
-      return {
-        id,
-        accountId: certificate.accountId,
-        certificateId: certificate.id,
-        status: "good",
-        checkMethod: "crl",
-        checkPurpose: "liveness_check",
-        sourceUpdatedAt: 1,
-        revokedAt: null,
-        revokedReason: null,
-        createdAt: 2,
-      };
+      return goodStatusRecord(certificate, 2, id);
     }
 
     beforeAll(async () => {

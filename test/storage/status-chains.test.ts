@@ -11,6 +11,7 @@ import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { migrations } from "../../src/storage/migrations/index.ts";
 import { MockRepository } from "../../src/storage/mock-repository.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { goodStatusRecord } from "../support/status-records.ts";
 
 const targets = await databaseTargets();
 const before0024 = "0023_certificate_serials";
@@ -22,18 +23,7 @@ async function migratorFor(database: Database): Promise<Migrator> {
 }
 
 function record(certificate: StoredCertificate, createdAt: number, id = newTimeOrderedId(createdAt)): StatusRecord {
-  return {
-    id,
-    accountId: certificate.accountId,
-    certificateId: certificate.id,
-    status: "good",
-    checkMethod: "crl",
-    checkPurpose: "liveness_check",
-    sourceUpdatedAt: 1,
-    revokedAt: null,
-    revokedReason: null,
-    createdAt,
-  };
+  return goodStatusRecord(certificate, createdAt, id);
 }
 
 /** Every record of the certificate's listing, page by page (pages of `size`), newest first. */
