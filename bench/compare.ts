@@ -7,9 +7,10 @@
  * a history of 1,000,000 status records against one of 10,000. Every server
  * and the load generator run in processes of their own. Each comparison runs
  * its two sides alternately for a few rounds (a short warm-up first) and
- * keeps the median of the per-round ratios; p99 latency and the peak resident
- * memory of each server are reported beside it. Ends with one JSON line
- * `{"ratios":{…}}` (see docs/performance.md).
+ * keeps the median of the per-round ratios; p99 latency, the peak resident
+ * memory and the CPU time per request of each server are reported beside it.
+ * Ends with one JSON line `{"ratios":{…},"cpuRatios":{…}}` (see
+ * docs/performance.md).
  */
 import { connections, loadGenerator, seconds } from "./harness.ts";
 import type { LoadJob } from "./load/job.ts";
@@ -31,27 +32,36 @@ interface Row {
   rate: [number, number];
   p99: [number, number];
   rssMb: [number, number];
+  /** Server CPU time per unit (request, or id of a batch), µs, median over the rounds. */
+  cpuUs: [number, number];
+  /** The compared side's CPU per unit over shomei's, median of the rounds' (above 1: shomei spends less). */
+  cpuRatio: number;
   error?: string;
 }
 
-async function measureSide(side: Side, secondsToRun: number, warmUp = false): Promise<Measurement> {
+async function measureSide(side: Side, secondsToRun: number, warmUp = false): Promise<Measured> {
   const job = { ...(await side.job()), seconds: secondsToRun, connections: side.connections ?? connections } as LoadJob;
   const result = await (await loadGenerator()).measure(job, side.pid, warmUp);
-  return { ...result, rate: result.rate * (side.per ?? 1) };
+  const units = result.ok * (side.per ?? 1);
+  return { ...result, rate: result.rate * (side.per ?? 1), cpuUs: units > 0 ? (result.cpuMs * 1000) / units : Number.NaN };
 }
+
+/** A measurement with its server's CPU per unit. */
+type Measured = Measurement & { cpuUs: number };
 
 async function run(name: ComparisonName, servers: Servers): Promise<Row> {
   const c = await comparison(name, servers);
   const sides = [c.shomei, c.peer] as const;
   for (const side of sides) await measureSide(side, warmupSeconds, true);
-  const results: [Measurement[], Measurement[]] = [[], []];
+  const results: [Measured[], Measured[]] = [[], []];
   for (let round = 0; round < rounds; round++) {
     // Alternate which side goes first, so that a drift of the machine's load does not favour one.
     const order = round % 2 === 0 ? [0, 1] : [1, 0];
     for (const i of order) results[i]!.push(await measureSide(sides[i]!, seconds));
   }
   const ratios = results[0].map((ours, i) => ours.rate / results[1][i]!.rate);
-  const pick = (f: (m: Measurement) => number): [number, number] => [median(results[0].map(f)), median(results[1].map(f))];
+  const cpuRatios = results[0].map((ours, i) => results[1][i]!.cpuUs / ours.cpuUs);
+  const pick = (f: (m: Measured) => number): [number, number] => [median(results[0].map(f)), median(results[1].map(f))];
   return {
     name,
     title: c.title,
@@ -62,15 +72,17 @@ async function run(name: ComparisonName, servers: Servers): Promise<Row> {
     rate: pick((m) => m.rate),
     p99: pick((m) => m.p99),
     rssMb: pick((m) => m.rssMb),
+    cpuUs: pick((m) => m.cpuUs),
+    cpuRatio: median(cpuRatios.filter(Number.isFinite)),
   };
 }
 
 function printTable(rows: Row[]): void {
-  const header = ["key", "path", "shomei side", "compared with", "rate (median)", "ratio", "rounds", "p99 ms", "RSS MB"];
+  const header = ["key", "path", "shomei side", "compared with", "rate (median)", "ratio", "rounds", "p99 ms", "RSS MB", "CPU µs/unit", "CPU ratio"];
   const f = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
   const cells = rows.map((r) =>
     r.error
-      ? [r.name, r.title, "", "", "", "failed", "", "", ""]
+      ? [r.name, r.title, "", "", "", "failed", "", "", "", "", ""]
       : [
           r.name,
           r.title,
@@ -81,6 +93,8 @@ function printTable(rows: Row[]): void {
           r.ratios.map((x) => x.toFixed(2)).join(" "),
           `${f(r.p99[0], 1)} vs ${f(r.p99[1], 1)}`,
           `${f(r.rssMb[0])} vs ${f(r.rssMb[1])}`,
+          `${f(r.cpuUs[0], 1)} vs ${f(r.cpuUs[1], 1)}`,
+          Number.isFinite(r.cpuRatio) ? `${r.cpuRatio.toFixed(3)}x` : "-",
         ],
   );
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
@@ -103,7 +117,7 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>): Pro
         console.log(`${name}: ${row.ratio.toFixed(3)}x (rounds ${row.ratios.map((x) => x.toFixed(3)).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        rows.push({ name, title: name, labels: ["", ""], unit: "", ratio: Number.NaN, ratios: [], rate: [0, 0], p99: [0, 0], rssMb: [0, 0], error: message });
+        rows.push({ name, title: name, labels: ["", ""], unit: "", ratio: Number.NaN, ratios: [], rate: [0, 0], p99: [0, 0], rssMb: [0, 0], cpuUs: [0, 0], cpuRatio: Number.NaN, error: message });
         console.log(`${name}: failed: ${message}`);
       }
       await servers.stopAllBut(new Set(names.slice(i + 1).flatMap((later) => needs[later])));
@@ -114,6 +128,11 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>): Pro
   console.log("");
   printTable(rows);
   console.log("");
-  console.log(ratiosLine(rows.map((r) => [r.name, r.error ? undefined : r.ratio])));
+  console.log(
+    ratiosLine(
+      rows.map((r) => [r.name, r.error ? undefined : r.ratio]),
+      rows.map((r) => [r.name, r.error ? undefined : r.cpuRatio]),
+    ),
+  );
   return rows.every((r) => !r.error);
 }

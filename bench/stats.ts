@@ -19,13 +19,19 @@ export function roundRatio(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
 
+type Ratios = ReadonlyArray<readonly [string, number | undefined]>;
+
 /**
  * The one JSON line a script reads: every ratio measured, rounded, in the
  * order given; a path that was not run is left out, one that could not be
- * measured is null.
+ * measured is null. With `cpuRatios`, the CPU ratios beside them, the same
+ * way, under "cpuRatios".
  */
-export function ratiosLine(ratios: ReadonlyArray<readonly [string, number | undefined]>): string {
-  const out: Record<string, number | null> = {};
-  for (const [key, value] of ratios) out[key] = value === undefined || !Number.isFinite(value) ? null : roundRatio(value);
-  return JSON.stringify({ ratios: out });
+export function ratiosLine(ratios: Ratios, cpuRatios?: Ratios): string {
+  const rounded = (pairs: Ratios) => {
+    const out: Record<string, number | null> = {};
+    for (const [key, value] of pairs) out[key] = value === undefined || !Number.isFinite(value) ? null : roundRatio(value);
+    return out;
+  };
+  return JSON.stringify(cpuRatios ? { ratios: rounded(ratios), cpuRatios: rounded(cpuRatios) } : { ratios: rounded(ratios) });
 }

@@ -11,6 +11,24 @@ import type { LoadJob, LoadResult } from "./job.ts";
 export interface Measurement extends LoadResult {
   /** The highest VmRSS of the server process seen during the job, in MB (NaN when it could not be read). */
   rssMb: number;
+  /** CPU time the server process (all its threads) spent during the job, in ms (NaN when it could not be read). */
+  cpuMs: number;
+}
+
+/** Clock ticks a second of /proc/<pid>/stat's times: 100 on every Linux this runs on (USER_HZ). */
+const ticksPerSecond = 100;
+
+/** User and system CPU time of a process so far, in ms, or NaN when /proc does not say. */
+export function cpuTimeMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces: the fields after it start past its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** VmRSS of a process in MB, or NaN when /proc does not say (not Linux, or the process is gone). */
@@ -58,6 +76,8 @@ export class LoadGenerator {
   async measure(job: LoadJob, pid?: number, warmUp = false): Promise<Measurement> {
     if (!this.child) throw new Error("the load generator is not started");
     const sample = () => (pid === undefined ? Number.NaN : residentMb(pid));
+    const cpu = () => (pid === undefined ? Number.NaN : cpuTimeMs(pid));
+    const cpuBefore = cpu();
     let rssMb = sample();
     const sampler = setInterval(() => {
       const now = sample();
@@ -72,7 +92,7 @@ export class LoadGenerator {
       });
       if (result.failed > 0) throw new Error(`${job.name}: ${result.failed} of ${result.ok + result.failed} requests failed, the first with ${result.firstFailure}`);
       if (result.ok === 0 && !warmUp) throw new Error(`${job.name}: no request answered`);
-      return { ...result, rssMb };
+      return { ...result, rssMb, cpuMs: cpu() - cpuBefore };
     } finally {
       clearInterval(sampler);
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
+import { cpuTimeMs } from "../../bench/load/client.ts";
 import { median, percentile, ratiosLine } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {
@@ -35,6 +36,33 @@ describe("benchmark arithmetic", () => {
     expect(line).toBe('{"ratios":{"check_sqlite_vs_connect":0.333,"batch_vs_single":24.123,"par_pg_vs_oidc_provider":null,"refresh_vs_oidc_provider":null}}');
     expect(line).not.toContain("\n");
     expect(ratiosLine([])).toBe('{"ratios":{}}');
+  });
+
+  it("puts the CPU ratios beside them, under cpuRatios, rounded the same way", () => {
+    const line = ratiosLine(
+      [["check_sqlite_vs_connect", 1.23456], ["check_pg_vs_connect", undefined]],
+      [["check_sqlite_vs_connect", 2.00049], ["check_pg_vs_connect", undefined]],
+    );
+    expect(JSON.parse(line)).toEqual({
+      ratios: { check_sqlite_vs_connect: 1.235, check_pg_vs_connect: null },
+      cpuRatios: { check_sqlite_vs_connect: 2, check_pg_vs_connect: null },
+    });
+  });
+
+  it("reads a process's CPU time from /proc, and it grows while the process works", () => {
+    const before = cpuTimeMs(process.pid);
+    expect(Number.isFinite(before)).toBe(true);
+    // Work until the kernel has counted 50 ms more (its clock ticks are 10 ms), however busy the machine.
+    let now = before;
+    let spin = 0;
+    const deadline = performance.now() + 30_000;
+    while (now - before < 50 && performance.now() < deadline) {
+      for (let i = 0; i < 100_000; i++) spin += Math.sqrt(spin + i);
+      now = cpuTimeMs(process.pid);
+    }
+    expect(spin).toBeGreaterThan(0);
+    expect(now - before).toBeGreaterThanOrEqual(50);
+    expect(cpuTimeMs(2 ** 30)).toBeNaN();
   });
 });
 
