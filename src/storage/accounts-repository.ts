@@ -1,5 +1,5 @@
 import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, TokenWithAccount } from "../domain/accounts/model.ts";
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Database, Dialect } from "./database.ts";
 import { preparedQuery } from "./prepared-query.ts";
 import type { Tables } from "./schema.ts";
@@ -151,6 +151,19 @@ function toToken(row: {
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
   };
+}
+
+/**
+ * The row `authVersion` reads, as a column of another statement: a status
+ * check reads it beside its certificate, and a caller admitted on a
+ * remembered token is confirmed with it, with no statement of its own (see
+ * preauthenticate).
+ */
+export const authVersionColumn = sql<number | null>`(select "version" from "api_auth_version" where "id" = 1)`.as("auth_version");
+
+/** The auth version a read's rows carry (every row the same). */
+export function authVersionOf(rows: readonly { auth_version: unknown }[]): number | undefined {
+  return rows.length === 0 || rows[0]!.auth_version === null ? undefined : Number(rows[0]!.auth_version);
 }
 
 /** Read by every authenticated RPC (the API token cache's check): built and compiled once (see preparedQuery). */

@@ -12,6 +12,7 @@ import type {
 } from "../domain/certificates/model.ts";
 import type { CertificateStore, CertificateWithAuthVersion, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import { accountOfKeyedRows } from "./account-key-lookup.ts";
+import { authVersionColumn, authVersionOf } from "./accounts-repository.ts";
 import type { Database, Dialect } from "./database.ts";
 import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
 import { chunked, distinctInChunks, maxParameters, paddedToPowerOfTwo } from "./parameter-limit.ts";
@@ -32,14 +33,6 @@ export const certificateColumns = [
 ] as const satisfies readonly (keyof CertificateTable)[];
 
 type CertificateRow = Pick<Selectable<CertificateTable>, (typeof certificateColumns)[number]>;
-
-/**
- * The API auth version (see CachedAccountStore), read beside the
- * certificates of a status check: a caller admitted on a remembered token is
- * confirmed with it, and needs no statement of its own (see
- * preauthenticate). The same one-row table every authenticated call reads.
- */
-export const authVersionColumn = sql<number | null>`(select "version" from "api_auth_version" where "id" = 1)`.as("auth_version");
 
 /** The account's certificates with these ids, found by primary key (see accountOfKeyedRows). Exported for the plan's test. */
 export function certificatesByIds(db: Kysely<Tables>, dialect: Dialect, accountId: string, ids: readonly string[]) {
@@ -76,11 +69,6 @@ interface CertificateKey {
 export interface CertificatesRead {
   found: Map<string, () => StoredCertificate>;
   authVersion: number | undefined;
-}
-
-/** The auth version a read's rows carry (every row the same). */
-export function authVersionOf(rows: readonly { auth_version: unknown }[]): number | undefined {
-  return rows.length === 0 || rows[0]!.auth_version === null ? undefined : Number(rows[0]!.auth_version);
 }
 
 /**
