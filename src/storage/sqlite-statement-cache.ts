@@ -1,5 +1,6 @@
-import type { Database as BetterSqliteDatabase, Statement } from "better-sqlite3";
-import type { SqliteDatabase } from "kysely";
+import type { Database as BetterSqliteDatabase } from "better-sqlite3";
+import type { SqliteDatabase, SqliteStatement } from "kysely";
+import { withRowBuilder } from "./sqlite-row-builder.ts";
 
 /** Statements kept ready; the service issues a few dozen distinct ones. */
 const capacity = 256;
@@ -30,18 +31,18 @@ export function withStatementCache(database: BetterSqliteDatabase): SqliteDataba
     close: () => database.close(),
     prepare(sql: string) {
       const kept = sql.length <= maxShortSqlLength ? short : long;
-      return kept.get(sql) ?? kept.set(sql, database.prepare(sql));
+      return kept.get(sql) ?? kept.set(sql, withRowBuilder(database.prepare(sql), sql));
     },
   };
 }
 
 /** Statements by SQL text; the least recently used goes first when full. */
 class LeastRecentlyUsed {
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, SqliteStatement>();
 
   constructor(private readonly capacity: number) {}
 
-  get(sql: string): Statement | undefined {
+  get(sql: string): SqliteStatement | undefined {
     const statement = this.statements.get(sql);
     if (statement) {
       this.statements.delete(sql);
@@ -50,7 +51,7 @@ class LeastRecentlyUsed {
     return statement;
   }
 
-  set(sql: string, statement: Statement): Statement {
+  set(sql: string, statement: SqliteStatement): SqliteStatement {
     this.statements.set(sql, statement);
     if (this.statements.size > this.capacity) this.statements.delete(this.statements.keys().next().value!);
     return statement;
