@@ -171,7 +171,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
   function expectCode(result: CallbackResult, state: string): string {
     expect(result.heading).toBe("Authorization succeeded");
     const code = result.url.searchParams.get("code") ?? "";
-    expect(code).toMatch(tokenPattern);
+    expect(code).toMatch(/^[A-Za-z0-9_-]{51}$/);
     expect([...result.url.searchParams.keys()].sort()).toEqual(["code", "iss", "state"]);
     expect(result.url.searchParams.get("state")).toBe(state);
     expect(result.url.searchParams.get("iss")).toBe(issuer);
@@ -357,7 +357,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       expect(response.status).toBe(201);
       const answer = (await response.json()) as { request_uri: string; expires_in: number };
       expect(answer.expires_in).toBe(60);
-      expect(answer.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/);
+      expect(answer.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{51}$/);
       requestUri = answer.request_uri;
       await createUser("par-user", "par-user-password");
       // A phone-sized window: the long details must wrap, not widen the page.

@@ -139,7 +139,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("pages in Japanese 
     await page.waitForURL((url) => url.href.startsWith(`${demo.redirectUri}?`));
     const callback = new URL(page.url());
     expect(callback.searchParams.get("error")).toBeNull();
-    expect(callback.searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(callback.searchParams.get("code")).toMatch(/^[A-Za-z0-9_-]{51}$/);
   }
 
   for (const [size, viewport] of Object.entries(viewports)) {

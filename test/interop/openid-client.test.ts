@@ -6,7 +6,7 @@ import { decodeProtectedHeader, exportJWK, generateKeyPair } from "jose";
 import * as client from "openid-client";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
+import { storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
 import { createUser, registerClient, type TestUser } from "../support/oidc.ts";
@@ -182,7 +182,7 @@ for (const target of targets) {
       // What the library built: the authorization endpoint with client_id and request_uri only.
       expect(`${url.origin}${url.pathname}`).toBe(server.domain.oidc.endpoints.authorization);
       expect([...url.searchParams.keys()].sort()).toEqual(["client_id", "request_uri"]);
-      expect(url.searchParams.get("request_uri")).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/);
+      expect(url.searchParams.get("request_uri")).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{51}$/);
       const pages = await authorizeInBrowser(page, url, rp.redirectUri, user);
       const response = rp.responseFor(state);
       expect(page.url()).toBe(response.href);
@@ -529,7 +529,7 @@ for (const target of targets) {
           .updateTable("one_time_records")
           .set({ expires_at: Date.now() - 1000 })
           .where("kind", "=", "authorization_code")
-          .where("key_hash", "=", sha256Hex(code))
+          .where("key_hash", "=", storedKeyOf(code))
           .executeTakeFirst();
         expect(Number(expired.numUpdatedRows)).toBe(1);
         const refused = await expectOAuthError(redeem(owner, a), "invalid_grant");
@@ -613,7 +613,7 @@ for (const target of targets) {
         const refreshed = await client.refreshTokenGrant(rpClient.config, tokens.refresh_token!, undefined, { DPoP });
         expect(refreshed.token_type).toBe("dpop");
         expect(await client.fetchUserInfo(rpClient.config, refreshed.access_token, sub, { DPoP })).toMatchObject({ sub });
-        const stored = await server.database.db.selectFrom("oidc_tokens").select("dpop_jkt").where("token_hash", "=", sha256Hex(refreshed.access_token)).executeTakeFirst();
+        const stored = await server.database.db.selectFrom("oidc_tokens").select("dpop_jkt").where("token_hash", "=", storedKeyOf(refreshed.access_token)).executeTakeFirst();
         expect(stored?.dpop_jkt).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
         // Presented as a Bearer token, the DPoP-bound access token is refused.

@@ -6,7 +6,7 @@ import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedOidcDemo } from "../../src/domain/mock/oidc-demo-seed.ts";
 import { dpopSigningAlgorithms } from "../../src/domain/oidc/dpop/algorithms.ts";
-import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
+import { storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { dpopKey, dpopProof, hmacProof, postWithHeaderLines, unsignedProof, type DpopKey } from "../support/dpop.ts";
 import {
@@ -331,7 +331,7 @@ for (const target of targets) {
           const algKey = await dpopKey(alg);
           const { code, verifier } = await codeViaPar("confidential", undefined);
           const tokens = expectTokens(await redeem("confidential", code, verifier, algKey), "DPoP");
-          const stored = await live().database.db.selectFrom("oidc_tokens").select("dpop_jkt").where("token_hash", "=", sha256Hex(tokens.access_token)).executeTakeFirst();
+          const stored = await live().database.db.selectFrom("oidc_tokens").select("dpop_jkt").where("token_hash", "=", storedKeyOf(tokens.access_token)).executeTakeFirst();
           expect(stored?.dpop_jkt, alg).toBe(algKey.jkt);
         }
       });
@@ -354,7 +354,7 @@ for (const target of targets) {
         expectError(await refresh("required", tokens.refresh_token!), 400, "invalid_dpop_proof", /must send a DPoP proof/);
         // A confidential client's refresh token is not bound: another key binds the new access token to it.
         const refreshed = expectTokens(await refresh("required", tokens.refresh_token!, otherKey), "DPoP");
-        const stored = await live().database.db.selectFrom("oidc_tokens").select("dpop_jkt").where("token_hash", "=", sha256Hex(refreshed.access_token)).executeTakeFirst();
+        const stored = await live().database.db.selectFrom("oidc_tokens").select("dpop_jkt").where("token_hash", "=", storedKeyOf(refreshed.access_token)).executeTakeFirst();
         expect(stored?.dpop_jkt).toBe(otherKey.jkt);
       });
     });

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair, type CryptoKey } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOidc } from "../../src/app/compose-oidc.ts";
+import { sha256Hex, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { dpopKey, dpopProof } from "../support/dpop.ts";
@@ -421,6 +422,21 @@ for (const target of targets) {
 
         const second = await new Browser(live().url).get(byReference(clientIds.basic, requestUri));
         expectInvalidRequestUriPage(second, "request_uri has already been used");
+      });
+
+      it("a request_uri stored before ordered secrets (43 characters, keyed by its whole SHA-256) is still taken, once", async () => {
+        const requestUri = await pushed("basic");
+        expect(requestUri).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{51}$/);
+        const oldSecret = randomBytes(32).toString("base64url");
+        const oldUri = `urn:ietf:params:oauth:request_uri:${oldSecret}`;
+        await live()
+          .database.db.updateTable("one_time_records")
+          .set({ key_hash: sha256Hex(oldSecret) })
+          .where("key_hash", "=", storedKeyOf(requestUri.slice("urn:ietf:params:oauth:request_uri:".length)))
+          .executeTakeFirstOrThrow();
+        expectPage(await new Browser(live().url).get(byReference(clientIds.basic, oldUri)), "login");
+        expectInvalidRequestUriPage(await new Browser(live().url).get(byReference(clientIds.basic, oldUri)), "request_uri has already been used");
+        expectInvalidRequestUriPage(await new Browser(live().url).get(byReference(clientIds.basic, requestUri)), "request_uri is not one this server issued");
       });
 
       it("invalid_request_uri is redirected when the query also carries a registered redirect_uri, with the query's state", async () => {

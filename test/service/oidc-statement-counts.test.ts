@@ -146,7 +146,7 @@ for (const target of targets) {
       const presented = await refreshToken();
       const { result: reply, counter } = await counted(() => postToken(live(), { grant_type: "refresh_token", refresh_token: presented }, authorization));
       expect(reply.status, reply.text).toBe(200);
-      expect(reply.json!.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(reply.json!.refresh_token).toMatch(/^[A-Za-z0-9_-]{51}$/);
       expect(counter.statements).toEqual(["select oidc_client_version", "update oidc_tokens", "insert oidc_tokens", "select one_time_records"]);
       expectStatements(counter, { total: 4, writes: 2 });
     });
@@ -158,7 +158,7 @@ for (const target of targets) {
         postToken(live(), { grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }, authorization),
       );
       expect(reply.status, reply.text).toBe(200);
-      expect(reply.json!.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(reply.json!.refresh_token).toMatch(/^[A-Za-z0-9_-]{51}$/);
       expectStatements(counter, { total: 7, writes: 2 });
     });
 

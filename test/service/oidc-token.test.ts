@@ -1,7 +1,7 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
+import { sha256Hex, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import {
@@ -134,12 +134,12 @@ for (const target of targets) {
       expect(reply.headers.get("cache-control")).toBe("no-store");
       expect(reply.headers.get("pragma")).toBe("no-cache");
       const json = reply.json as unknown as TokenJson;
-      expect(json.access_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(json.access_token).toMatch(/^[A-Za-z0-9_-]{51}$/);
       expect(json.token_type).toBe("Bearer");
       expect(json.expires_in).toBe(accessTokenLifetime);
       expect(json.grant_id).toMatch(/^[A-Za-z0-9_-]{43}$/);
       if (json.refresh_token !== undefined) {
-        expect(json.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        expect(json.refresh_token).toMatch(/^[A-Za-z0-9_-]{51}$/);
         expect(json.refresh_token).not.toBe(json.access_token);
       }
       return json;
@@ -170,7 +170,7 @@ for (const target of targets) {
     }
 
     async function tokenRow(value: string) {
-      return live().database.db.selectFrom("oidc_tokens").selectAll().where("token_hash", "=", sha256Hex(value)).executeTakeFirst();
+      return live().database.db.selectFrom("oidc_tokens").selectAll().where("token_hash", "=", storedKeyOf(value)).executeTakeFirst();
     }
 
     /** The ID token verified against the server's JWKS (signature, alg, iss, aud), with its header. */
@@ -613,7 +613,7 @@ for (const target of targets) {
           .database.db.updateTable("one_time_records")
           .set({ expires_at: Date.now() - 1000 })
           .where("kind", "=", "authorization_code")
-          .where("key_hash", "=", sha256Hex(code))
+          .where("key_hash", "=", storedKeyOf(code))
           .execute();
         const before = await tokenCount();
         expectTokenError(await exchange("basic", code), 400, "invalid_grant");
@@ -684,7 +684,7 @@ for (const target of targets) {
         const now = Date.now();
         await new OneTimeRecords(live().database).issue({
           kind: "authorization_code",
-          keyHash: sha256Hex(code),
+          keyHash: storedKeyOf(code),
           owner: clientIds.public,
           payload: { clientId: clientIds.public, redirectUri: redirects.public, codeChallenge: null, nonce: null, scopes: ["openid"], authorizationDetails: [], grantId: "g", userId: user.row.id, authTime: now, acr: "low", amr: ["pwd"] },
           now,
@@ -704,6 +704,31 @@ for (const target of targets) {
         // Neither attempt harmed the real tokens.
         expect((await getUserinfo(live(), tokens.access_token)).status).toBe(200);
         expectIssued(await refresh("basic", tokens.refresh_token!));
+      });
+
+      it("codes and tokens stored before ordered secrets (43 characters, keyed by their whole SHA-256) still work", async () => {
+        const db = live().database.db;
+        const legacy = () => randomBytes(32).toString("base64url");
+        // A code as the previous version stored it: its record keyed by the SHA-256 of a 43-character value.
+        const code = await codeFor("basic", { scope: "openid offline_access" });
+        const oldCode = legacy();
+        await db.updateTable("one_time_records").set({ key_hash: sha256Hex(oldCode) }).where("key_hash", "=", storedKeyOf(code)).executeTakeFirstOrThrow();
+        expect(oldCode).toHaveLength(43);
+        expect(storedKeyOf(oldCode)).toBe(sha256Hex(oldCode));
+        expectTokenError(await exchange("basic", code), 400, "invalid_grant");
+        const tokens = expectIssued(await exchange("basic", oldCode));
+        // Tokens as the previous version stored them.
+        const oldAccess = legacy();
+        const oldRefresh = legacy();
+        for (const [value, old] of [[tokens.access_token, oldAccess], [tokens.refresh_token!, oldRefresh]] as const) {
+          await db.updateTable("oidc_tokens").set({ token_hash: sha256Hex(old) }).where("token_hash", "=", storedKeyOf(value)).executeTakeFirstOrThrow();
+        }
+        expect((await getUserinfo(live(), oldAccess)).status).toBe(200);
+        expect((await getUserinfo(live(), tokens.access_token)).status).toBe(401);
+        const refreshed = expectIssued(await refresh("basic", oldRefresh));
+        expect(refreshed.refresh_token).toMatch(/^[A-Za-z0-9_-]{51}$/);
+        // Rotation used the old token up: presenting it again is a replay.
+        expectTokenError(await refresh("basic", oldRefresh), 400, "invalid_grant");
       });
 
       it("a rotated refresh token", async () => {
@@ -818,7 +843,7 @@ for (const target of targets) {
         for (const reply of replies.filter((r) => r.status !== 200)) expectTokenError(reply, 400, "invalid_grant");
         // Exactly one access token was stored (scope openid: no refresh token), and the replays revoked it.
         expect(await tokenCount()).toBe(before + 1);
-        const stored = await live().database.db.selectFrom("oidc_tokens").select("revoked_at").where("family", "=", sha256Hex(code)).execute();
+        const stored = await live().database.db.selectFrom("oidc_tokens").select("revoked_at").where("family", "=", storedKeyOf(code)).execute();
         expect(stored).toHaveLength(1);
         expect(stored[0]!.revoked_at).not.toBeNull();
       });

@@ -4,7 +4,7 @@ import { expect } from "vitest";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-flow.ts";
-import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
+import { storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
 import type { OneTimeRecord } from "../../src/domain/single-use.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
@@ -117,7 +117,7 @@ export function expectCodeRedirect(reply: Reply, expected: { redirectUri: string
   const params = clientRedirect(reply, expected.redirectUri);
   expect(params.get("error"), params.get("error_description") ?? "").toBeNull();
   expect(params.getAll("code")).toHaveLength(1);
-  expect(params.get("code")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  expect(params.get("code")).toMatch(/^[A-Za-z0-9_-]{51}$/);
   expect(params.getAll("state")).toEqual(expected.state === undefined ? [] : [expected.state]);
   expect(params.getAll("iss")).toEqual([expected.issuer]);
   return params.get("code")!;
@@ -256,7 +256,7 @@ export function jsonOrUndefined(text: string): Record<string, unknown> | undefin
 
 /** The stored one-time record behind a bearer value (authorization code, request_uri secret). */
 export function findRecord(server: TestServer, kind: string, value: string): Promise<OneTimeRecord | undefined> {
-  return new OneTimeRecords(server.database).find(kind, sha256Hex(value));
+  return new OneTimeRecords(server.database).find(kind, storedKeyOf(value));
 }
 
 /** The stored authorization code, with its payload typed. */

@@ -4,7 +4,7 @@ import { systemClock } from "../../src/domain/clock.ts";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-flow.ts";
-import { randomToken, sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
+import { orderedSecret, randomToken, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import { SigningKeys } from "../../src/domain/oidc/keys/signing-keys.ts";
 import { OAuthError } from "../../src/domain/oidc/oauth-error.ts";
 import { TokenService } from "../../src/domain/oidc/tokens/token-service.ts";
@@ -94,7 +94,7 @@ for (const t of targets) {
       const user = await new OidcUsers(oidc, secretKey, systemClock).create({ login: `race-${randomBytes(4).toString("hex")}`, password: "a long password" });
       const grantId = randomToken();
       await oidc.saveGrant({ id: grantId, userId: user.id, clientId: client.clientId, scopes: ["openid", "offline_access"], authorizationDetails: [], createdAt: now, updatedAt: now, revokedAt: null });
-      const code = randomToken();
+      const code = orderedSecret(now);
       const payload: AuthorizationCodePayload = {
         clientId: client.clientId,
         redirectUri: "https://rp.example/cb",
@@ -108,7 +108,7 @@ for (const t of targets) {
         acr: "low",
         amr: ["pwd"],
       };
-      await new OneTimeRecords(database).issue({ kind: "authorization_code", keyHash: sha256Hex(code), owner: client.clientId, payload, now, ttlMs: 60_000 });
+      await new OneTimeRecords(database).issue({ kind: "authorization_code", keyHash: storedKeyOf(code), owner: client.clientId, payload, now, ttlMs: 60_000 });
       return new Map([["code", code], ["redirect_uri", "https://rp.example/cb"]]);
     }
 
@@ -133,7 +133,7 @@ for (const t of targets) {
       await expect(service.exchangeCode(client, params)).rejects.toMatchObject({ error: "invalid_grant" });
       tokens.release();
       expect(await first).toBe("invalid_grant");
-      await expectFamilyRevoked(sha256Hex(params.get("code")!), ["access", "refresh"]);
+      await expectFamilyRevoked(storedKeyOf(params.get("code")!), ["access", "refresh"]);
     });
 
     it("a refresh token replayed during its first use: the new tokens are revoked with the family, and the first use fails too", async () => {
@@ -146,7 +146,7 @@ for (const t of targets) {
       await expect(service.refresh(client, refresh)).rejects.toMatchObject({ error: "invalid_grant" });
       tokens.release();
       expect(await first).toBe("invalid_grant");
-      await expectFamilyRevoked(sha256Hex(params.get("code")!), ["access", "access", "refresh", "refresh"]);
+      await expectFamilyRevoked(storedKeyOf(params.get("code")!), ["access", "access", "refresh", "refresh"]);
     });
 
     it("without a replay, the same gated path issues normally", async () => {
@@ -156,7 +156,7 @@ for (const t of targets) {
       await tokens.entered;
       tokens.release();
       expect(await first).toBe("issued");
-      const stored = await database.db.selectFrom("oidc_tokens").select("revoked_at").where("family", "=", sha256Hex(params.get("code")!)).execute();
+      const stored = await database.db.selectFrom("oidc_tokens").select("revoked_at").where("family", "=", storedKeyOf(params.get("code")!)).execute();
       expect(stored.map((row) => row.revoked_at)).toEqual([null, null]);
     });
   });

@@ -3,7 +3,7 @@ import type { Clock } from "../clock.ts";
 import type { LoginThrottle } from "../credentials/login-throttle.ts";
 import { authorizationParameters, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
 import type { OidcClient } from "./client.ts";
-import { randomToken, sha256Hex } from "./flow/secrets.ts";
+import { orderedSecret, storedKeyOf } from "./flow/secrets.ts";
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
 import { requireRegisteredRedirectUri, requireSameClient } from "./redirect-uri.ts";
@@ -66,13 +66,14 @@ export class PushedRequests {
     }
     // RFC 9449 section 10.1: a proof at PAR binds the code as dpop_jkt would.
     const request: AuthorizationRequest = dpopJkt === undefined ? validated : { ...validated, dpopJkt };
-    const secret = randomToken();
+    const now = this.clock();
+    const secret = orderedSecret(now);
     await this.records.issue({
       kind,
-      keyHash: sha256Hex(secret),
+      keyHash: storedKeyOf(secret),
       owner: client.clientId,
       payload: request,
-      now: this.clock(),
+      now,
       ttlMs: this.lifetimeSeconds * 1000,
     });
     return { requestUri: requestUriPrefix + secret, expiresIn: this.lifetimeSeconds };
@@ -84,10 +85,11 @@ export class PushedRequests {
    */
   async take(clientId: string, requestUri: string): Promise<AuthorizationRequest> {
     const secret = requestUri.startsWith(requestUriPrefix) ? requestUri.slice(requestUriPrefix.length) : "";
-    if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) {
+    // 51 characters as issued now, 43 as issued before ordered secrets.
+    if (!/^(?:[A-Za-z0-9_-]{43}|[A-Za-z0-9_-]{51})$/.test(secret)) {
       throw new OAuthError("invalid_request_uri", "request_uri is not one this server issued");
     }
-    const result = await this.records.consume(kind, sha256Hex(secret), this.clock(), clientId);
+    const result = await this.records.consume(kind, storedKeyOf(secret), this.clock(), clientId);
     if (result.ok) return result.record.payload as AuthorizationRequest;
     const description = {
       unknown: "request_uri is not one this server issued",

@@ -12,7 +12,7 @@ import type { ClientLookup, GrantStore, InteractionStore, SessionStore } from ".
 import type { OidcUsers } from "../users.ts";
 import type { InteractionState } from "./interaction-state.ts";
 import { errorRedirect, redirectTo } from "./redirects.ts";
-import { randomToken, sessionSid, sha256Hex } from "./secrets.ts";
+import { orderedSecret, randomToken, sessionSid, sha256Hex, storedKeyOf } from "./secrets.ts";
 
 export interface FlowSettings {
   issuer: string;
@@ -313,7 +313,7 @@ export class AuthorizationFlow {
         revokedAt: null,
       });
     }
-    const code = randomToken();
+    const code = orderedSecret(now);
     const payload: AuthorizationCodePayload = {
       clientId: request.clientId,
       redirectUri: request.redirectUri,
@@ -333,7 +333,7 @@ export class AuthorizationFlow {
     };
     await this.codes.issue({
       kind: "authorization_code",
-      keyHash: sha256Hex(code),
+      keyHash: storedKeyOf(code),
       owner: request.clientId,
       payload,
       now,

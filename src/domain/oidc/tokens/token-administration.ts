@@ -2,7 +2,7 @@ import type { TokenRow } from "../model.ts";
 import type { TokenStore, TokenWithGrant } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import type { OidcClient } from "../client.ts";
-import { sha256Hex } from "../flow/secrets.ts";
+import { storedKeyOf } from "../flow/secrets.ts";
 import { requestCovered } from "../grants/coverage.ts";
 import type { RawParameters } from "../parameters.ts";
 import { readPresentedToken } from "./token-request.ts";
@@ -41,14 +41,14 @@ export class TokenAdministration {
 
   /** The live access token for a bearer value, or undefined. */
   async accessToken(value: string): Promise<TokenRow | undefined> {
-    const found = await this.tokens.findWithGrant(sha256Hex(value));
+    const found = await this.tokens.findWithGrant(storedKeyOf(value));
     if (!found || found.token.kind !== "access" || !this.live(found)) return undefined;
     return found.token;
   }
 
   /** RFC 7009: revokes a token of this client; unknown or foreign tokens are ignored (the answer is the same). */
   async revoke(client: OidcClient, form: RawParameters): Promise<void> {
-    const row = await this.tokens.find(sha256Hex(readPresentedToken(form)));
+    const row = await this.tokens.find(storedKeyOf(readPresentedToken(form)));
     if (!row || row.clientId !== client.clientId) return;
     const now = this.clock();
     // Revoking a refresh token ends everything issued from the same code (RFC 7009 §2.1 allows it and it is the safe reading).
@@ -57,7 +57,7 @@ export class TokenAdministration {
 
   /** RFC 7662: a client may introspect only its own tokens; anything else is simply inactive. */
   async introspect(client: OidcClient, form: RawParameters): Promise<Introspection> {
-    const found = await this.tokens.findWithGrant(sha256Hex(readPresentedToken(form)));
+    const found = await this.tokens.findWithGrant(storedKeyOf(readPresentedToken(form)));
     if (!found || found.token.clientId !== client.clientId || !this.live(found)) return { active: false };
     const row = found.token;
     if (row.kind === "refresh" && row.consumedAt !== null) return { active: false };

@@ -5,7 +5,7 @@ import type { Clock } from "../../clock.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { OidcClient } from "../client.ts";
 import type { AuthorizationCodePayload } from "../flow/authorization-flow.ts";
-import { randomToken, sha256Hex } from "../flow/secrets.ts";
+import { orderedSecret, storedKeyOf } from "../flow/secrets.ts";
 import { requestCovered } from "../grants/coverage.ts";
 import { signIdToken } from "../keys/id-token.ts";
 import type { SigningKeys } from "../keys/signing-keys.ts";
@@ -83,7 +83,7 @@ export class TokenService {
     if (!code) throw new OAuthError("invalid_request", "code is required");
     const redirectUri = params.get("redirect_uri");
     if (!redirectUri) throw new OAuthError("invalid_request", "redirect_uri is required");
-    const family = sha256Hex(code);
+    const family = storedKeyOf(code);
     const now = this.clock();
     // A code bound to a key is refused without being used up, so a stolen one neither works nor spoils the real one.
     const unused = await this.codes.find("authorization_code", family);
@@ -139,7 +139,7 @@ export class TokenService {
   async refresh(client: OidcClient, params: Map<string, string>, dpopJkt?: string): Promise<TokenResponse> {
     const presented = params.get("refresh_token");
     if (!presented) throw new OAuthError("invalid_request", "refresh_token is required");
-    const hash = sha256Hex(presented);
+    const hash = storedKeyOf(presented);
     const now = this.clock();
     const requested = params.get("scope");
     if (requested !== undefined) {
@@ -205,7 +205,7 @@ export class TokenService {
     dpopJkt: string | undefined,
     refreshScopes: string[] = a.scopes,
   ): Promise<TokenResponse> {
-    const accessToken = randomToken();
+    const accessToken = orderedSecret(now);
     const base = {
       family: a.family,
       clientId: a.clientId,
@@ -225,7 +225,7 @@ export class TokenService {
     const issued: TokenRow[] = [
       {
         ...base,
-        tokenHash: sha256Hex(accessToken),
+        tokenHash: storedKeyOf(accessToken),
         kind: "access",
         dpopJkt: dpopJkt ?? null,
         expiresAt: now + this.settings.accessTokenLifetimeSeconds * 1000,
@@ -241,11 +241,11 @@ export class TokenService {
     };
     // offline_access reached the grant only through a consent page the user saw (docs/oidc-decisions.md).
     if (refreshScopes.includes("offline_access") && client.grantTypes.includes("refresh_token")) {
-      const refreshToken = randomToken();
+      const refreshToken = orderedSecret(now);
       issued.push({
         ...base,
         scopes: refreshScopes,
-        tokenHash: sha256Hex(refreshToken),
+        tokenHash: storedKeyOf(refreshToken),
         kind: "refresh",
         dpopJkt: client.type === "public" ? (dpopJkt ?? null) : null,
         expiresAt: now + this.settings.refreshTokenLifetimeSeconds * 1000,
