@@ -1,9 +1,20 @@
-import type { Selectable } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import type { CertificateType } from "../domain/certificates/model.ts";
 import type { JpkiLinkRow, JpkiLinkStore, LinkStatus } from "../domain/oidc/jpki/model.ts";
 import type { MockCardStore } from "../domain/mock/mock-card.ts";
 import type { Database } from "./database.ts";
-import type { OidcJpkiLinkTable } from "./schema.ts";
+import { preparedQuery } from "./prepared-query.ts";
+import type { OidcJpkiLinkTable, Tables } from "./schema.ts";
+
+/** Named rather than `*`, so that SQLite's rows are built in JavaScript (see withRowBuilder). */
+const linkColumns = [
+  "certificate_id", "user_id", "fingerprint_sha256", "certificate_type", "not_after", "status", "linked_at", "checked_at",
+] as const satisfies readonly (keyof OidcJpkiLinkTable)[];
+
+/** A user's links, read by every ID token of a user who has any (see preparedQuery). */
+const linksOfUser = preparedQuery((db: Kysely<Tables>, userId: string) =>
+  db.selectFrom("oidc_jpki_links").select(linkColumns).where("user_id", "=", userId).orderBy("linked_at").orderBy("certificate_id"),
+);
 
 /** Certificates linked to end users, and (mock mode) the demo user's mock card. */
 export class JpkiLinksRepository implements JpkiLinkStore, MockCardStore {
@@ -37,8 +48,7 @@ export class JpkiLinksRepository implements JpkiLinkStore, MockCardStore {
   }
 
   async listLinks(userId: string): Promise<JpkiLinkRow[]> {
-    const rows = await this.db.selectFrom("oidc_jpki_links").selectAll().where("user_id", "=", userId).orderBy("linked_at").orderBy("certificate_id").execute();
-    return rows.map(toLink);
+    return (await linksOfUser(this.db, userId)).map(toLink);
   }
 
   async updateLinkStatus(certificateId: string, status: LinkStatus, checkedAt: number): Promise<void> {

@@ -1,11 +1,37 @@
 import type { ConsumeResult, IssueInput, OneTimeRecord, OneTimeStore } from "../domain/single-use.ts";
 import type { Database } from "./database.ts";
 import { groupedWrites, type StatementCalls } from "./coalesced-calls.ts";
-import { preparedInsert } from "./prepared-query.ts";
-import type { Tables } from "./schema.ts";
+import type { Kysely } from "kysely";
+import { preparedInsert, preparedQuery } from "./prepared-query.ts";
+import type { OneTimeRecordTable, Tables } from "./schema.ts";
 
 /** Issued records, a group at a time (see preparedInsert). */
 const insertRecordRows = preparedInsert<Tables>("one_time_records");
+
+/** Named rather than `*`, so that SQLite's rows are built in JavaScript (see withRowBuilder). */
+const recordColumns = ["kind", "key_hash", "owner", "payload", "created_at", "expires_at", "consumed_at"] as const satisfies readonly (keyof OneTimeRecordTable)[];
+
+/** Every refresh's replay-mark check and every failed consume read this (see preparedQuery). */
+const recordByKey = preparedQuery((db: Kysely<Tables>, kind: string, keyHash: string) =>
+  db.selectFrom("one_time_records").select(recordColumns).where("kind", "=", kind).where("key_hash", "=", keyHash),
+);
+
+/** The conditional UPDATE that decides who consumes a record, built once (see preparedQuery). */
+function unconsumed(db: Kysely<Tables>, kind: string, keyHash: string, now: number) {
+  return db
+    .updateTable("one_time_records")
+    .set({ consumed_at: now })
+    .where("kind", "=", kind)
+    .where("key_hash", "=", keyHash)
+    .where("consumed_at", "is", null)
+    .where("expires_at", ">", now);
+}
+const consumeAnyOwner = preparedQuery((db: Kysely<Tables>, kind: string, keyHash: string, now: number) =>
+  unconsumed(db, kind, keyHash, now).returning(recordColumns),
+);
+const consumeOwned = preparedQuery((db: Kysely<Tables>, kind: string, keyHash: string, now: number, owner: string) =>
+  unconsumed(db, kind, keyHash, now).where("owner", "=", owner).returning(recordColumns),
+);
 
 /**
  * The single-use primitive. `consume` is one conditional UPDATE … RETURNING:
@@ -44,15 +70,8 @@ export class OneTimeRecords implements OneTimeStore {
 
   /** With `owner`, only that owner's record can be consumed; anyone else's is reported as "foreign" and left as it was. */
   async consume(kind: string, keyHash: string, now: number, owner?: string): Promise<ConsumeResult> {
-    let update = this.database.db
-      .updateTable("one_time_records")
-      .set({ consumed_at: now })
-      .where("kind", "=", kind)
-      .where("key_hash", "=", keyHash)
-      .where("consumed_at", "is", null)
-      .where("expires_at", ">", now);
-    if (owner !== undefined) update = update.where("owner", "=", owner);
-    const won = await update.returningAll().executeTakeFirst();
+    const db = this.database.db;
+    const [won] = owner === undefined ? await consumeAnyOwner(db, kind, keyHash, now) : await consumeOwned(db, kind, keyHash, now, owner);
     if (won) return { ok: true, record: toRecord(won) };
     const record = await this.find(kind, keyHash);
     if (!record) return { ok: false, reason: "unknown" };
@@ -61,12 +80,7 @@ export class OneTimeRecords implements OneTimeStore {
   }
 
   async find(kind: string, keyHash: string): Promise<OneTimeRecord | undefined> {
-    const row = await this.database.db
-      .selectFrom("one_time_records")
-      .selectAll()
-      .where("kind", "=", kind)
-      .where("key_hash", "=", keyHash)
-      .executeTakeFirst();
+    const [row] = await recordByKey(this.database.db, kind, keyHash);
     return row && toRecord(row);
   }
 
