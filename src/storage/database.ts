@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import type { Tables } from "./schema.ts";
 import { nameStatements } from "./postgres-named-statements.ts";
+import { SqliteCheckpointer } from "./sqlite-checkpointer.ts";
 import { withStatementCache } from "./sqlite-statement-cache.ts";
 
 export type Dialect = "sqlite" | "postgres";
@@ -32,7 +33,7 @@ export function maskUrl(url: string): string {
 export async function openDatabase(url: string): Promise<Database> {
   const { dialect, location } = describeDatabaseUrl(url);
   const displayUrl = maskUrl(url);
-  const db = dialect === "postgres" ? openPostgres(location) : openSqlite(location);
+  const { db, beforeClose } = dialect === "postgres" ? { db: openPostgres(location), beforeClose: undefined } : openSqlite(location);
   const database: Database = {
     db,
     dialect,
@@ -48,7 +49,10 @@ export async function openDatabase(url: string): Promise<Database> {
         clearTimeout(timer);
       }
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await beforeClose?.();
+      await db.destroy();
+    },
   };
   try {
     await database.ping(5000);
@@ -59,7 +63,7 @@ export async function openDatabase(url: string): Promise<Database> {
   return database;
 }
 
-function openSqlite(file: string): Kysely<Tables> {
+function openSqlite(file: string): { db: Kysely<Tables>; beforeClose?: () => Promise<void> } {
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const connection = new SqliteDatabase(file, { timeout: 5000 });
   // WAL lets readers run while one writer commits; NORMAL sync is durable across
@@ -75,7 +79,11 @@ function openSqlite(file: string): Kysely<Tables> {
   // 32 µs (docs/performance.md). The log file is trimmed back after a large transaction.
   connection.pragma("wal_autocheckpoint = 10000");
   connection.pragma(`journal_size_limit = ${48 * 1024 * 1024}`);
-  return new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+  // The checkpoints themselves happen on a thread of their own (the setting above is the fallback).
+  const checkpointer = file === ":memory:" || file === "" ? undefined : new SqliteCheckpointer(path.resolve(file));
+  const onStatement = checkpointer && (() => checkpointer.noteStatement());
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection, onStatement) }) });
+  return { db, beforeClose: checkpointer && (() => checkpointer.close()) };
 }
 
 function openPostgres(url: string): Kysely<Tables> {

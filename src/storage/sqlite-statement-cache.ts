@@ -24,12 +24,13 @@ const longCapacity = 4;
  * full before the next. The least recently used statement goes first when
  * the cache is full.
  */
-export function withStatementCache(database: BetterSqliteDatabase): SqliteDatabase {
+export function withStatementCache(database: BetterSqliteDatabase, onStatement?: () => void): SqliteDatabase {
   const short = new LeastRecentlyUsed(capacity);
   const long = new LeastRecentlyUsed(longCapacity);
   return {
     close: () => database.close(),
     prepare(sql: string) {
+      onStatement?.();
       const kept = sql.length <= maxShortSqlLength ? short : long;
       return kept.get(sql) ?? kept.set(sql, withRowBuilder(database.prepare(sql), sql));
     },

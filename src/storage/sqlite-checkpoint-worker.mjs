@@ -1,0 +1,32 @@
+// The background checkpointer's thread (see sqlite-checkpointer.ts). Plain
+// JavaScript: a worker does not inherit the parent's TypeScript loader, and a
+// body this small is not worth the time registering one takes at start.
+import { parentPort, workerData } from "node:worker_threads";
+import SqliteDatabase from "better-sqlite3";
+
+/** An error as words: better-sqlite3's own errors lose their message when they cross to the parent thread. */
+const words = (error) => String(error?.message ?? error);
+
+let connection;
+try {
+  connection = new SqliteDatabase(workerData.file, { fileMustExist: true, timeout: 0 });
+} catch (error) {
+  parentPort.postMessage({ error: `cannot open ${workerData.file}: ${words(error)}` });
+  process.exit(1);
+}
+const timer = setInterval(() => {
+  try {
+    // PASSIVE: copies what it can without waiting for, or blocking, the service's connection.
+    const [result] = connection.pragma("wal_checkpoint(PASSIVE)");
+    parentPort.postMessage({ checkpointed: result.checkpointed, log: result.log });
+  } catch (error) {
+    parentPort.postMessage({ error: words(error) });
+  }
+}, workerData.intervalMs);
+
+parentPort.on("message", (message) => {
+  if (message !== "close") return;
+  clearInterval(timer);
+  connection.close();
+  parentPort.close();
+});
