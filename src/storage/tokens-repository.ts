@@ -8,15 +8,28 @@ import { preparedInsert, preparedQuery } from "./prepared-query.ts";
 import { revokeTokens } from "./revocations.ts";
 import type { OidcTokenTable, Tables } from "./schema.ts";
 
+/**
+ * Every column of a token, named rather than `*` so that SQLite's rows are
+ * built in JavaScript (see withRowBuilder); toToken's row type makes a
+ * column left out here fail to compile.
+ */
+const tokenColumns = [
+  "token_hash", "kind", "family", "client_id", "user_id", "grant_id", "scopes", "authorization_details", "auth_time", "acr", "amr",
+  "sid", "claims_locales", "dpop_jkt", "created_at", "expires_at", "consumed_at", "revoked_at",
+] as const satisfies readonly (keyof OidcTokenTable)[];
+
 /** Every bearer check's read (see preparedQuery). */
 const tokenWithGrant = preparedQuery((db: Kysely<Tables>, tokenHash: string) =>
   db
     .selectFrom("oidc_tokens as t")
     .leftJoin("oidc_grants as g", (join) => join.onRef("g.id", "=", "t.grant_id").on("g.revoked_at", "is", null))
-    .selectAll("t")
+    .select(tokenColumns.map((column) => `t.${column}` as const))
     .select(["g.scopes as grant_scopes", "g.authorization_details as grant_authorization_details"])
     .where("t.token_hash", "=", tokenHash),
 );
+
+/** A token by its key: a refresh's scope check, a replayed token's family (see preparedQuery). */
+const tokenByHash = preparedQuery((db: Kysely<Tables>, tokenHash: string) => db.selectFrom("oidc_tokens").select(tokenColumns).where("token_hash", "=", tokenHash));
 
 /** The rotation's UPDATE … RETURNING, but for the DPoP condition (see consumeRefresh). */
 function refreshUse(db: Kysely<Tables>, tokenHash: string, clientId: string, now: number) {
@@ -31,7 +44,7 @@ function refreshUse(db: Kysely<Tables>, tokenHash: string, clientId: string, now
     .where("consumed_at", "is", null)
     .where("revoked_at", "is", null)
     .where("expires_at", ">", now)
-    .returningAll()
+    .returning(tokenColumns)
     .returning((eb) => [
       liveGrant(eb).select("oidc_grants.scopes").as("grant_scopes"),
       liveGrant(eb).select("oidc_grants.authorization_details").as("grant_authorization_details"),
@@ -74,7 +87,7 @@ export class TokensRepository implements TokenStore {
   }
 
   async find(tokenHash: string): Promise<TokenRow | undefined> {
-    const row = await this.database.db.selectFrom("oidc_tokens").selectAll().where("token_hash", "=", tokenHash).executeTakeFirst();
+    const [row] = await tokenByHash(this.database.db, tokenHash);
     return row && toToken(row);
   }
 
