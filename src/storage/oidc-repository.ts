@@ -278,6 +278,9 @@ function toGrant(row: Selectable<OidcGrantTable>): GrantRow {
   };
 }
 
+/** Every column of a session; toSession's row type makes a column left out here fail to compile. */
+const sessionColumns = ["id_hash", "user_id", "auth_time", "acr", "amr", "created_at", "expires_at"] as const satisfies readonly (keyof OidcSessionTable)[];
+
 /** findSignedIn's statement, built and compiled once (see preparedQuery): a join every authorization request makes. */
 const signedIn = preparedQuery((db: Kysely<Tables>, idHash: string, now: number, clientId: string) =>
   db
@@ -299,7 +302,8 @@ const signedIn = preparedQuery((db: Kysely<Tables>, idHash: string, now: number,
         ),
       ),
     )
-    .selectAll("s")
+    // Named rather than "s".*, so that SQLite's rows are built in JavaScript (see withRowBuilder).
+    .select(sessionColumns.map((column) => `s.${column}` as const))
     .select([
       "u.id as user_id_found",
       "u.login as user_login",
