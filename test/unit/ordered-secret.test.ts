@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { orderedSecret, randomToken, sha256Hex, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
+import { hasIssuedSecretShape, orderedSecret, randomToken, sha256Hex, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 
 describe("ordered secrets", () => {
   const now = Date.UTC(2026, 10, 25, 12, 0, 0, 123);
@@ -44,5 +44,15 @@ describe("ordered secrets", () => {
   it("clamp times outside 48 bits instead of failing", () => {
     expect(Buffer.from(orderedSecret(-5), "base64url").readUIntBE(0, 6)).toBe(0);
     expect(Buffer.from(orderedSecret(2 ** 48 + 9), "base64url").readUIntBE(0, 6)).toBe(9);
+  });
+});
+
+describe("the shape of an issued secret", () => {
+  it("is an ordered secret's or an earlier random token's, in base64url, and nothing else", () => {
+    expect(hasIssuedSecretShape(orderedSecret(Date.now()))).toBe(true);
+    expect(hasIssuedSecretShape(randomToken())).toBe(true);
+    for (const value of ["", "A".repeat(42), "A".repeat(44), "A".repeat(50), "A".repeat(52), `${"A".repeat(42)}+`, `${"A".repeat(50)}=`, `${"A".repeat(42)}\n`]) {
+      expect(hasIssuedSecretShape(value), JSON.stringify(value)).toBe(false);
+    }
   });
 });

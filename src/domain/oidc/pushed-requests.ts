@@ -3,7 +3,7 @@ import type { Clock } from "../clock.ts";
 import type { LoginThrottle } from "../credentials/login-throttle.ts";
 import { authorizationParameters, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
 import type { OidcClient } from "./client.ts";
-import { orderedSecret, storedKeyOf } from "./flow/secrets.ts";
+import { hasIssuedSecretShape, orderedSecret, storedKeyOf } from "./flow/secrets.ts";
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
 import { requireRegisteredRedirectUri, requireSameClient } from "./redirect-uri.ts";
@@ -85,8 +85,7 @@ export class PushedRequests {
    */
   async take(clientId: string, requestUri: string): Promise<AuthorizationRequest> {
     const secret = requestUri.startsWith(requestUriPrefix) ? requestUri.slice(requestUriPrefix.length) : "";
-    // 51 characters as issued now, 43 as issued before ordered secrets.
-    if (!/^(?:[A-Za-z0-9_-]{43}|[A-Za-z0-9_-]{51})$/.test(secret)) {
+    if (!hasIssuedSecretShape(secret)) {
       throw new OAuthError("invalid_request_uri", "request_uri is not one this server issued");
     }
     const result = await this.records.consume(kind, storedKeyOf(secret), this.clock(), clientId);

@@ -41,6 +41,11 @@ export function orderedSecret(now: number): string {
   });
 }
 
+/** The shape of a value orderedSecret makes, or randomToken made before it (the 43 characters of 32 bytes). */
+export function hasIssuedSecretShape(value: string): boolean {
+  return (value.length === orderedSecretLength || value.length === 43) && /^[A-Za-z0-9_-]+$/.test(value);
+}
+
 /**
  * What is stored in place of a bearer secret, and looked up by: for an
  * orderedSecret, its time (12 hex digits, read back from its first 8
