@@ -1,4 +1,5 @@
 import { createHash, KeyObject, sign, type SignKeyObjectInput } from "node:crypto";
+import { promisify } from "node:util";
 import type { CryptoKey } from "jose";
 import type { SigningAlg, SigningKeys } from "./signing-keys.ts";
 
@@ -42,7 +43,7 @@ export async function signIdToken(keys: SigningKeys, claims: IdTokenClaims, opti
   }
   const key = await keys.active(options.alg);
   if (options.accessToken !== undefined) payload.at_hash = atHash(options.accessToken, key.alg);
-  return compactJws({ alg: key.alg, kid: key.kid, typ: "JWT" }, payload, key.privateKey);
+  return await compactJws({ alg: key.alg, kid: key.kid, typ: "JWT" }, payload, key.privateKey);
 }
 
 /** How node:crypto signs for each alg (a new alg fails to compile until it is added here and to `hashes`). */
@@ -57,23 +58,30 @@ const keyObjects = new WeakMap<CryptoKey, KeyObject>();
 /**
  * A compact JWS (RFC 7515 §7.1): base64url of the header's and the payload's
  * JSON, and the signature over the two, made with node:crypto. jose's
- * SignJWT signs through WebCrypto, an asynchronous job per signature: an
- * ES256 ID token cost about 80 µs that way and 21 µs here, a fifth of a
- * refresh's whole CPU time. ES256's signature is R || S, 32 bytes each
+ * SignJWT signs through WebCrypto: an ES256 ID token cost about 80 µs of
+ * CPU that way and 21–25 µs here. The signature is made on libuv's thread
+ * pool (crypto.sign with a callback), not on the event loop: the loop is what
+ * a busy token endpoint runs out of first (the other core is not full), and
+ * there the signature costs about 7 µs of the loop's time instead of 25
+ * (refresh_token grants: 1.24x to about 1.5x node-oidc-provider's rate,
+ * docs/performance.md). ES256's signature is R || S, 32 bytes each
  * (RFC 7518 §3.4), which node writes as its "ieee-p1363" encoding; RS256 is
  * RSASSA-PKCS1-v1_5 with SHA-256, node's default for an RSA key. The tests
  * verify the tokens with jose and with a certified client.
  */
-function compactJws(header: { alg: SigningAlg; kid: string; typ: "JWT" }, payload: Record<string, unknown>, privateKey: CryptoKey): string {
+async function compactJws(header: { alg: SigningAlg; kid: string; typ: "JWT" }, payload: Record<string, unknown>, privateKey: CryptoKey): Promise<string> {
   let key = keyObjects.get(privateKey);
   if (!key) {
     key = KeyObject.from(privateKey);
     keyObjects.set(privateKey, key);
   }
   const input = `${Buffer.from(JSON.stringify(header)).toString("base64url")}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}`;
-  const signature = sign(hashes[header.alg], Buffer.from(input), signingKey[header.alg](key));
+  const signature = await signOnPool(hashes[header.alg], Buffer.from(input), signingKey[header.alg](key));
   return `${input}.${signature.toString("base64url")}`;
 }
+
+/** crypto.sign with a callback: run on libuv's thread pool. */
+const signOnPool = promisify(sign);
 
 const hashes: Record<SigningAlg, string> = { ES256: "sha256", RS256: "sha256" };
 
