@@ -48,7 +48,12 @@ function refreshUse(db: Kysely<Tables>, tokenHash: string, clientId: string, now
     .returning((eb) => [
       liveGrant(eb).select("oidc_grants.scopes").as("grant_scopes"),
       liveGrant(eb).select("oidc_grants.authorization_details").as("grant_authorization_details"),
-      eb.exists(eb.selectFrom("oidc_jpki_links").select("oidc_jpki_links.certificate_id").whereRef("oidc_jpki_links.user_id", "=", "oidc_tokens.user_id")).as("user_has_jpki_links"),
+      eb
+        .selectFrom("oidc_jpki_links")
+        .select((links) => links.fn.max("oidc_jpki_links.not_after").as("not_after"))
+        .whereRef("oidc_jpki_links.user_id", "=", "oidc_tokens.user_id")
+        .where("oidc_jpki_links.status", "=", "good")
+        .as("user_jpki_good_until"),
     ]);
 }
 
@@ -102,9 +107,9 @@ export class TokensRepository implements TokenStore {
    * two concurrent uses exactly one gets the row back. A token bound to
    * another DPoP key than `dpopJkt` is left as it is. The same statement
    * returns what its grant holds, when the grant is live, read as the update
-   * sees it: no second statement for the grant. It also says whether the
-   * token's user has any JPKI certificate linked, so that an ID token for a
-   * user without one needs no read of the links.
+   * sees it: no second statement for the grant. It also says until when the
+   * token's user's JPKI certificates last found good are valid, so that the
+   * ID token's jpki_verified needs no read of the links.
    */
   async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined> {
     const db = this.database.db;
@@ -118,15 +123,15 @@ export class TokensRepository implements TokenStore {
   }
 }
 
-/** A token row with its grant's rights beside it (null: no live grant), and whether its user has JPKI links when the read said. */
+/** A token row with its grant's rights beside it (null: no live grant), and its user's JPKI links' good-until when the read said. */
 function withGrant(
-  row: Selectable<OidcTokenTable> & { grant_scopes: string | null; grant_authorization_details: string | null; user_has_jpki_links?: unknown },
+  row: Selectable<OidcTokenTable> & { grant_scopes: string | null; grant_authorization_details: string | null; user_jpki_good_until?: string | number | bigint | null },
 ): TokenWithGrant {
-  const { grant_scopes: scopes, grant_authorization_details: details, user_has_jpki_links: linked, ...token } = row;
+  const { grant_scopes: scopes, grant_authorization_details: details, user_jpki_good_until: goodUntil, ...token } = row;
   const grant =
     scopes === null || details === null ? undefined : { scopes: JSON.parse(scopes) as string[], authorizationDetails: JSON.parse(details) as AuthorizationDetail[] };
-  // PostgreSQL answers exists(…) with a boolean, SQLite with 0 or 1.
-  return { token: toToken(token), grant, ...(linked === undefined ? {} : { userHasJpkiLinks: linked === true || Number(linked) === 1 }) };
+  // PostgreSQL answers a bigint's max as a string.
+  return { token: toToken(token), grant, ...(goodUntil === undefined ? {} : { jpkiGoodUntil: goodUntil === null ? null : Number(goodUntil) }) };
 }
 
 function tokenValues(t: TokenRow): Insertable<OidcTokenTable> {

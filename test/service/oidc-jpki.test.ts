@@ -331,7 +331,15 @@ for (const target of await databaseTargets()) {
       expect(first.idToken).toMatchObject({ sub: frank.row.id, jpki_verified: true });
       // The link found revoked since (as a refused step-up records it): the next refresh says so.
       await server.database.db.updateTable("oidc_jpki_links").set({ status: "revoked" }).where("user_id", "=", frank.row.id).execute();
-      expect((await refresh(first.refreshToken)).idToken).toMatchObject({ sub: frank.row.id, jpki_verified: false });
+      const second = await refresh(first.refreshToken);
+      expect(second.idToken).toMatchObject({ sub: frank.row.id, jpki_verified: false });
+      // Found good again, but expired: still false; valid again: true.
+      const now = Date.now();
+      await server.database.db.updateTable("oidc_jpki_links").set({ status: "good", not_after: now - 1000 }).where("user_id", "=", frank.row.id).execute();
+      const third = await refresh(second.refreshToken);
+      expect(third.idToken).toMatchObject({ sub: frank.row.id, jpki_verified: false });
+      await server.database.db.updateTable("oidc_jpki_links").set({ not_after: now + 3_600_000 }).where("user_id", "=", frank.row.id).execute();
+      expect((await refresh(third.refreshToken)).idToken).toMatchObject({ sub: frank.row.id, jpki_verified: true });
     });
 
     it("the challenge is stored only as a hash", async () => {

@@ -67,11 +67,12 @@ export interface TokenWithGrant {
   token: TokenRow;
   grant: GrantedRights | undefined;
   /**
-   * Whether the token's user had any JPKI certificate linked, when the same
-   * read said (consumeRefresh does): without one, jpki_verified is false
-   * and the links need no read of their own.
+   * When the same read said (consumeRefresh does): the latest expiry of the
+   * token's user's JPKI certificates that were last found good, null when
+   * there is none; jpki_verified then needs no read of the links (see
+   * jpkiVerifiedUntil).
    */
-  userHasJpkiLinks?: boolean;
+  jpkiGoodUntil?: number | null;
 }
 
 export interface TokenStore {

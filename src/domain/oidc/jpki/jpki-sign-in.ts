@@ -7,7 +7,7 @@ import type { Verifications } from "../../verification/verifications.ts";
 import type { AuthMethod } from "../acr.ts";
 import { challengeDigest, type ChallengeBinding, type JpkiChallenges } from "./challenges.ts";
 import { JpkiError } from "./jpki-error.ts";
-import type { JpkiLinkRow, JpkiLinkStore } from "./model.ts";
+import { isUsableLink, type JpkiLinkRow, type JpkiLinkStore } from "./model.ts";
 import type { ProviderAccount } from "./provider-account.ts";
 import { certificateDer, signatureOctets, type SignedChallengeForm } from "./signed-challenge.ts";
 
@@ -124,7 +124,7 @@ export class JpkiSignIn {
 
   private async usable(userId: string): Promise<JpkiLinkRow[]> {
     const now = this.clock();
-    return (await this.links.listLinks(userId)).filter((link) => link.status === "good" && link.notAfter > now);
+    return (await this.links.listLinks(userId)).filter((link) => isUsableLink(link, now));
   }
 
   private async insert(userId: string, recognized: RecognizedCertificate, certificateId: string): Promise<JpkiLinkRow> {

@@ -3,6 +3,20 @@ import type { CertificateType } from "../../certificates/model.ts";
 /** What the last check of a linked certificate found. */
 export type LinkStatus = "good" | "revoked";
 
+/** A link serves sign-in and step-up, and makes jpki_verified true, while its certificate was last found good and has not expired. */
+export function isUsableLink(link: Pick<JpkiLinkRow, "status" | "notAfter">, now: number): boolean {
+  return link.status === "good" && link.notAfter > now;
+}
+
+/**
+ * jpki_verified from the latest expiry of a user's links last found good
+ * (null: none), as a statement can read it beside other rows: true exactly
+ * when one of those links is usable.
+ */
+export function jpkiVerifiedUntil(goodUntil: number | null, now: number): boolean {
+  return goodUntil !== null && isUsableLink({ status: "good", notAfter: goodUntil }, now);
+}
+
 /**
  * A certificate linked to an end user. `certificateId` is the provider's own
  * record of it (in its certificate account); nothing of the certificate's
