@@ -272,9 +272,19 @@ export class CertificatesRepository implements CertificateStore {
     return this.statusWrites.call(s);
   }
 
-  /** Many records in one multi-row insert (more only past the parameter limit). */
+  /**
+   * Many records in one multi-row insert (more only past the parameter
+   * limit), in the order of their certificates' ids. Each row's trigger
+   * locks its certificate's head until the insert commits (PostgreSQL), so
+   * two inserts that met the same certificates in opposite orders (a batch
+   * and a group of single checks, two batches) deadlocked, and PostgreSQL
+   * failed one of them. In one order, the second waits for the first.
+   * The sort is stable: a certificate's records keep the order they came in,
+   * which is their order in its history.
+   */
   async insertStatuses(records: readonly StatusRecord[]): Promise<void> {
-    for (const slice of chunked(records, statusRowsPerInsert)) {
+    const byCertificate = [...records].sort((a, b) => (a.certificateId < b.certificateId ? -1 : a.certificateId > b.certificateId ? 1 : 0));
+    for (const slice of chunked(byCertificate, statusRowsPerInsert)) {
       await insertStatusRows(this.database.db, slice.map(toStatusRow));
     }
   }

@@ -132,6 +132,27 @@ for (const t of targets) {
       }
     });
 
+    it("two writers of many certificates' records at once, in opposite orders, both succeed (no deadlock on the heads)", async () => {
+      scratch = await t.create();
+      const first = await open(scratch.url);
+      await migrateToLatest(first);
+      const second = await open(scratch.url);
+      const issued = await certificates(first, 40);
+      const writers = [new CertificatesRepository(first), new CertificatesRepository(second)];
+      const written: StatusRecord[] = [];
+      for (let round = 0; round < 5; round++) {
+        const forward = issued.map((c) => record(c, 2000 + round));
+        const backward = [...issued].reverse().map((c) => record(c, 2000 + round));
+        written.push(...forward, ...backward);
+        const outcomes = await Promise.allSettled([writers[0]!.insertStatuses(forward), writers[1]!.insertStatuses(backward)]);
+        expect(outcomes.filter((o) => o.status === "rejected")).toEqual([]);
+      }
+      for (const c of [issued[0]!, issued[39]!]) {
+        const listed = await wholeHistory(writers[0]!, c, 9);
+        expect(new Set(listed)).toEqual(new Set(written.filter((r) => r.certificateId === c.id).map((r) => r.id)));
+      }
+    });
+
     it("gives an empty page for a cursor naming another certificate's or another account's record", async () => {
       scratch = await t.create();
       const database = await open(scratch.url);
