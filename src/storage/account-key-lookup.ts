@@ -1,4 +1,4 @@
-import { sql, type Expression } from "kysely";
+import { sql, type Expression, type SqlBool } from "kysely";
 import type { Dialect } from "./database.ts";
 
 /**
@@ -17,4 +17,16 @@ import type { Dialect } from "./database.ts";
  */
 export function accountOfKeyedRows(dialect: Dialect, column: string): Expression<string> {
   return dialect === "sqlite" ? sql<string>`+${sql.ref(column)}` : sql<string>`(${sql.ref(column)} || '')`;
+}
+
+/**
+ * `column` is one of `ids`. On PostgreSQL the ids are one array parameter
+ * (`= any($n)`), so the statement's text is the same however many ids it
+ * carries: it is compiled once (see preparedQuery) and prepared once per
+ * connection, where a list of placeholders made a text, and a Kysely build
+ * of about 28 µs, for every size. SQLite has no array parameter: there the
+ * ids are listed (`in (?, …)`).
+ */
+export function keyIn(dialect: Dialect, column: string, ids: readonly string[]): Expression<SqlBool> {
+  return dialect === "postgres" ? sql<SqlBool>`${sql.ref(column)} = any(${ids})` : sql<SqlBool>`${sql.ref(column)} in (${sql.join(ids)})`;
 }

@@ -11,7 +11,7 @@ import type {
   StoredCertificate,
 } from "../domain/certificates/model.ts";
 import type { CertificateStore, CertificateWithAuthVersion, StatusCursor } from "../domain/certificates/certificate-store.ts";
-import { accountOfKeyedRows } from "./account-key-lookup.ts";
+import { accountOfKeyedRows, keyIn } from "./account-key-lookup.ts";
 import { authVersionColumn, authVersionOf } from "./accounts-repository.ts";
 import type { Database, Dialect } from "./database.ts";
 import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
@@ -41,12 +41,15 @@ export function certificatesByIds(db: Kysely<Tables>, dialect: Dialect, accountI
     .select(certificateColumns)
     .select(authVersionColumn)
     .where(accountOfKeyedRows(dialect, "account_id"), "=", accountId)
-    .where("id", "in", ids);
+    .where(keyIn(dialect, "id", ids));
 }
+
+/** Several checks' read on PostgreSQL, its ids one array parameter: built and compiled once (see keyIn). */
+const certificatesByIdArray = preparedQuery((db: Kysely<Tables>, accountId: string, ids: readonly string[]) => certificatesByIds(db, "postgres", accountId, ids));
 
 /** The account's users with these ids, found by primary key (see accountOfKeyedRows). Exported for the plan's test. */
 export function usersByIds(db: Kysely<Tables>, dialect: Dialect, accountId: string, ids: readonly string[]) {
-  return db.selectFrom("certificate_users").selectAll().where(accountOfKeyedRows(dialect, "account_id"), "=", accountId).where("id", "in", ids);
+  return db.selectFrom("certificate_users").selectAll().where(accountOfKeyedRows(dialect, "account_id"), "=", accountId).where(keyIn(dialect, "id", ids));
 }
 
 /** A single check's read (every call on SQLite, a lone call on PostgreSQL): built and compiled once (see preparedQuery). */
@@ -202,7 +205,12 @@ export class CertificatesRepository implements CertificateStore {
   /** The account's certificates with these ids (at most the parameter limit less one), in one statement. */
   protected async certificatesById(accountId: string, ids: readonly string[]): Promise<CertificatesRead> {
     const db = this.database.db;
-    const rows = ids.length === 1 ? await certificateById(db, accountId, ids[0]!) : await certificatesByIds(db, this.database.dialect, accountId, paddedToPowerOfTwo(ids)).execute();
+    const rows =
+      ids.length === 1
+        ? await certificateById(db, accountId, ids[0]!)
+        : this.database.dialect === "postgres"
+          ? await certificatesByIdArray(db, accountId, ids)
+          : await certificatesByIds(db, "sqlite", accountId, paddedToPowerOfTwo(ids)).execute();
     return { found: new Map(rows.map((row) => [row.id, () => toCertificate(row)])), authVersion: authVersionOf(rows) };
   }
 

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { StoredCertificate } from "../domain/certificates/model.ts";
 import type { MockCertificateState, StatesReadWithCertificates } from "../domain/mock/mock-store.ts";
-import { accountOfKeyedRows } from "./account-key-lookup.ts";
+import { accountOfKeyedRows, keyIn } from "./account-key-lookup.ts";
 import { authVersionColumn, authVersionOf } from "./accounts-repository.ts";
 import { certificateColumns, CertificatesRepository, toCertificate, type CertificatesRead } from "./certificates-repository.ts";
 import type { Dialect } from "./database.ts";
@@ -22,7 +22,12 @@ export class CertificatesWithMockStates extends CertificatesRepository implement
 
   protected override async certificatesById(accountId: string, ids: readonly string[]): Promise<CertificatesRead> {
     const db = this.database.db;
-    const rows = ids.length === 1 ? await withStateById(db, accountId, ids[0]!) : await withStatesByIds(db, this.database.dialect, accountId, paddedToPowerOfTwo(ids)).execute();
+    const rows =
+      ids.length === 1
+        ? await withStateById(db, accountId, ids[0]!)
+        : this.database.dialect === "postgres"
+          ? await withStatesByIdArray(db, accountId, ids)
+          : await withStatesByIds(db, "sqlite", accountId, paddedToPowerOfTwo(ids)).execute();
     const found = new Map(
       rows.map((row) => {
         const state =
@@ -75,8 +80,11 @@ function withStates(db: Kysely<Tables>) {
 
 /** Certificates found by primary key (see accountOfKeyedRows), each with its mock state. Exported for the plan's test. */
 export function withStatesByIds(db: Kysely<Tables>, dialect: Dialect, accountId: string, ids: readonly string[]) {
-  return withStates(db).where(accountOfKeyedRows(dialect, "c.account_id"), "=", accountId).where("c.id", "in", ids);
+  return withStates(db).where(accountOfKeyedRows(dialect, "c.account_id"), "=", accountId).where(keyIn(dialect, "c.id", ids));
 }
+
+/** Several checks' read on PostgreSQL, its ids one array parameter: built and compiled once (see keyIn). */
+const withStatesByIdArray = preparedQuery((db: Kysely<Tables>, accountId: string, ids: readonly string[]) => withStatesByIds(db, "postgres", accountId, ids));
 
 /** A single check's read: built and compiled once (see preparedQuery). */
 const withStateById = preparedQuery((db: Kysely<Tables>, accountId: string, id: string) =>

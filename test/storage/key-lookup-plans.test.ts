@@ -5,7 +5,7 @@ import type { StoredCertificate } from "../../src/domain/certificates/model.ts";
 import { MockEnvironment } from "../../src/domain/mock/mock-environment.ts";
 import { AccountsRepository } from "../../src/storage/accounts-repository.ts";
 import { certificatesByIds, CertificatesRepository, usersByIds } from "../../src/storage/certificates-repository.ts";
-import { withStatesByIds } from "../../src/storage/certificates-with-mock-states.ts";
+import { CertificatesWithMockStates, withStatesByIds } from "../../src/storage/certificates-with-mock-states.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { mockStatesBySerials, MockRepository } from "../../src/storage/mock-repository.ts";
@@ -59,6 +59,21 @@ for (const target of targets) {
       expect((await usersByIds(database.db, dialect, accountId, userIds()).execute()).map((r) => r.id).sort()).toEqual(
         certificates.slice(0, 7).map((c) => c.userId).sort(),
       );
+    });
+
+    it("the repositories' reads of several ids answer the same at every size (on PostgreSQL one statement text for all)", async () => {
+      for (const repository of [new CertificatesRepository(database), new CertificatesWithMockStates(database)]) {
+        for (const size of [2, 3, 8, 33]) {
+          const own = certificates.slice(0, size).map((c) => c.id);
+          const found = await repository.findCertificates(accountId, [...own, foreign.id]);
+          expect([...found.keys()].sort()).toEqual([...own].sort());
+          expect(found.get(own[1]!)).toMatchObject({ id: own[1], accountId, serialNumber: certificates[1]!.serialNumber });
+        }
+      }
+      const texts = (build: (ids: string[]) => Compilable<unknown>) => new Set([2, 3, 33].map((n) => build(certificates.slice(0, n).map((c) => c.id)).compile().sql)).size;
+      const dialect = database.dialect;
+      expect(texts((ids) => certificatesByIds(database.db, dialect, accountId, ids))).toBe(dialect === "postgres" ? 1 : 3);
+      expect(texts((ids) => withStatesByIds(database.db, dialect, accountId, ids))).toBe(dialect === "postgres" ? 1 : 3);
     });
 
     /** The same reads as a planner would see them with the account condition written plainly. */
