@@ -11,11 +11,11 @@ import type {
   StoredCertificate,
 } from "../domain/certificates/model.ts";
 import type { CertificateStore, CertificateWithAuthVersion, StatusCursor } from "../domain/certificates/certificate-store.ts";
-import { accountOfKeyedRows, keyIn } from "./account-key-lookup.ts";
+import { accountOfKeyedRows, keyIn, readByIds } from "./account-key-lookup.ts";
 import { authVersionColumn, authVersionOf } from "./accounts-repository.ts";
 import type { Database, Dialect } from "./database.ts";
 import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
-import { chunked, distinctInChunks, maxParameters, paddedToPowerOfTwo } from "./parameter-limit.ts";
+import { chunked, distinctInChunks, maxParameters } from "./parameter-limit.ts";
 import { preparedInsert, preparedQuery } from "./prepared-query.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable, Tables } from "./schema.ts";
 
@@ -205,12 +205,11 @@ export class CertificatesRepository implements CertificateStore {
   /** The account's certificates with these ids (at most the parameter limit less one), in one statement. */
   protected async certificatesById(accountId: string, ids: readonly string[]): Promise<CertificatesRead> {
     const db = this.database.db;
-    const rows =
-      ids.length === 1
-        ? await certificateById(db, accountId, ids[0]!)
-        : this.database.dialect === "postgres"
-          ? await certificatesByIdArray(db, accountId, ids)
-          : await certificatesByIds(db, "sqlite", accountId, paddedToPowerOfTwo(ids)).execute();
+    const rows = await readByIds(this.database.dialect, ids, {
+      one: (id) => certificateById(db, accountId, id),
+      array: (all) => certificatesByIdArray(db, accountId, all),
+      list: (all) => certificatesByIds(db, "sqlite", accountId, all).execute(),
+    });
     return { found: new Map(rows.map((row) => [row.id, () => toCertificate(row)])), authVersion: authVersionOf(rows) };
   }
 

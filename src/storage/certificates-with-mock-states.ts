@@ -1,12 +1,11 @@
 import type { Kysely } from "kysely";
 import type { StoredCertificate } from "../domain/certificates/model.ts";
 import type { MockCertificateState, StatesReadWithCertificates } from "../domain/mock/mock-store.ts";
-import { accountOfKeyedRows, keyIn } from "./account-key-lookup.ts";
+import { accountOfKeyedRows, keyIn, readByIds } from "./account-key-lookup.ts";
 import { authVersionColumn, authVersionOf } from "./accounts-repository.ts";
 import { certificateColumns, CertificatesRepository, toCertificate, type CertificatesRead } from "./certificates-repository.ts";
 import type { Dialect } from "./database.ts";
 import { toState } from "./mock-repository.ts";
-import { paddedToPowerOfTwo } from "./parameter-limit.ts";
 import { preparedQuery } from "./prepared-query.ts";
 import type { Tables } from "./schema.ts";
 
@@ -22,12 +21,11 @@ export class CertificatesWithMockStates extends CertificatesRepository implement
 
   protected override async certificatesById(accountId: string, ids: readonly string[]): Promise<CertificatesRead> {
     const db = this.database.db;
-    const rows =
-      ids.length === 1
-        ? await withStateById(db, accountId, ids[0]!)
-        : this.database.dialect === "postgres"
-          ? await withStatesByIdArray(db, accountId, ids)
-          : await withStatesByIds(db, "sqlite", accountId, paddedToPowerOfTwo(ids)).execute();
+    const rows = await readByIds(this.database.dialect, ids, {
+      one: (id) => withStateById(db, accountId, id),
+      array: (all) => withStatesByIdArray(db, accountId, all),
+      list: (all) => withStatesByIds(db, "sqlite", accountId, all).execute(),
+    });
     const found = new Map(
       rows.map((row) => {
         const state =
