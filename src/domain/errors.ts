@@ -39,3 +39,16 @@ export class DomainError extends Error {
 export function invalidField(field: string, message: string): DomainError {
   return new DomainError("invalid_field", message, field);
 }
+
+/**
+ * Outside data that a parser could not read (a damaged certificate): an
+ * invalid field like any other to the caller, and worth one warning line to
+ * an operator (no stack, no content), since it may be an attack or a broken
+ * client rather than a typo.
+ */
+export class DamagedInputError extends DomainError {
+  override name = "DamagedInputError";
+  constructor(field: string, message: string) {
+    super("invalid_field", message, field);
+  }
+}

@@ -1,5 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { DomainError } from "../domain/errors.ts";
+import { DamagedInputError, DomainError } from "../domain/errors.ts";
 import { isUnavailable } from "../storage/database.ts";
 import { toConnectError } from "./errors.ts";
 import type { Logger } from "../observability/logger.ts";
@@ -26,6 +26,7 @@ export function errorBoundary(logger: Logger): Interceptor {
 /** What errorBoundary answers for an error a handler threw (the unary fast path answers the same). */
 export function boundaryError(error: unknown, logger: Logger, procedure: string): ConnectError {
   if (error instanceof ConnectError) return error;
+  if (error instanceof DamagedInputError) logger.warn({ procedure, field: error.field, problem: error.message }, "damaged input refused");
   if (error instanceof DomainError) return toConnectError(error);
   if (isUnavailable(error)) {
     logger.warn({ procedure, err: error }, "database unavailable during rpc");

@@ -103,11 +103,11 @@ async function fuzz(target: FuzzTarget, client: RawClient, database: string, cou
   return { sent, statuses, findings };
 }
 
-/** Error lines of the server's log (pino level 50 and above), deduplicated by message and error text. */
+/** Error lines of the server's log (levels error and fatal, written as labels), deduplicated by message and error text. */
 function loggedErrors(server: TestServer): string[] {
   const seen = new Map<string, number>();
   for (const line of server.logs) {
-    if (typeof line.level !== "number" || line.level < 50) continue;
+    if (line.level !== "error" && line.level !== "fatal") continue;
     const err = line.err as { type?: string; message?: string } | undefined;
     const key = `${String(line.msg)}: ${err?.type ?? ""} ${String(err?.message ?? "").replace(/\d+/g, "#").slice(0, 160)}`;
     seen.set(key, (seen.get(key) ?? 0) + 1);

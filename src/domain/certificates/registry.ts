@@ -77,8 +77,8 @@ export class CertificateRegistry {
       notBefore: parsed.notBefore,
       notAfter: parsed.notAfter,
       fingerprintSha256: parsed.fingerprintSha256,
-      crlDistributionPoints: parsed.crlDistributionPoints,
-      ocspUrls: parsed.ocspUrls,
+      crlDistributionPoints: [...parsed.crlDistributionPoints],
+      ocspUrls: [...parsed.ocspUrls],
       trustAnchor: recognized.match.anchor.id,
       createdAt: creationTime(now),
     };

@@ -4,7 +4,7 @@ import { writeCrl, type CrlEntryToWrite } from "../certificates/crl/write-crl.ts
 import { invalidField } from "../errors.ts";
 import { loadMockCa, type MockCaMaterial } from "./ca-material.ts";
 import { isRevocationReason, revocationReasonCode, type RevocationReason } from "./revocation-reason.ts";
-import { normalizeSerialNumberHex } from "./serial-number.ts";
+import { normalizeSerialNumberHex } from "../certificates/x509/serial-number.ts";
 import { isEncodableTime, truncateToSeconds } from "./validity.ts";
 
 export interface MockCrlEntry {

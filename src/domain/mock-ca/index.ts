@@ -31,4 +31,4 @@ export {
   type RevocationReason,
   type RevocationReasonCode,
 } from "./revocation-reason.ts";
-export { normalizeSerialNumberHex } from "./serial-number.ts";
+export { normalizeSerialNumberHex } from "../certificates/x509/serial-number.ts";

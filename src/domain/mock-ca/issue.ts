@@ -1,12 +1,13 @@
 import { invalidField } from "../errors.ts";
 import { loadMockCa, type MockCaMaterial } from "./ca-material.ts";
 import { isCertificateKind, keyUsageFlags, profileFor, type CertificateKind } from "./certificate-kind.ts";
-import { sha256FingerprintHex } from "./fingerprint.ts";
+import { sha256FingerprintHex } from "../certificates/x509/fingerprint.ts";
 import { encodeOtherNames, subjectAltNameOid } from "../certificates/x509/subject-alt-name.ts";
 import { jpkiFactEntries, type JpkiFacts } from "../certificates/jpki-facts.ts";
 import { generateKeyPair, privateKeyToPem, rsaSigningAlgorithm, type MockKeyAlgorithm } from "./keys.ts";
 import { distinguishedName, maxCommonNameLength } from "./names.ts";
-import { normalizeSerialNumberHex, randomSerialNumberHex } from "./serial-number.ts";
+import { normalizeSerialNumberHex } from "../certificates/x509/serial-number.ts";
+import { randomSerialNumberHex } from "./serial-number.ts";
 import { addUtcYears, isEncodableTime, truncateToSeconds } from "./validity.ts";
 import { webcrypto, x509 } from "./x509-runtime.ts";
 

@@ -18,7 +18,7 @@ import { AsnConvert, OctetString } from "@peculiar/asn1-schema";
 import { AlgorithmIdentifier, Certificate, CRLReason, type Extension } from "@peculiar/asn1-x509";
 import type { CertificateIdentity, CertIdHash } from "../certificates/ocsp/certificate-identity.ts";
 import { hashAlgorithmOids } from "../certificates/ocsp/ocsp-request.ts";
-import { normalizeSerialNumberHex } from "./serial-number.ts";
+import { normalizeSerialNumberHex } from "../certificates/x509/serial-number.ts";
 import { sameBytes } from "../certificates/same-bytes.ts";
 
 /** What the responder says of one serial number the mock CA issued. */

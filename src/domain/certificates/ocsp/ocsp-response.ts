@@ -11,7 +11,7 @@ import {
 import { AsnConvert } from "@peculiar/asn1-schema";
 import type { Extension } from "@peculiar/asn1-x509";
 import { isRevocationReasonCode, type RevocationReasonCode, type Status } from "../model.ts";
-import { normalizeSerialNumberHex } from "../../mock-ca/serial-number.ts";
+import { normalizeSerialNumberHex } from "../x509/serial-number.ts";
 import { CertificateIdentity, type CertIdHash } from "./certificate-identity.ts";
 import { hashAlgorithmOids } from "./ocsp-request.ts";
 import { signatureAlgorithmsByOid } from "../signature-algorithms.ts";

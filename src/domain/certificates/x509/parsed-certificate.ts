@@ -1,15 +1,14 @@
 import { X509Certificate as NodeCertificate, type KeyObject } from "node:crypto";
-import { invalidField } from "../../errors.ts";
-import { sha256FingerprintHex } from "../../mock-ca/fingerprint.ts";
-import { normalizeSerialNumberHex } from "../../mock-ca/serial-number.ts";
-import { x509 } from "../../mock-ca/x509-runtime.ts";
+import { DamagedInputError, invalidField } from "../../errors.ts";
 import { DerError, readPolicyOids } from "./der.ts";
-import { readOtherNames, subjectAltNameOid, type OtherNameText } from "./subject-alt-name.ts";
+import { extensionOids, readCrlDistributionPointUris, readIsCa, readKeyUsage, readOcspUris, type KeyUsage } from "./extensions.ts";
+import { sha256FingerprintHex } from "./fingerprint.ts";
+import { RecentlyParsed } from "./recently-parsed.ts";
+import { normalizeSerialNumberHex } from "./serial-number.ts";
+import { readOtherNames, type OtherNameText } from "./subject-alt-name.ts";
+import { readTbsFields } from "./tbs-certificate.ts";
 
-export type KeyUsage = "digitalSignature" | "nonRepudiation" | "keyEncipherment" | "dataEncipherment" | "keyAgreement" | "keyCertSign" | "cRLSign" | "encipherOnly" | "decipherOnly";
-const keyUsageNames: KeyUsage[] = ["digitalSignature", "nonRepudiation", "keyEncipherment", "dataEncipherment", "keyAgreement", "keyCertSign", "cRLSign", "encipherOnly", "decipherOnly"];
-
-const certificatePoliciesOid = "2.5.29.32";
+export type { KeyUsage } from "./extensions.ts";
 
 /** What shomei reads from a certificate given to it. */
 export interface ParsedCertificate {
@@ -23,25 +22,39 @@ export interface ParsedCertificate {
   notAfter: number;
   fingerprintSha256: string;
   isCa: boolean;
-  policyOids: string[];
+  policyOids: readonly string[];
   /** undefined when the certificate has no keyUsage extension. */
-  keyUsages: KeyUsage[] | undefined;
-  crlDistributionPoints: string[];
-  ocspUrls: string[];
-  otherNames: OtherNameText[];
+  keyUsages: readonly KeyUsage[] | undefined;
+  crlDistributionPoints: readonly string[];
+  ocspUrls: readonly string[];
+  otherNames: readonly OtherNameText[];
 }
+
+/**
+ * Certificates parsed lately, by fingerprint: a signing back end verifies
+ * signature after signature by the same few certificates, and a parse costs
+ * far more than the SHA-256 that finds it again. Bounded, least recently used
+ * first out; what it holds is immutable.
+ */
+const recentlyParsed = new RecentlyParsed<ParsedCertificate>(1024);
 
 /**
  * Parses a DER certificate; throws DomainError invalid_field (field
  * "certificate") when it is not one. Nothing here says whether it is trusted.
+ *
+ * This is the boundary between outside bytes and the domain: any failure of
+ * any parser below (node:crypto's, the DER readers') becomes that field
+ * error, never an internal one, so a damaged certificate can neither answer
+ * 500 nor write a stack trace to the log.
  */
 export function parseCertificate(der: Uint8Array): ParsedCertificate {
   if (der.length === 0) throw invalidField("certificate", "certificate is required");
+  const fingerprintSha256 = sha256FingerprintHex(der);
+  const known = recentlyParsed.get(fingerprintSha256);
+  if (known) return known;
   let native: NodeCertificate;
-  let parsed: x509.X509Certificate;
   try {
     native = new NodeCertificate(der);
-    parsed = new x509.X509Certificate(der);
   } catch {
     throw invalidField("certificate", "certificate is not a DER-encoded X.509 certificate");
   }
@@ -49,46 +62,64 @@ export function parseCertificate(der: Uint8Array): ParsedCertificate {
   if (!Buffer.from(native.raw).equals(Buffer.from(der))) {
     throw invalidField("certificate", "certificate must be exactly one DER-encoded X.509 certificate");
   }
-  let otherNames: OtherNameText[] = [];
-  const san = parsed.getExtension(subjectAltNameOid);
-  if (san) {
-    try {
-      otherNames = readOtherNames(new Uint8Array(san.value));
-    } catch (error) {
-      if (error instanceof DerError) throw invalidField("certificate", `certificate has a malformed subjectAltName: ${error.message}`);
-      throw error;
-    }
+  let parsed: ParsedCertificate;
+  try {
+    parsed = Object.freeze(readFields(der, native, fingerprintSha256));
+  } catch (error) {
+    throw new DamagedInputError("certificate", `certificate is damaged: ${describe(error)}`);
   }
-  const keyUsage = parsed.getExtension(x509.KeyUsagesExtension);
-  // Read here rather than by @peculiar/x509, which loses the digits of a 128-bit arc (2.25.<uuid>).
-  let policyOids: string[] = [];
-  const policies = parsed.getExtension(certificatePoliciesOid);
-  if (policies) {
-    try {
-      policyOids = readPolicyOids(new Uint8Array(policies.value));
-    } catch (error) {
-      if (error instanceof DerError) throw invalidField("certificate", `certificate has malformed certificatePolicies: ${error.message}`);
-      throw error;
-    }
-  }
-  const crlDp = parsed.getExtension(x509.CRLDistributionPointsExtension);
-  const aia = parsed.getExtension(x509.AuthorityInfoAccessExtension);
+  recentlyParsed.set(fingerprintSha256, parsed);
+  return parsed;
+}
+
+function readFields(der: Uint8Array, native: NodeCertificate, fingerprintSha256: string): ParsedCertificate {
+  const at = (step: string) => (error: unknown) => {
+    throw new FieldReadError(step, error);
+  };
+  const publicKey = attempt(() => native.publicKey, at("its subjectPublicKeyInfo cannot be read"));
+  const tbs = attempt(() => readTbsFields(der), at("its structure is malformed"));
+  const extension = <T>(oid: string, name: string, read: (value: Uint8Array) => T): T | undefined => {
+    const value = tbs.extensions.get(oid);
+    return value === undefined ? undefined : attempt(() => read(value), at(`its ${name} extension is malformed`));
+  };
   return {
     der,
     native,
-    publicKey: native.publicKey,
+    publicKey,
+    // RFC 5280 asks CAs for positive serials of at most 20 octets; one that is not is still named, as node prints it.
     serialNumber: normalizeSerialNumberHex(native.serialNumber) ?? native.serialNumber.toLowerCase(),
-    issuer: parsed.issuer,
-    notBefore: parsed.notBefore.getTime(),
-    notAfter: parsed.notAfter.getTime(),
-    fingerprintSha256: sha256FingerprintHex(der),
-    isCa: native.ca,
-    policyOids,
-    keyUsages: keyUsage ? keyUsageNames.filter((name) => keyUsage.usages & x509.KeyUsageFlags[name]) : undefined,
-    crlDistributionPoints: (crlDp?.distributionPoints ?? []).flatMap((point) =>
-      (point.distributionPoint?.fullName ?? []).flatMap((name) => (name.uniformResourceIdentifier ? [name.uniformResourceIdentifier] : [])),
-    ),
-    ocspUrls: (aia?.ocsp ?? []).flatMap((name) => (name.type === "url" ? [name.value] : [])),
-    otherNames,
+    issuer: tbs.issuer,
+    notBefore: tbs.notBefore,
+    notAfter: tbs.notAfter,
+    fingerprintSha256,
+    isCa: extension(extensionOids.basicConstraints, "basicConstraints", readIsCa) ?? false,
+    policyOids: Object.freeze(extension(extensionOids.certificatePolicies, "certificatePolicies", readPolicyOids) ?? []),
+    keyUsages: freezeOptional(extension(extensionOids.keyUsage, "keyUsage", readKeyUsage)),
+    crlDistributionPoints: Object.freeze(extension(extensionOids.crlDistributionPoints, "cRLDistributionPoints", readCrlDistributionPointUris) ?? []),
+    ocspUrls: Object.freeze(extension(extensionOids.authorityInfoAccess, "authorityInfoAccess", readOcspUris) ?? []),
+    otherNames: Object.freeze(extension(extensionOids.subjectAltName, "subjectAltName", readOtherNames) ?? []),
   };
+}
+
+/** Which part of a certificate could not be read, with the DER reader's words (node's and OpenSSL's stay out of answers). */
+class FieldReadError extends Error {
+  constructor(step: string, cause?: unknown) {
+    super(cause instanceof DerError ? `${step} (${cause.message})` : step);
+  }
+}
+
+function attempt<T>(read: () => T, fail: (error: unknown) => never): T {
+  try {
+    return read();
+  } catch (error) {
+    return fail(error);
+  }
+}
+
+function freezeOptional<T>(items: T[] | undefined): readonly T[] | undefined {
+  return items && Object.freeze(items);
+}
+
+function describe(error: unknown): string {
+  return error instanceof FieldReadError ? error.message : "it cannot be read";
 }
