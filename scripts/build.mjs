@@ -1,0 +1,31 @@
+// Builds the server into dist/: one ES module for the process (dist/shomei.js),
+// one for the CRL worker thread (dist/crl-worker.mjs, the name the sources'
+// `new URL("./crl-worker.mjs", import.meta.url)` finds beside the bundle) and
+// the SQLite checkpointer's plain JavaScript worker, copied. Packages stay in
+// node_modules (not bundled), source maps point at src/. esbuild rather than
+// tsc: it builds in well under a second, where tsc's emit would type-check the
+// tree again (`npm run typecheck` does that); it bundles, so the process loads
+// one file instead of some three hundred modules at start.
+import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { build } from "esbuild";
+
+const out = "dist";
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+
+const common = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  packages: "external",
+  sourcemap: "linked",
+  logLevel: "warning",
+};
+
+await Promise.all([
+  build({ ...common, entryPoints: { shomei: "src/cli/main.ts" }, outdir: out, outExtension: { ".js": ".js" } }),
+  build({ ...common, entryPoints: { "crl-worker": "src/domain/certificates/crl/crl-worker.ts" }, outdir: out, outExtension: { ".js": ".mjs" } }),
+]);
+copyFileSync("src/storage/sqlite-checkpoint-worker.mjs", `${out}/sqlite-checkpoint-worker.mjs`);
+console.log(`built ${out}/shomei.js`);
