@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["gen/**", "node_modules/**", "data/**", "coverage/**", "dist/**"] },
+  { ignores: ["gen/**", "node_modules/**", "data/**", "coverage/**", "dist/**", "clients/typescript/gen/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
