@@ -9,17 +9,21 @@
  * its two sides alternately for a few rounds (a short warm-up first) and
  * keeps the median of the per-round ratios; p99 latency, the peak resident
  * memory and the CPU time per request of each server are reported beside it.
- * Ends with one JSON line `{"ratios":{…},"cpuRatios":{…}}` (see
- * docs/performance.md).
+ * shomei runs in production mode with the run's CA as trust anchor
+ * (bench/servers/bench-ca.ts); check_mock_sqlite_vs_connect alone is measured
+ * in mock mode. Ends with the start-up time and one JSON line
+ * `{"mode":"production","ratios":{…},"cpuRatios":{…},"spread":{…},"measures":{…}}`
+ * (see docs/performance.md).
  */
 import { connections, loadGenerator, seconds } from "./harness.ts";
 import type { LoadJob } from "./load/job.ts";
 import type { Measurement } from "./load/client.ts";
 import { comparison, comparisonNames, needs, type ComparisonName, type Side } from "./comparisons.ts";
 import { Servers } from "./servers/pool.ts";
-import { median, ratiosLine } from "./stats.ts";
+import { measureStartup, type Startup } from "./startup.ts";
+import { median, spread, summaryLine } from "./stats.ts";
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 
 interface Row {
@@ -78,11 +82,11 @@ async function run(name: ComparisonName, servers: Servers): Promise<Row> {
 }
 
 function printTable(rows: Row[]): void {
-  const header = ["key", "path", "shomei side", "compared with", "rate (median)", "ratio", "rounds", "p99 ms", "RSS MB", "CPU µs/unit", "CPU ratio"];
+  const header = ["key", "path", "shomei side", "compared with", "rate (median)", "ratio", "rounds", "spread", "p99 ms", "RSS MB", "CPU µs/unit", "CPU ratio"];
   const f = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
   const cells = rows.map((r) =>
     r.error
-      ? [r.name, r.title, "", "", "", "failed", "", "", "", "", ""]
+      ? [r.name, r.title, "", "", "", "failed", "", "", "", "", "", ""]
       : [
           r.name,
           r.title,
@@ -91,6 +95,7 @@ function printTable(rows: Row[]): void {
           `${f(r.rate[0])} vs ${f(r.rate[1])} ${r.unit}`,
           `${r.ratio.toFixed(3)}x`,
           r.ratios.map((x) => x.toFixed(2)).join(" "),
+          `${(spread(r.ratios) * 100).toFixed(0)}%`,
           `${f(r.p99[0], 1)} vs ${f(r.p99[1], 1)}`,
           `${f(r.rssMb[0])} vs ${f(r.rssMb[1])}`,
           `${f(r.cpuUs[0], 1)} vs ${f(r.cpuUs[1], 1)}`,
@@ -102,12 +107,26 @@ function printTable(rows: Row[]): void {
   for (const r of rows) if (r.error) console.log(`\n${r.name} failed: ${r.error}`);
 }
 
-/** Runs the named comparisons in the order of `comparisonNames`; prints the table and the JSON line. */
-export async function runComparisons(selected: ReadonlySet<ComparisonName>): Promise<boolean> {
+/** Plain measures of the run: the batch rates, and start-up when measured. */
+function measures(rows: Row[], startup: Startup | undefined): Record<string, number | null> {
+  const batchRate = (name: ComparisonName) => {
+    const row = rows.find((r) => r.name === name && !r.error);
+    return row ? Math.round(row.rate[0]) : null;
+  };
+  return {
+    batch_certificates_per_second: batchRate("batch_vs_single"),
+    batch_pg_certificates_per_second: batchRate("batch_vs_single_pg"),
+    ...(startup ? { startup_ms: Math.round(startup.ms), startup_rss_mb: Math.round(startup.rssMb) } : {}),
+  };
+}
+
+/** Runs the named comparisons in the order of `comparisonNames` (and, with `startup`, the start-up time); prints the table and the JSON line. */
+export async function runComparisons(selected: ReadonlySet<ComparisonName>, withStartup: boolean): Promise<boolean> {
   const names = comparisonNames.filter((name) => selected.has(name));
   console.log(`${connections} connections, ${seconds} s per measurement, ${rounds} interleaved rounds, ${warmupSeconds} s warm-up per side\n`);
   const servers = new Servers();
   const rows: Row[] = [];
+  let startup: Startup | undefined;
   try {
     for (const [i, name] of names.entries()) {
       const started = performance.now();
@@ -122,17 +141,18 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>): Pro
       }
       await servers.stopAllBut(new Set(names.slice(i + 1).flatMap((later) => needs[later])));
     }
+    if (withStartup) {
+      startup = await measureStartup(await servers.ca());
+      console.log(`startup_ms: ${startup.ms.toFixed(0)} ms to a ready /healthz (median of ${startup.runs.map((t) => t.toFixed(0)).join(", ")}), ${startup.rssMb.toFixed(0)} MB resident`);
+    }
   } finally {
     await servers.close();
   }
   console.log("");
   printTable(rows);
   console.log("");
-  console.log(
-    ratiosLine(
-      rows.map((r) => [r.name, r.error ? undefined : r.ratio]),
-      rows.map((r) => [r.name, r.error ? undefined : r.cpuRatio]),
-    ),
-  );
+  const keys = rows.map((r) => (r.error ? { name: r.name, ratio: undefined, cpuRatio: undefined, spread: undefined } : { name: r.name, ratio: r.ratio, cpuRatio: r.cpuRatio, spread: spread(r.ratios) }));
+  // Every key is measured in production mode but check_mock_sqlite_vs_connect, which says so in its name.
+  console.log(summaryLine("production", keys, measures(rows, startup)));
   return rows.every((r) => !r.error);
 }

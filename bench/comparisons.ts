@@ -8,13 +8,17 @@ import { connections } from "./harness.ts";
 import type { LoadJob } from "./load/job.ts";
 import { authorizeQuery, basicAuthorization, mintRefreshTokens, pkcePair, signIn, type Provider } from "./oidc-session.ts";
 import { largeHistory, type ServerName, type Servers } from "./servers/pool.ts";
-import type { Shomei } from "./servers/shomei.ts";
+import { verifyBodies, type Shomei } from "./servers/shomei.ts";
 
 export const comparisonNames = [
   "check_sqlite_vs_connect",
   "check_pg_vs_connect",
   "check_grpc_sqlite_vs_connect",
   "check_grpc_pg_vs_connect",
+  "check_ocsp_sqlite_vs_connect",
+  "check_mock_sqlite_vs_connect",
+  "verify_vs_bare_crypto",
+  "verify_pg_vs_bare_crypto",
   "par_sqlite_vs_oidc_provider",
   "par_pg_vs_oidc_provider",
   "authorize_vs_oidc_provider",
@@ -26,6 +30,7 @@ export const comparisonNames = [
 export type ComparisonName = (typeof comparisonNames)[number];
 
 const checkPath = "/service.verify.v2.CertificateService/CheckCertificateStatus";
+const verifyPath = "/service.verify.v2.VerificationService/Verify";
 const batchPath = "/service.verify.v2.CertificateService/BatchCheckCertificateStatus";
 const batchConnections = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
 const json = { "content-type": "application/json" };
@@ -54,6 +59,10 @@ export const needs: Record<ComparisonName, ServerName[]> = {
   check_pg_vs_connect: ["postgres", "echo"],
   check_grpc_sqlite_vs_connect: ["sqlite", "echo"],
   check_grpc_pg_vs_connect: ["postgres", "echo"],
+  check_ocsp_sqlite_vs_connect: ["sqlite", "echo"],
+  check_mock_sqlite_vs_connect: ["sqliteMock", "echo"],
+  verify_vs_bare_crypto: ["sqlite", "echo"],
+  verify_pg_vs_bare_crypto: ["postgres", "echo"],
   par_sqlite_vs_oidc_provider: ["sqlite", "oidcProvider"],
   par_pg_vs_oidc_provider: ["postgres", "oidcProvider"],
   authorize_vs_oidc_provider: ["sqlite", "oidcProvider"],
@@ -71,7 +80,7 @@ function grpcFrame(message: Uint8Array): string {
   return frame.toString("base64");
 }
 
-const checkBodies = (s: Shomei) => s.certificateIds.map((certificateId) => JSON.stringify({ certificateId }));
+const checkBodies = (s: Shomei, checkMethod?: string) => s.certificateIds.map((certificateId) => JSON.stringify({ certificateId, ...(checkMethod ? { checkMethod } : {}) }));
 const checkFrames = (s: Shomei) =>
   s.certificateIds.map((certificateId) => grpcFrame(toBinary(CheckCertificateStatusRequestSchema, create(CheckCertificateStatusRequestSchema, { certificateId }))));
 
@@ -82,10 +91,10 @@ function shomeiProvider(s: Shomei): Provider {
     authorizePath: "/api/oidc/v1/authorize",
     parPath: "/api/oidc/v1/par",
     tokenPath: "/api/oidc/v1/token",
-    clientId: "demo-client",
+    clientId: s.clientId,
     clientSecret: s.clientSecret,
     redirectUri: s.redirectUri,
-    pageFields: { "/auth/login": { login: "demo", password: "demo-password" }, "/auth/consent": { decision: "allow" } },
+    pageFields: { "/auth/login": s.login, "/auth/consent": { decision: "allow" } },
   };
 }
 
@@ -102,13 +111,13 @@ function peerProvider(issuer: string, clientSecret: string): Provider {
   };
 }
 
-function checkSide(label: string, s: Shomei, target: { url: string; pid: number }, protocol: "http1" | "grpc"): Side {
+function checkSide(label: string, s: Shomei, target: { url: string; pid: number }, protocol: "http1" | "grpc", checkMethod?: string): Side {
   const headers = { authorization: `Bearer ${s.token}` };
   if (protocol === "grpc") {
     const frames = checkFrames(s);
     return { label, pid: target.pid, job: async () => ({ name: label, protocol, origin: target.url, path: checkPath, headers, frames }) };
   }
-  const bodies = checkBodies(s);
+  const bodies = checkBodies(s, checkMethod);
   return {
     label,
     pid: target.pid,
@@ -193,6 +202,41 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
         title: `CheckCertificateStatus, ${grpc ? "gRPC" : "Connect JSON"}, ${name.includes("_pg_") ? "PostgreSQL" : "SQLite"}`,
         shomei: checkSide("shomei", s, { url: s.url, pid: s.pid }, protocol),
         peer: checkSide("connect-node echo", s, { url: grpc ? echo.h2c : echo.http1, pid: echo.pid }, protocol),
+      };
+    }
+    case "check_ocsp_sqlite_vs_connect": {
+      const s = await servers.sqlite();
+      const echo = await servers.echo();
+      return {
+        title: "CheckCertificateStatus by OCSP (a stored answer), Connect JSON, SQLite",
+        shomei: checkSide("shomei", s, { url: s.url, pid: s.pid }, "http1", "CHECK_METHOD_OCSP"),
+        peer: checkSide("connect-node echo", s, { url: echo.http1, pid: echo.pid }, "http1"),
+      };
+    }
+    case "check_mock_sqlite_vs_connect": {
+      const s = await servers.sqliteMock();
+      const echo = await servers.echo();
+      return {
+        title: "CheckCertificateStatus in mock mode, Connect JSON, SQLite",
+        shomei: checkSide("shomei (mock)", s, { url: s.url, pid: s.pid }, "http1"),
+        peer: checkSide("connect-node echo", s, { url: echo.http1, pid: echo.pid }, "http1"),
+      };
+    }
+    case "verify_vs_bare_crypto":
+    case "verify_pg_vs_bare_crypto": {
+      const pg = name === "verify_pg_vs_bare_crypto";
+      const s = await (pg ? servers.postgres() : servers.sqlite());
+      const echo = await servers.echo();
+      const bodies = verifyBodies(await servers.ca());
+      const side = (label: string, url: string, pid: number): Side => ({
+        label,
+        pid,
+        job: async () => ({ name: label, protocol: "http1", url: `${url}${verifyPath}`, method: "POST", headers: { ...json, authorization: `Bearer ${s.token}` }, bodies }),
+      });
+      return {
+        title: `Verify, RSA-2048 PKCS#1 v1.5, ${bodies.length} certificates in turn, identifyUser, ${pg ? "PostgreSQL" : "SQLite"}`,
+        shomei: side("shomei", s.url, s.pid),
+        peer: side("connect-node crypto only", echo.http1, echo.pid),
       };
     }
     case "par_sqlite_vs_oidc_provider":

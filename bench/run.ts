@@ -2,7 +2,7 @@
  * Runs the benchmarks named on the command line, or every comparison when
  * none is named:
  *
- *   npm run bench                                  # every comparison (bench/compare.ts), the table and {"ratios":{…}}
+ *   npm run bench                                  # every comparison (bench/compare.ts) and start-up, the table and the JSON line
  *   npm run bench -- check_sqlite_vs_connect refresh_vs_oidc_provider   # some of them
  *   npm run bench -- crl       # loading a 1,000,000-entry CRL against openssl (bench/crl.ts)
  *   npm run bench -- ocsp      # a cached OCSP answer and a CRL lookup in production mode (bench/ocsp.ts)
@@ -29,7 +29,7 @@ const comparisons = new Set(names.length > 0 ? names.filter(isComparison) : comp
 let ok = true;
 try {
   for (const name of names.filter((n) => !isComparison(n))) await others[name]!();
-  if (comparisons.size > 0) ok = await runComparisons(comparisons);
+  if (comparisons.size > 0) ok = await runComparisons(comparisons, names.length === 0);
 } finally {
   await stopLoadGenerator();
 }

@@ -7,30 +7,32 @@ import { MockRepository } from "../src/storage/mock-repository.ts";
 import type { Tables } from "../src/storage/schema.ts";
 
 /**
- * count certificate ids of the demo account for the batch scenario: the three
- * the demo seeded, then copies of one's row under new ids (issuing 1,000 real
- * certificates would take minutes and measures nothing here), one in ten
- * revoked so that the mock source's read finds states. Then `history` status
+ * count certificate ids of the account: those it has, then copies of one's
+ * row under new ids (issuing 1,000 real certificates would take minutes and
+ * measures nothing here; a copy keeps the template's serial number and
+ * issuer, so its CRL lookup and stored OCSP answer are the template's), in
+ * mock mode one in ten revoked so that the mock source's read finds states.
+ * Then `history` status
  * records spread over them, so that the single and the batch scenario both
  * write into tables of a realistic size (index upkeep grows with them) rather
  * than whichever runs first getting the smaller table.
  */
-export async function seedBatchCertificates(databaseUrl: string, templateId: string, count: number, history: number): Promise<string[]> {
+export async function seedBatchCertificates(databaseUrl: string, accountName: string, templateId: string, count: number, history: number, mockStates: boolean): Promise<string[]> {
   const database = await openDatabase(databaseUrl);
   try {
     const repository = new CertificatesRepository(database);
     const mock = new MockRepository(database);
-    const account = await database.db.selectFrom("accounts").select("id").where("name", "=", "demo").executeTakeFirstOrThrow();
+    const account = await database.db.selectFrom("accounts").select("id").where("name", "=", accountName).executeTakeFirstOrThrow();
     const existing = await repository.listCertificates(account.id);
     const template = existing.find((c) => c.id === templateId);
-    if (!template) throw new Error(`certificate ${templateId} is not the demo account's`);
+    if (!template) throw new Error(`certificate ${templateId} is not the ${accountName} account's`);
     const ids = existing.map((c) => c.id).slice(0, count);
     const now = Date.now();
     while (ids.length < count) {
       // Distinct fingerprints: one account registers a certificate once.
       const copy = { ...template, id: newId(), fingerprintSha256: `${ids.length}`.padStart(64, "0") };
       await repository.insertCertificate(copy);
-      if (ids.length % 10 === 0) {
+      if (mockStates && ids.length % 10 === 0) {
         await mock.saveState({
           certificateId: copy.id,
           status: "revoked",

@@ -16,8 +16,9 @@ export interface Peer {
 
 const script = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.url));
 
-export async function startConnectEcho(): Promise<Peer & { http1: string; h2c: string }> {
-  const { child, output } = await start(process.execPath, ["--import", "tsx", script("connect-echo.ts")], {}, /ready \d+ \d+/);
+/** The bare connect-node server; its Verify checks certificates against the CA certificate at `caCertificatePath`. */
+export async function startConnectEcho(caCertificatePath: string): Promise<Peer & { http1: string; h2c: string }> {
+  const { child, output } = await start(process.execPath, ["--import", "tsx", script("connect-echo.ts")], { BENCH_CA_CERTIFICATE: caCertificatePath }, /ready \d+ \d+/);
   const [, http1, h2c] = /ready (\d+) (\d+)/.exec(output)!;
   return { child, pid: child.pid!, http1: `http://127.0.0.1:${http1}`, h2c: `http://127.0.0.1:${h2c}`, stop: () => stopProcess(child) };
 }

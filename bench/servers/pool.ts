@@ -1,17 +1,22 @@
 /**
  * The servers of a run, started when a comparison first needs them and
- * stopped when no later one does: the bare connect-node server,
- * node-oidc-provider, and shomei on SQLite (a file each in a temporary
- * directory) and PostgreSQL (the schema bench_<pid>, dropped at the end).
+ * stopped when no later one does: the run's CA (bench-ca.ts), the bare
+ * connect-node server, node-oidc-provider, and shomei in production mode on
+ * SQLite (a file each in a temporary directory) and PostgreSQL (the schema
+ * bench_<pid>, dropped at the end), and once in mock mode on SQLite.
  */
 import { rmSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { temporaryDirectory } from "../harness.ts";
 import { startConnectEcho, startOidcProvider } from "./peers.ts";
+import { BenchCa } from "./bench-ca.ts";
 import { startShomei } from "./shomei.ts";
 
-export type ServerName = "echo" | "oidcProvider" | "sqlite" | "postgres" | "sqlite10k" | "sqlite1m";
+export type ServerName = "echo" | "oidcProvider" | "sqlite" | "postgres" | "sqliteMock" | "sqlite10k" | "sqlite1m";
+
+/** Leaves the CA issues: Verify's requests take the good ones in turn. */
+const leafCount = Number(process.env.BENCH_LEAVES ?? 20);
 
 const history = Number(process.env.BENCH_HISTORY ?? 10_000);
 export const largeHistory = Number(process.env.BENCH_LARGE_HISTORY ?? 1_000_000);
@@ -22,6 +27,15 @@ export class Servers {
   private readonly stops = new Map<ServerName, () => Promise<void>>();
   private schema: string | undefined;
   private readonly sqliteDirs: string[] = [];
+  private caStarted: Promise<BenchCa> | undefined;
+
+  /** The run's CA, started once, kept to the end. */
+  ca = (): Promise<BenchCa> =>
+    (this.caStarted ??= (async () => {
+      const ca = new BenchCa();
+      await ca.start(leafCount);
+      return ca;
+    })());
 
   private get<T>(name: ServerName, make: () => Promise<T & { stop(): Promise<void> }>): Promise<T> {
     let server = this.started.get(name) as Promise<T & { stop(): Promise<void> }> | undefined;
@@ -33,18 +47,19 @@ export class Servers {
     return server;
   }
 
-  echo = () => this.get("echo", startConnectEcho);
+  echo = () => this.get("echo", async () => startConnectEcho((await this.ca()).certificatePath));
   oidcProvider = () => this.get("oidcProvider", startOidcProvider);
-  sqlite = () => this.get("sqlite", () => startShomei(this.sqliteUrl(), history));
-  sqlite10k = () => this.get("sqlite10k", () => startShomei(this.sqliteUrl(), 10_000));
-  sqlite1m = () => this.get("sqlite1m", () => startShomei(this.sqliteUrl(), largeHistory));
+  sqlite = () => this.get("sqlite", async () => startShomei(this.sqliteUrl(), history, "production", await this.ca()));
+  sqliteMock = () => this.get("sqliteMock", async () => startShomei(this.sqliteUrl(), history, "mock", await this.ca()));
+  sqlite10k = () => this.get("sqlite10k", async () => startShomei(this.sqliteUrl(), 10_000, "production", await this.ca()));
+  sqlite1m = () => this.get("sqlite1m", async () => startShomei(this.sqliteUrl(), largeHistory, "production", await this.ca()));
   postgres = () =>
     this.get("postgres", async () => {
       this.schema = `bench_${process.pid}`;
       await this.admin(`create schema ${this.schema}`);
       const url = new URL(postgresUrl);
       url.searchParams.set("options", `-c search_path=${this.schema}`);
-      return startShomei(url.toString(), history);
+      return startShomei(url.toString(), history, "production", await this.ca());
     });
 
   private sqliteUrl(): string {
@@ -74,6 +89,7 @@ export class Servers {
 
   async close(): Promise<void> {
     await this.stopAllBut(new Set());
+    if (this.caStarted) await (await this.caStarted).stop();
     if (this.schema) await this.admin(`drop schema if exists ${this.schema} cascade`);
     for (const dir of this.sqliteDirs) rmSync(dir, { recursive: true, force: true });
   }

@@ -1,56 +1,139 @@
 /**
- * shomei in mock mode, a process of its own on a port of its choosing, with
- * what the comparisons need from its start-up banner and data directory: the
- * demo account's API token and certificate, the demo client's secret and
- * redirect_uri. Then 1,000 certificates and a history of status records
+ * shomei, a process of its own on a port of its choosing, built (dist/) and
+ * started as `npm start` or an operator would.
+ *
+ * Production mode (what the comparisons measure): the run's CA (bench-ca.ts)
+ * is the one trust anchor; an API account, its token, an OIDC client and a
+ * user are made with the shomei CLI; the CA's good leaves are registered by
+ * checking them by content over OCSP (which stores each leaf's OCSP answer).
+ * Mock mode (an extra key only): the demo seed of `npm start`.
+ *
+ * Then 1,000 certificates and a history of status records
  * (bench/seed-batch.ts), so that checks read and write tables of a known size.
  */
-import type { ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
+import { createHash, randomBytes, sign } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { start, stopProcess, temporaryDirectory } from "../harness.ts";
 import { seedBatchCertificates } from "../seed-batch.ts";
+import type { BenchCa } from "./bench-ca.ts";
+
+export type ShomeiMode = "production" | "mock";
 
 export interface Shomei {
   child: ChildProcess;
   pid: number;
+  mode: ShomeiMode;
   /** http://127.0.0.1:<port>, also the issuer. */
   url: string;
   token: string;
+  clientId: string;
   clientSecret: string;
   redirectUri: string;
-  /** The demo account's 1,000 certificates. */
+  /** The user the OIDC comparisons sign in as. */
+  login: { login: string; password: string };
+  /** The account's 1,000 certificates. */
   certificateIds: string[];
   /** Ends the process and removes its data directory (the caller drops a PostgreSQL schema). */
   stop(): Promise<void>;
 }
 
 export const certificateCount = 1000;
+const accountName = "bench";
+const clientId = "bench-client";
+const redirectUri = "https://client.example/callback";
+const user = { login: "bench-user", password: `pw-${randomBytes(9).toString("base64url")}` };
 
-export async function startShomei(databaseUrl: string, history: number): Promise<Shomei> {
+/** `shomei <args>` with the server's settings, its standard input `input`; its output. */
+function cli(env: Record<string, string>, args: string[], input?: string): string {
+  const run = spawnSync(process.execPath, ["bin/shomei.js", ...args], { env: { ...process.env, ...env }, encoding: "utf8", ...(input === undefined ? {} : { input }) });
+  if (run.status !== 0) throw new Error(`shomei ${args.join(" ")} failed: ${run.stderr}`);
+  return run.stdout.trim();
+}
+
+async function rpc(url: string, token: string, procedure: string, body: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${url}/service.verify.v2.${procedure}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
+  const json = (await response.json()) as Record<string, unknown>;
+  if (!response.ok) throw new Error(`${procedure} answered ${response.status}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+export async function startShomei(databaseUrl: string, history: number, mode: ShomeiMode, ca: BenchCa): Promise<Shomei> {
   const dir = temporaryDirectory("shomei-bench-");
-  const { child, output } = await start(
-    process.execPath,
-    [...profileArguments(), "bin/shomei.js", "serve", "--mode", "mock"],
-    { PORT: "0", HOST: "127.0.0.1", SHOMEI_DATA_DIR: dir, DATABASE_URL: databaseUrl },
-    /revoked one: \{"certificateId":"[0-9a-f-]+"\}[\s\S]*demo-client-secret/,
-  );
+  const env: Record<string, string> = { PORT: "0", HOST: "127.0.0.1", SHOMEI_DATA_DIR: dir, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" };
+  let prepared: { token: string; clientSecret: string } | undefined;
+  if (mode === "production") {
+    Object.assign(env, { SHOMEI_MODE: "production", SHOMEI_TRUST_ANCHORS_FILE: ca.anchorsFile });
+    cli(env, ["migrate"]);
+    cli(env, ["account", "create", accountName]);
+    cli(env, ["account", "start", accountName]);
+    const token = cli(env, ["token", "create", accountName, "--name", "bench"]).split("\n").at(-1)!;
+    const clientSecret = randomBytes(24).toString("base64url");
+    cli(env, ["client", "add", "--metadata", JSON.stringify({
+      client_id: clientId, client_secret: clientSecret, token_endpoint_auth_method: "client_secret_basic",
+      redirect_uris: [redirectUri], scope: "openid profile email offline_access", grant_types: ["authorization_code", "refresh_token"],
+    })]);
+    cli(env, ["user", "create", user.login, "--name", "Bench User"], user.password);
+    prepared = { token, clientSecret };
+  }
+  const ready = mode === "production" ? /is listening on http:\S+/ : /revoked one: \{"certificateId":"[0-9a-f-]+"\}[\s\S]*demo-client-secret/;
+  const args = [...profileArguments(), "bin/shomei.js", "serve", ...(mode === "mock" ? ["--mode", "mock"] : [])];
+  const { child, output } = await start(process.execPath, args, env, ready);
   const url = /is listening on (http:\/\/[^\s]+)/.exec(output)![1]!;
-  const certificateId = /certificate ([0-9a-f-]{36})\s+jpki_card_digital_signature/.exec(output)![1]!;
+
+  let template: string;
+  let side: Pick<Shomei, "token" | "clientId" | "clientSecret" | "redirectUri" | "login">;
+  if (prepared) {
+    const registered = [];
+    for (const leaf of ca.goodLeaves) {
+      registered.push(await rpc(url, prepared.token, "CertificateService/CheckCertificateStatusByContent", { certificate: leaf.der.toString("base64"), checkMethod: "CHECK_METHOD_OCSP" }));
+    }
+    template = (registered[0]!.certificate as { id: string }).id;
+    side = { token: prepared.token, clientId, clientSecret: prepared.clientSecret, redirectUri, login: user };
+  } else {
+    template = /certificate ([0-9a-f-]{36})\s+jpki_card_digital_signature/.exec(output)![1]!;
+    side = {
+      token: readFileSync(path.join(dir, "demo-api-token"), "utf8").trim(),
+      clientId: "demo-client",
+      clientSecret: readFileSync(path.join(dir, "demo-client-secret"), "utf8").trim(),
+      redirectUri: decodeURIComponent(/redirect_uri=([^&\s]+)/.exec(output)![1]!),
+      login: { login: "demo", password: "demo-password" },
+    };
+  }
   const seeding = performance.now();
-  const certificateIds = await seedBatchCertificates(databaseUrl, certificateId, certificateCount, history);
+  const account = mode === "production" ? accountName : "demo";
+  const certificateIds = await seedBatchCertificates(databaseUrl, account, template, certificateCount, history, mode === "mock");
   const dialect = databaseUrl.startsWith("postgres") ? "PostgreSQL" : "SQLite";
-  console.log(`  shomei on ${dialect}: ${certificateCount} certificates and ${history.toLocaleString("en")} status records written in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
+  console.log(`  shomei (${mode}) on ${dialect}: ${certificateCount} certificates and ${history.toLocaleString("en")} status records written in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
   return {
     child,
     pid: child.pid!,
+    mode,
     url,
-    token: readFileSync(path.join(dir, "demo-api-token"), "utf8").trim(),
-    clientSecret: readFileSync(path.join(dir, "demo-client-secret"), "utf8").trim(),
-    redirectUri: decodeURIComponent(/redirect_uri=([^&\s]+)/.exec(output)![1]!),
+    ...side,
     certificateIds,
     stop: () => stopProcess(child).then(() => rmSync(dir, { recursive: true, force: true })),
   };
+}
+
+/** Verify request bodies as an eKYC back end sends them: each good leaf of the CA, the SHA-256 digest of a document and the card-style signature (RSA PKCS#1 v1.5) over it. */
+export function verifyBodies(ca: BenchCa): string[] {
+  const document = Buffer.from("a document the user signed with a My Number card");
+  const digest = createHash("sha256").update(document).digest("base64");
+  return ca.goodLeaves.map((leaf) =>
+    JSON.stringify({
+      certificate: leaf.der.toString("base64"),
+      hashAlgorithm: "HASH_ALGORITHM_SHA256",
+      digest,
+      signature: sign("sha256", document, leaf.privateKeyPem).toString("base64"),
+      identifyUser: true,
+    }),
+  );
 }
 
 /** With BENCH_CPU_PROFILE_DIR, each shomei process writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */

@@ -10,6 +10,8 @@ function opensslTime(ms: number): string {
 export interface IssuedLeaf {
   der: Buffer;
   pemPath: string;
+  /** The leaf's private key, PEM. */
+  keyPath: string;
   /** Canonical lowercase hex, as the service stores it. */
   serialHex: string;
 }
@@ -26,7 +28,8 @@ export interface CrlOptions {
 /**
  * A CA run with `openssl ca`: its own index, serial and crlnumber files, so
  * revocations (`-revoke -crl_reason …`) and lists (`-gencrl`) are openssl's.
- * Leaves are P-256 (quick to make) with the card signature policy.
+ * Leaves are P-256 (quick to make), or RSA-2048 as a card's, with the card
+ * signature policy.
  */
 export class OpensslCrlCa {
   readonly certificatePath: string;
@@ -85,8 +88,9 @@ export class OpensslCrlCa {
     policyOid = "1.2.392.200149.8.5.1.1.20",
     ocspUrl?: string,
     validity?: { notBefore: number; notAfter: number },
+    key: "p256" | "rsa2048" = "p256",
   ): IssuedLeaf {
-    const key = path.join(this.dir, `${name}.key`);
+    const keyPath = path.join(this.dir, `${name}.key`);
     const csr = path.join(this.dir, `${name}.csr`);
     const pemPath = path.join(this.dir, `${name}.pem`);
     const ext = this.file(`${name}.ext`, [
@@ -95,11 +99,12 @@ export class OpensslCrlCa {
       ...(crlUrl ? [`crlDistributionPoints = URI:${crlUrl}`] : []),
       ...(ocspUrl ? [`authorityInfoAccess = OCSP;URI:${ocspUrl}`] : []),
     ].join("\n") + "\n");
-    openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", csr, "-subj", `/C=JP/CN=${name}`);
+    const newKey = key === "rsa2048" ? ["-newkey", "rsa:2048"] : ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"];
+    openssl("req", "-new", ...newKey, "-nodes", "-keyout", keyPath, "-out", csr, "-subj", `/C=JP/CN=${name}`);
     const dates = validity ? ["-startdate", opensslTime(validity.notBefore), "-enddate", opensslTime(validity.notAfter)] : [];
     openssl("ca", "-batch", "-config", this.config, "-in", csr, "-out", pemPath, "-notext", "-extfile", ext, "-extensions", "leaf", ...dates);
     const serial = openssl("x509", "-in", pemPath, "-noout", "-serial").trim().replace(/^serial=/, "").toLowerCase().replace(/^(00)+/, "");
-    return { der: pemToDer(readFileSync(pemPath, "utf8")), pemPath, serialHex: serial };
+    return { der: pemToDer(readFileSync(pemPath, "utf8")), pemPath, keyPath, serialHex: serial };
   }
 
   /** `openssl ca -revoke`; returns the revocation time openssl recorded (epoch ms). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
 import { cpuTimeMs } from "../../bench/load/client.ts";
-import { median, percentile, ratiosLine } from "../../bench/stats.ts";
+import { median, percentile, spread, summaryLine } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {
   it("takes the median of an odd count, the lower middle of an even one, NaN of none", () => {
@@ -26,27 +26,29 @@ describe("benchmark arithmetic", () => {
     expect(percentile([], 99)).toBeNaN();
   });
 
-  it("writes one JSON line of rounded ratios, null where a path failed, in the order given", () => {
-    const line = ratiosLine([
-      ["check_sqlite_vs_connect", 0.33349],
-      ["batch_vs_single", 24.1234],
-      ["par_pg_vs_oidc_provider", undefined],
-      ["refresh_vs_oidc_provider", Number.NaN],
-    ]);
-    expect(line).toBe('{"ratios":{"check_sqlite_vs_connect":0.333,"batch_vs_single":24.123,"par_pg_vs_oidc_provider":null,"refresh_vs_oidc_provider":null}}');
-    expect(line).not.toContain("\n");
-    expect(ratiosLine([])).toBe('{"ratios":{}}');
+  it("writes one JSON line: the mode, rounded ratios, CPU ratios and spreads, null where a path failed, in the order given, and the measures", () => {
+    const line = summaryLine(
+      "production",
+      [
+        { name: "check_sqlite_vs_connect", ratio: 0.33349, cpuRatio: 2.00049, spread: 0.0812 },
+        { name: "batch_vs_single", ratio: 24.1234, cpuRatio: Number.NaN, spread: 0 },
+        { name: "par_pg_vs_oidc_provider", ratio: undefined, cpuRatio: undefined, spread: undefined },
+      ],
+      { startup_ms: 412, batch_pg_certificates_per_second: null },
+    );
+    expect(line).toBe(
+      '{"mode":"production","ratios":{"check_sqlite_vs_connect":0.333,"batch_vs_single":24.123,"par_pg_vs_oidc_provider":null},' +
+        '"cpuRatios":{"check_sqlite_vs_connect":2,"batch_vs_single":null,"par_pg_vs_oidc_provider":null},' +
+        '"spread":{"check_sqlite_vs_connect":0.081,"batch_vs_single":0,"par_pg_vs_oidc_provider":null},' +
+        '"measures":{"startup_ms":412,"batch_pg_certificates_per_second":null}}',
+    );
+    expect(summaryLine("production", [], {})).toBe('{"mode":"production","ratios":{},"cpuRatios":{},"spread":{},"measures":{}}');
   });
 
-  it("puts the CPU ratios beside them, under cpuRatios, rounded the same way", () => {
-    const line = ratiosLine(
-      [["check_sqlite_vs_connect", 1.23456], ["check_pg_vs_connect", undefined]],
-      [["check_sqlite_vs_connect", 2.00049], ["check_pg_vs_connect", undefined]],
-    );
-    expect(JSON.parse(line)).toEqual({
-      ratios: { check_sqlite_vs_connect: 1.235, check_pg_vs_connect: null },
-      cpuRatios: { check_sqlite_vs_connect: 2, check_pg_vs_connect: null },
-    });
+  it("measures a key's spread as the distance of its extreme rounds over their median", () => {
+    expect(spread([1.0, 1.1, 0.9])).toBeCloseTo(0.2);
+    expect(spread([2, 2, 2])).toBe(0);
+    expect(spread([1.5])).toBe(0);
   });
 
   it("reads a process's CPU time from /proc, and it grows while the process works", () => {
