@@ -2,7 +2,6 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
-import pg from "pg";
 import type { Tables } from "./schema.ts";
 import { nameStatements } from "./postgres-named-statements.ts";
 import { SqliteCheckpointer } from "./sqlite-checkpointer.ts";
@@ -33,7 +32,7 @@ export function maskUrl(url: string): string {
 export async function openDatabase(url: string): Promise<Database> {
   const { dialect, location } = describeDatabaseUrl(url);
   const displayUrl = maskUrl(url);
-  const { db, beforeClose } = dialect === "postgres" ? { db: openPostgres(location), beforeClose: undefined } : openSqlite(location);
+  const { db, beforeClose } = dialect === "postgres" ? { db: await openPostgres(location), beforeClose: undefined } : openSqlite(location);
   const database: Database = {
     db,
     dialect,
@@ -86,7 +85,9 @@ function openSqlite(file: string): { db: Kysely<Tables>; beforeClose?: () => Pro
   return { db, beforeClose: checkpointer && (() => checkpointer.close()) };
 }
 
-function openPostgres(url: string): Kysely<Tables> {
+async function openPostgres(url: string): Promise<Kysely<Tables>> {
+  // Loaded only here: a server on SQLite (the default) starts without reading the PostgreSQL driver.
+  const { default: pg } = await import("pg");
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
