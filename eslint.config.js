@@ -45,12 +45,16 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: "^(\\.\\./)+(storage|http|rpc|server|app|cli|observability)(/|$)",
+              regex: "^(\\.\\./)+(storage|http|rpc|server|app|cli|observability|adapters)(/|$)",
               message: "src/domain imports neither storage, transports nor the composition root: declare the interface it needs.",
             },
             {
               regex: "^(express|@connectrpc/.*|kysely|pg|better-sqlite3|pino|prom-client)$",
               message: "src/domain imports neither Express, Connect nor SQL.",
+            },
+            {
+              regex: "^node:(fs|fs/promises|worker_threads|child_process|http|https|http2|dgram)$",
+              message: "src/domain does no I/O: declare a port, implement it in src/adapters.",
             },
           ],
         },

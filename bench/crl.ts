@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readCrlIssuer } from "../src/domain/certificates/crl/issuer-certificate.ts";
-import { loadCrl } from "../src/domain/certificates/crl/load-crl.ts";
+import { loadCrl } from "../src/adapters/crl/load-crl.ts";
 import type { VerifiedCrl } from "../src/domain/certificates/crl/verified-crl.ts";
 import { writeCrl, type CrlEntryToWrite } from "../src/domain/certificates/crl/write-crl.ts";
 import type { RevocationReasonCode } from "../src/domain/certificates/model.ts";

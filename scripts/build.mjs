@@ -25,7 +25,7 @@ const common = {
 
 await Promise.all([
   build({ ...common, entryPoints: { shomei: "src/cli/main.ts" }, outdir: out, outExtension: { ".js": ".js" } }),
-  build({ ...common, entryPoints: { "crl-worker": "src/domain/certificates/crl/crl-worker.ts" }, outdir: out, outExtension: { ".js": ".mjs" } }),
+  build({ ...common, entryPoints: { "crl-worker": "src/adapters/crl/crl-worker.ts" }, outdir: out, outExtension: { ".js": ".mjs" } }),
 ]);
 copyFileSync("src/storage/sqlite-checkpoint-worker.mjs", `${out}/sqlite-checkpoint-worker.mjs`);
 console.log(`built ${out}/shomei.js`);

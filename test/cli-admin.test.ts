@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Certificate_Type as CertificateType } from "../gen/service/verify/v2/certificate_pb.ts";
-import { applyClientsFile } from "../src/domain/oidc/clients-file.ts";
+import { applyClientsFile } from "../src/adapters/files/clients-file.ts";
 import { expectRpcError, setupClients, stackTracePattern } from "./support/certificate-rpc.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 

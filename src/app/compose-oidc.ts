@@ -9,7 +9,7 @@ import type { Clock } from "../domain/clock.ts";
 import { LoginThrottle } from "../domain/credentials/login-throttle.ts";
 import { LoginAttemptsRepository } from "../storage/login-attempts-repository.ts";
 import { defaultAcrPolicy, type AcrPolicy } from "../domain/oidc/acr.ts";
-import { loadAcrPolicyFile } from "../domain/oidc/acr-policy-file.ts";
+import { loadAcrPolicyFile } from "../adapters/files/acr-policy-file.ts";
 import { ClientAuthenticator } from "../domain/oidc/client-authentication.ts";
 import type { Oidc, OidcEndpoints } from "../domain/oidc/provider.ts";
 import { AuthorizationFlow } from "../domain/oidc/flow/authorization-flow.ts";

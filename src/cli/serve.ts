@@ -1,9 +1,9 @@
 import type { Config } from "../config/schema.ts";
-import { seedDemo, type DemoData } from "../domain/mock/demo-seed.ts";
-import { seedOidcDemo, type OidcDemo } from "../domain/mock/oidc-demo-seed.ts";
-import { seedMockCard } from "../domain/mock/mock-card-seed.ts";
+import { seedDemo, type DemoData } from "../app/mock-seed/demo-seed.ts";
+import { seedOidcDemo, type OidcDemo } from "../app/mock-seed/oidc-demo-seed.ts";
+import { seedMockCard } from "../app/mock-seed/mock-card-seed.ts";
 import type { MockCard } from "../domain/mock/mock-card.ts";
-import { applyClientsFile } from "../domain/oidc/clients-file.ts";
+import { applyClientsFile } from "../adapters/files/clients-file.ts";
 import { createLogger } from "../observability/logger.ts";
 import { startServer } from "../server/server.ts";
 import { version } from "../version.ts";

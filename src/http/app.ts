@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import express, { type Express } from "express";
-import { demoClientId } from "../domain/mock/oidc-demo-seed.ts";
+import { demoClientId } from "../domain/mock/demo-names.ts";
 import type { Config } from "../config/schema.ts";
 import type { Domain } from "../app/compose.ts";
 import type { OperationsDependencies } from "./routes/health.ts";

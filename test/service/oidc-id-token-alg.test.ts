@@ -4,7 +4,7 @@ import path from "node:path";
 import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.ts";
-import { applyClientsFile } from "../../src/domain/oidc/clients-file.ts";
+import { applyClientsFile } from "../../src/adapters/files/clients-file.ts";
 import { atHash } from "../../src/domain/oidc/keys/id-token.ts";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
 import { basicAuthorization, Browser, createUser, expectErrorPage, obtainCode, postToken, registerClient, type TestUser } from "../support/oidc.ts";

@@ -6,7 +6,7 @@ import { UnconfiguredSource } from "../../src/domain/certificates/unconfigured-s
 import { newId } from "../../src/domain/ids.ts";
 import { MockEnvironment } from "../../src/domain/mock/mock-environment.ts";
 import { MockCaSource } from "../../src/domain/mock/mock-ca-source.ts";
-import { loadCrl } from "../../src/domain/certificates/crl/load-crl.ts";
+import { loadCrl } from "../../src/adapters/crl/load-crl.ts";
 import type { VerifiedCrl } from "../../src/domain/certificates/crl/verified-crl.ts";
 import type { SingleMethodSource } from "../../src/domain/certificates/revocation-source.ts";
 import { x509 } from "../../src/domain/mock-ca/x509-runtime.ts";

@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CrlLists, type CrlIssuer } from "../../src/domain/certificates/crl/crl-lists.ts";
-import { CrlFetchError, type CrlFetcher } from "../../src/domain/certificates/crl/fetch-crl.ts";
+import { CrlFetchError, type CrlFetcher } from "../../src/domain/certificates/crl/crl-fetcher.ts";
 import { CrlListsRepository } from "../../src/storage/crl-lists-repository.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { OpensslCrlCa } from "../support/openssl-crl-ca.ts";
-import { loadCrl } from "../../src/domain/certificates/crl/load-crl.ts";
+import { loadCrl } from "../../src/adapters/crl/load-crl.ts";
 
 /**
  * CrlLists on a clock the test moves, over the real repository: how long a

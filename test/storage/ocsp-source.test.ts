@@ -8,7 +8,7 @@ import { Certificate } from "@peculiar/asn1-x509";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.ts";
 import type { StoredCertificate } from "../../src/domain/certificates/model.ts";
-import { fetchOcsp } from "../../src/domain/certificates/ocsp/fetch-ocsp.ts";
+import { fetchOcsp } from "../../src/adapters/ocsp/fetch-ocsp.ts";
 import type { OcspResponseKey, OcspResponseStore, StoredOcspResponse } from "../../src/domain/certificates/ocsp/ocsp-response-store.ts";
 import { OcspResponses, type OcspFetchReport, type OcspIssuer, type OcspSettings } from "../../src/domain/certificates/ocsp/ocsp-responses.ts";
 import { OcspRevocationSource } from "../../src/domain/certificates/ocsp/ocsp-revocation-source.ts";

@@ -14,7 +14,7 @@ export interface Procedure {
   getAllowed: boolean;
 }
 
-const genRoot = fileURLToPath(new URL("../../gen/", import.meta.url));
+const genRoot = fileURLToPath(new URL("../../gen", import.meta.url));
 
 function generatedFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readCrlIssuer } from "../../src/domain/certificates/crl/issuer-certificate.ts";
-import { inlineCrlBytes, loadCrl } from "../../src/domain/certificates/crl/load-crl.ts";
+import { inlineCrlBytes, loadCrl } from "../../src/adapters/crl/load-crl.ts";
 import { CrlRejectedError, type CrlRejection } from "../../src/domain/certificates/crl/verified-crl.ts";
 import { encodeExtension, writeCrl, type CrlEntryToWrite, type CrlToWrite } from "../../src/domain/certificates/crl/write-crl.ts";
 import type { RevocationReasonCode } from "../../src/domain/certificates/model.ts";

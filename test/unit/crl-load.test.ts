@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadCrl, maxCrlBytes } from "../../src/domain/certificates/crl/load-crl.ts";
+import { loadCrl, maxCrlBytes } from "../../src/adapters/crl/load-crl.ts";
 import { CrlRejectedError, type CrlRejection, type VerifiedCrl } from "../../src/domain/certificates/crl/verified-crl.ts";
 import { OpensslCrlCa, opensslCrlText } from "../support/openssl-crl.ts";
 

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -73,11 +74,45 @@ describe("the import graph of src", () => {
   });
 
   it("keeps src/domain free of storage, transports and the composition root", () => {
-    const outside = ["storage", "http", "rpc", "server", "app", "cli"].map((folder) => path.join(srcRoot, folder) + path.sep);
+    const outside = ["storage", "http", "rpc", "server", "app", "cli", "adapters"].map((folder) => path.join(srcRoot, folder) + path.sep);
     const domain = path.join(srcRoot, "domain") + path.sep;
     const offending = [...graph]
       .filter(([file]) => file.startsWith(domain))
       .flatMap(([file, targets]) => targets.filter((t) => outside.some((o) => t.startsWith(o))).map((t) => `${path.relative(srcRoot, file)} -> ${path.relative(srcRoot, t)}`));
     expect(offending).toEqual([]);
   });
+
+  it("keeps I/O out of src/domain: no files, workers, processes or servers, no global fetch", () => {
+    const offending = domainIo(srcRoot);
+    expect(offending).toEqual([]);
+  });
+
+  it("finds I/O in the domain when there is some (the check itself works)", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "shomei-import-graph-"));
+    try {
+      mkdirSync(path.join(dir, "domain"));
+      writeFileSync(path.join(dir, "domain", "reads.ts"), 'import { readFile } from "node:fs/promises";\n');
+      writeFileSync(path.join(dir, "domain", "calls.ts"), "export const get = (u: string) => fetch(u);\n");
+      writeFileSync(path.join(dir, "domain", "fine.ts"), "class A { private async fetch(u: string) { return this.source.fetch(u); } }\n");
+      expect(domainIo(dir)).toEqual(["domain/calls.ts: calls fetch", "domain/reads.ts: imports node:fs/promises"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
+/** What in <root>/domain does I/O itself: imports of node's I/O modules and calls of the global fetch. */
+function domainIo(root: string): string[] {
+  const domain = path.join(root, "domain");
+  const io = /^\s*(?:import|export)\b[^;]*?\bfrom\s+"(node:(?:fs|fs\/promises|worker_threads|child_process|http|https|http2|dgram))"/gm;
+  // A call of fetch that is neither a method (x.fetch) nor a method's declaration (async fetch(…) {).
+  const globalFetch = /(?<![\w$.])(?<!(?:async|private|protected|public|static)\s+)fetch\s*\(/;
+  const found: string[] = [];
+  for (const name of (readdirSync(domain, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts")).sort()) {
+    const text = readFileSync(path.join(domain, name), "utf8");
+    const file = path.relative(root, path.join(domain, name));
+    for (const m of text.matchAll(io)) found.push(`${file}: imports ${m[1]}`);
+    if (globalFetch.test(text)) found.push(`${file}: calls fetch`);
+  }
+  return found.sort();
+}

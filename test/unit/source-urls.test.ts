@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isFetchableCrlUrl } from "../../src/domain/certificates/crl/fetch-crl.ts";
-import { isOcspUrl } from "../../src/domain/certificates/ocsp/fetch-ocsp.ts";
+import { isFetchableCrlUrl } from "../../src/domain/certificates/crl/crl-fetcher.ts";
+import { isOcspUrl } from "../../src/domain/certificates/ocsp/ocsp-fetcher.ts";
 
 describe("which CRL distribution point URLs are fetched", () => {
   it.each([

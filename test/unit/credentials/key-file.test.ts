@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadOrCreateKeyFile } from "../../../src/domain/credentials/key-file.ts";
+import { loadOrCreateKeyFile } from "../../../src/adapters/files/key-file.ts";
 
 const run = promisify(execFile);
-const modulePath = fileURLToPath(new URL("../../../src/domain/credentials/key-file.ts", import.meta.url));
+const modulePath = fileURLToPath(new URL("../../../src/adapters/files/key-file.ts", import.meta.url));
 const posix = process.platform !== "win32";
 
 let directory: string;

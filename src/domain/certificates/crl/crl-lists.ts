@@ -2,7 +2,7 @@ import { webcrypto } from "node:crypto";
 import type { Clock } from "../../clock.ts";
 import { isCurrent, isNewer, replacementRefusal } from "./crl-freshness.ts";
 import type { CrlListKey, CrlListRecord, CrlListStore } from "./crl-list-store.ts";
-import { CrlFetchError, type CrlFetcher } from "./fetch-crl.ts";
+import { CrlFetchError, type CrlFetcher } from "./crl-fetcher.ts";
 import { CrlRejectedError, type CrlLoader, type VerifiedCrl } from "./verified-crl.ts";
 
 /** A trust anchor as the CRL source sees it. */

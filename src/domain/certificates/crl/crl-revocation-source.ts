@@ -4,7 +4,7 @@ import { asItemError, methodNotOffered, sourceUnavailable as unavailable, type R
 import { coverage } from "./crl-freshness.ts";
 import type { CrlLists } from "./crl-lists.ts";
 import type { VerifiedCrl } from "./verified-crl.ts";
-import { isFetchableCrlUrl } from "./fetch-crl.ts";
+import { isFetchableCrlUrl } from "./crl-fetcher.ts";
 
 /**
  * Statuses from the CRLs of the certificate's issuer: the lists its CRL

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.ts";
 import { CertificateIdentity } from "./certificate-identity.ts";
-import { OcspFetchError, type OcspFetcher } from "./fetch-ocsp.ts";
+import { OcspFetchError, type OcspFetcher } from "./ocsp-fetcher.ts";
 import { ocspRequest } from "./ocsp-request.ts";
 import { responseKey, type OcspResponseKey, type OcspResponseStore, type StoredOcspResponse } from "./ocsp-response-store.ts";
 import { checkNonce, notUsableAt, OcspRejectedError, readOcspResponse, usableUntil, type VerifiedOcspResponse } from "./ocsp-response.ts";

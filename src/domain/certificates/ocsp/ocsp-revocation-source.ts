@@ -1,7 +1,7 @@
 import type { DomainError } from "../../errors.ts";
 import type { CheckMethod, StoredCertificate } from "../model.ts";
 import { BatchFirstSource, methodNotOffered, sourceUnavailable, type RevocationAnswer, type SingleMethodSource } from "../revocation-source.ts";
-import { isOcspUrl } from "./fetch-ocsp.ts";
+import { isOcspUrl } from "./ocsp-fetcher.ts";
 import type { OcspResponses, OcspResult, OcspTarget } from "./ocsp-responses.ts";
 
 /**

@@ -6,7 +6,7 @@ import { JpkiError } from "../../../domain/oidc/jpki/jpki-error.ts";
 import type { SignedChallengeForm } from "../../../domain/oidc/jpki/signed-challenge.ts";
 import type { AuthMethod } from "../../../domain/oidc/acr.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { demoLogin } from "../../../domain/mock/oidc-demo-seed.ts";
+import { demoLogin } from "../../../domain/mock/demo-names.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
 import { mockCardContentSecurityPolicy, pageHeaders } from "../../middleware/page-headers.ts";
 import { renderJpkiLinkPage, renderJpkiSignInFirstPage } from "../../pages/jpki-link.ts";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
-import type { ClientStore } from "./stores.ts";
-import { DomainError } from "../errors.ts";
-import { registrationFromMetadata } from "./client-registration.ts";
+import type { ClientStore } from "../../domain/oidc/stores.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { registrationFromMetadata } from "../../domain/oidc/client-registration.ts";
 
 /**
  * The declarative client registry: a JSON file `{ "clients": [ <RFC 7591 client

@@ -1,6 +1,6 @@
 import { parentPort } from "node:worker_threads";
-import { indexCrl } from "./index-crl.ts";
-import { CrlRejectedError } from "./verified-crl.ts";
+import { indexCrl } from "../../domain/certificates/crl/index-crl.ts";
+import { CrlRejectedError } from "../../domain/certificates/crl/verified-crl.ts";
 import type { CrlWorkerReply, CrlWorkerRequest } from "./crl-worker-protocol.ts";
 
 /**

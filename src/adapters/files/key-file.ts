@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { link, mkdir, open, readFile, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { secretBoxKeyBytes } from "./secret-box.ts";
+import { secretBoxKeyBytes } from "../../domain/credentials/secret-box.ts";
 
 /**
  * The secret box key, kept in a file of its own: 64 hex digits and a newline,

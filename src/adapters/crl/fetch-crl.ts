@@ -1,29 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { describeFetchError, discard, readBody, send, type FetchLimits } from "../limited-fetch.ts";
-import { urlSchemeTest } from "../url-schemes.ts";
-
-/** What the copy held already carries, for a conditional request. */
-export interface CrlValidators {
-  etag?: string | undefined;
-  lastModified?: string | undefined;
-}
-
-export type CrlFetchLimits = FetchLimits;
-
-export type CrlFetchResult =
-  | { kind: "not_modified" }
-  | { kind: "fetched"; der: Uint8Array; etag: string | undefined; lastModified: string | undefined };
-
-/** Fetches a list from its URL; throws CrlFetchError. A 304 is only possible when validators were sent. */
-export type CrlFetcher = (url: string, validators: CrlValidators, limits: CrlFetchLimits) => Promise<CrlFetchResult>;
-
-export class CrlFetchError extends Error {
-  override name = "CrlFetchError";
-}
-
-/** The URL schemes lists are fetched from. */
-export const isFetchableCrlUrl = urlSchemeTest(["http:", "https:", "file:"]);
+import { CrlFetchError, isFetchableCrlUrl, type CrlFetcher, type CrlFetchLimits, type CrlFetchResult, type CrlValidators } from "../../domain/certificates/crl/crl-fetcher.ts";
+import { describeFetchError, discard, readBody, send } from "../http/limited-fetch.ts";
 
 const pemCrl = /^\s*-----BEGIN X509 CRL-----([\s\S]+?)-----END X509 CRL-----/;
 

@@ -1,9 +1,9 @@
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { Accounts } from "../accounts/accounts.ts";
-import type { MockEnvironment } from "./mock-environment.ts";
-import type { CertificateType, Status } from "../certificates/model.ts";
-import { DomainError } from "../errors.ts";
+import type { Accounts } from "../../domain/accounts/accounts.ts";
+import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
+import type { CertificateType, Status } from "../../domain/certificates/model.ts";
+import { DomainError } from "../../domain/errors.ts";
 
 export interface DemoData {
   accountName: string;

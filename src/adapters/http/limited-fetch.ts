@@ -5,10 +5,7 @@
  * trickles bytes is as stuck as a silent one, and one that sends more than
  * the limit is not read to the end.
  */
-export interface FetchLimits {
-  timeoutMs: number;
-  maxBytes: number;
-}
+import type { FetchLimits } from "../../domain/certificates/fetch-limits.ts";
 
 /** Makes the caller's error from a message that already names the URL. */
 export type FetchFailure = (message: string) => Error;

@@ -1,5 +1,5 @@
-import type { IndexedCrl } from "./index-crl.ts";
-import type { CrlRejection } from "./verified-crl.ts";
+import type { IndexedCrl } from "../../domain/certificates/crl/index-crl.ts";
+import type { CrlRejection } from "../../domain/certificates/crl/verified-crl.ts";
 
 /** What the loader sends the CRL worker: the list's bytes (transferred) and the issuer certificate. */
 export interface CrlWorkerRequest {

@@ -1,9 +1,9 @@
 import { setImmediate } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
-import { CrlIndex } from "./crl-index.ts";
+import { CrlIndex } from "../../domain/certificates/crl/crl-index.ts";
 import type { CrlWorkerReply, CrlWorkerRequest } from "./crl-worker-protocol.ts";
-import { indexCrl, type IndexedCrl } from "./index-crl.ts";
-import { CrlRejectedError, type CrlLoader, type VerifiedCrl } from "./verified-crl.ts";
+import { indexCrl, type IndexedCrl } from "../../domain/certificates/crl/index-crl.ts";
+import { CrlRejectedError, type CrlLoader, type VerifiedCrl } from "../../domain/certificates/crl/verified-crl.ts";
 
 /** Larger lists are refused before any work: about 13 million entries, far beyond any list JPKI publishes. */
 export const maxCrlBytes = 512 * 1024 * 1024;

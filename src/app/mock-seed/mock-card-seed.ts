@@ -1,10 +1,10 @@
 import { X509Certificate } from "node:crypto";
-import type { Accounts } from "../accounts/accounts.ts";
-import type { Oidc } from "../oidc/provider.ts";
+import type { Accounts } from "../../domain/accounts/accounts.ts";
+import type { Oidc } from "../../domain/oidc/provider.ts";
 import type { DemoData } from "./demo-seed.ts";
-import type { MockCard } from "./mock-card.ts";
-import type { MockEnvironment } from "./mock-environment.ts";
-import { demoLogin } from "./oidc-demo-seed.ts";
+import type { MockCard } from "../../domain/mock/mock-card.ts";
+import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
+import { demoLogin } from "../../domain/mock/demo-names.ts";
 
 export interface MockCardServices {
   accounts: Accounts;

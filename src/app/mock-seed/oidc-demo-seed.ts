@@ -1,8 +1,9 @@
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { createHmac } from "node:crypto";
 import path from "node:path";
-import type { Oidc } from "../oidc/provider.ts";
-import { registrationFromMetadata } from "../oidc/client-registration.ts";
+import type { Oidc } from "../../domain/oidc/provider.ts";
+import { registrationFromMetadata } from "../../domain/oidc/client-registration.ts";
+import { demoClientId, demoLocalizedNames, demoLogin, demoPassword, demoPublicClientId } from "../../domain/mock/demo-names.ts";
 
 export interface OidcDemo {
   clientId: string;
@@ -17,16 +18,6 @@ export interface OidcDemo {
   /** Step-up to very_high: only the mock JPKI card earns it (see seedMockCard). */
   jpkiStepUpUrl: string;
 }
-
-export const demoClientId = "demo-client";
-export const demoPublicClientId = "demo-mobile";
-export const demoLogin = "demo";
-export const demoPassword = "demo-password";
-/** The demo user's name in Japanese and its kana reading, returned for claims_locales=ja (docs/oidc-decisions.md). */
-export const demoLocalizedNames = [
-  { tag: "ja", value: "見本 太郎" },
-  { tag: "ja-Kana-JP", value: "ミホン タロウ" },
-];
 
 /**
  * Mock mode only: a demo client whose redirect_uri is the built-in demo page,

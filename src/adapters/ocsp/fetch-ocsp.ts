@@ -1,18 +1,8 @@
-import { discard, readBody, send, type FetchLimits } from "../limited-fetch.ts";
-import { urlSchemeTest } from "../url-schemes.ts";
-
-/** Sends one DER OCSPRequest to a responder and returns the DER it answers; throws OcspFetchError. */
-export type OcspFetcher = (url: string, request: Uint8Array, limits: FetchLimits) => Promise<Uint8Array>;
-
-export class OcspFetchError extends Error {
-  override name = "OcspFetchError";
-}
+import { isOcspUrl, OcspFetchError, type OcspFetcher } from "../../domain/certificates/ocsp/ocsp-fetcher.ts";
+import { discard, readBody, send } from "../http/limited-fetch.ts";
 
 /** RFC 5019 §5: GET when the base64 of the request is shorter than 255 bytes. */
 const maxGetEncodedLength = 254;
-
-/** The URL schemes responders are asked over (RFC 6960 Appendix A: HTTP). */
-export const isOcspUrl = urlSchemeTest(["http:", "https:"]);
 
 /**
  * RFC 6960 Appendix A over HTTP: a short request as GET (url/base64, which

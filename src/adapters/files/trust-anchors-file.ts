@@ -2,9 +2,9 @@ import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { certificateTypes } from "../certificates/model.ts";
-import { DomainError } from "../errors.ts";
-import type { TrustAnchor } from "./trust-anchor.ts";
+import { certificateTypes } from "../../domain/certificates/model.ts";
+import { DomainError } from "../../domain/errors.ts";
+import type { TrustAnchor } from "../../domain/trust/trust-anchor.ts";
 
 const keyUsage = z.enum(["digitalSignature", "nonRepudiation", "keyEncipherment", "dataEncipherment", "keyAgreement", "keyCertSign", "cRLSign", "encipherOnly", "decipherOnly"], { error: "must be key usage names such as digitalSignature, nonRepudiation" });
 const crlUrl = z.string().refine((v) => URL.canParse(v) && ["http:", "https:", "file:"].includes(new URL(v).protocol), {

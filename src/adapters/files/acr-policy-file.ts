@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { DomainError } from "../errors.ts";
-import { authMethods, createAcrPolicy, maxAcrNameLength, type AcrMethodRule, type AcrPolicy, type AuthMethod } from "./acr.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { authMethods, createAcrPolicy, maxAcrNameLength, type AcrMethodRule, type AcrPolicy, type AuthMethod } from "../../domain/oidc/acr.ts";
 
 const acrName = z
   .string({ error: "must be a string" })
