@@ -15,11 +15,19 @@ mkdirSync(out, { recursive: true });
 
 const common = {
   bundle: true,
+  // Code loaded with import() (the mock CA and its X.509 library) becomes a chunk of its own, read only when used.
+  splitting: true,
   platform: "node",
   format: "esm",
   target: "node20",
-  packages: "external",
+  // Packages are bundled too (resolving and loading some fifty of them from node_modules was most of the
+  // start-up), but for better-sqlite3, a native addon, and pg, loaded only for PostgreSQL.
+  external: ["better-sqlite3", "pg"],
+  // Bundled CommonJS packages call require() for node's own modules; an ES module has none until given one.
+  banner: { js: 'import { createRequire as __shomeiCreateRequire } from "node:module"; const require = __shomeiCreateRequire(import.meta.url);' },
   sourcemap: "linked",
+  // The maps point into src/ and node_modules/, which are beside dist/: no copies of the sources inside them.
+  sourcesContent: false,
   logLevel: "warning",
 };
 

@@ -32,3 +32,5 @@ export {
   type RevocationReasonCode,
 } from "./revocation-reason.ts";
 export { normalizeSerialNumberHex } from "../certificates/x509/serial-number.ts";
+export { answerOcspRequest, type MockOcspSigner, type MockOcspState } from "./ocsp-answer.ts";
+export { issueOcspResponderCertificate, responderRenewBeforeMs } from "./ocsp-responder.ts";

@@ -2,27 +2,27 @@ import type { CertificateStore } from "../certificates/certificate-store.ts";
 import type { MockCertificateState, MockStore } from "./mock-store.ts";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { CertificateIdentity } from "../certificates/ocsp/certificate-identity.ts";
-import { answerOcspRequest, type MockOcspSigner, type MockOcspState } from "../mock-ca/ocsp-answer.ts";
-import { issueOcspResponderCertificate, responderRenewBeforeMs } from "../mock-ca/ocsp-responder.ts";
+import type { MockOcspSigner, MockOcspState } from "../mock-ca/ocsp-answer.ts";
 import type { CertificateType, CertificateUser, CheckMethod, RevocationReasonCode, Status, StoredCertificate } from "../certificates/model.ts";
 import { creationTime, isSignatureType } from "../certificates/model.ts";
 import type { JpkiFacts } from "../certificates/jpki-facts.ts";
 import type { TrustAnchor } from "../trust/trust-anchor.ts";
-import { certificateKinds, profileFor } from "../mock-ca/certificate-kind.ts";
 import type { MockKeyAlgorithm } from "../mock-ca/keys.ts";
-import { x509 } from "../mock-ca/x509-runtime.ts";
+import { parseCertificate } from "../certificates/x509/parsed-certificate.ts";
 import { completeFacts, validateFacts } from "./mock-person.ts";
 import { requireUuid } from "../certificates/lookup-errors.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid, newId } from "../ids.ts";
-import {
-  createMockCa,
-  createMockCrl,
-  issueMockCertificate,
-  revocationReasonForCode,
-  type MockCaMaterial,
-} from "../mock-ca/index.ts";
+import type { MockCaMaterial } from "../mock-ca/index.ts";
+
+/**
+ * The mock CA's code, and the X.509 library it issues with, loaded on first
+ * use: a server in production mode never reads them, and one in mock mode
+ * starts without them.
+ */
+const mockCa = () => import("../mock-ca/index.ts");
+const derOf = (pem: string) => new Uint8Array(new X509Certificate(pem).raw);
 
 export interface CreatedMockCertificate {
   certificate: StoredCertificate;
@@ -90,7 +90,7 @@ export class MockEnvironment {
    * certificate it issues: the kind's policy OID and exact key usages.
    */
   trustAnchor(): Promise<TrustAnchor> {
-    this.anchor ??= this.ca().then((material) => ({
+    this.anchor ??= Promise.all([this.ca(), mockCa()]).then(([material, { certificateKinds, profileFor }]) => ({
       id: "mock",
       name: "the mock CA",
       certificate: new X509Certificate(material.certificatePem),
@@ -107,6 +107,7 @@ export class MockEnvironment {
     this.authority ??= (async () => {
       const existing = await this.mock.findAuthority(authorityId);
       if (existing) return existing;
+      const { createMockCa } = await mockCa();
       const created = await createMockCa({ commonName: "shomei Mock JPKI CA", now: new Date(this.clock()) });
       await this.mock.insertAuthorityIfAbsent({ id: authorityId, ...created, createdAt: this.clock() });
       const stored = await this.mock.findAuthority(authorityId);
@@ -130,6 +131,7 @@ export class MockEnvironment {
     const commonName = (input.commonName ?? "").trim() || `Mock User ${newId().slice(0, 8)}`;
     if (commonName.length > 64) throw invalidField("common_name", "common_name must be at most 64 characters");
     const now = this.clock();
+    const { issueMockCertificate } = await mockCa();
     const issued = await issueMockCertificate(await this.ca(), {
       kind: input.type,
       subjectCommonName: commonName,
@@ -139,7 +141,7 @@ export class MockEnvironment {
       ...(facts ? { facts } : {}),
       keyAlgorithm: input.keyAlgorithm ?? "rsa_2048",
     });
-    const parsed = new x509.X509Certificate(issued.certificatePem);
+    const parsed = parseCertificate(derOf(issued.certificatePem));
     const owner: CertificateUser = user ?? { id: newId(), accountId, createdAt: creationTime(now) };
     if (!user) await this.certificates.insertUser(owner);
     const certificate: StoredCertificate = {
@@ -220,9 +222,9 @@ export class MockEnvironment {
   }
 
   private async loadResponder(): Promise<MockOcspSigner> {
-    const ca = await this.ca();
+    const [ca, { issueOcspResponderCertificate, responderRenewBeforeMs }] = await Promise.all([this.ca(), mockCa()]);
     const now = this.clock();
-    const notAfter = (m: { certificatePem: string }) => new x509.X509Certificate(m.certificatePem).notAfter.getTime();
+    const notAfter = (m: { certificatePem: string }) => Date.parse(new X509Certificate(m.certificatePem).validTo);
     let material = await this.mock.findAuthority(responderId);
     if (!material || notAfter(material) - now < responderRenewBeforeMs) {
       const issued = await issueOcspResponderCertificate(ca, new Date(now));
@@ -232,9 +234,9 @@ export class MockEnvironment {
       if (!material) throw new Error("mock OCSP responder was not stored");
     }
     this.responderRenewAt = notAfter(material) - responderRenewBeforeMs;
-    const responderDer = new Uint8Array(new x509.X509Certificate(material.certificatePem).rawData);
+    const responderDer = derOf(material.certificatePem);
     return {
-      ca: new CertificateIdentity(new Uint8Array(new x509.X509Certificate(ca.certificatePem).rawData)),
+      ca: new CertificateIdentity(derOf(ca.certificatePem)),
       responder: new CertificateIdentity(responderDer),
       responderDer,
       responderKey: createPrivateKey(material.privateKeyPem),
@@ -243,7 +245,7 @@ export class MockEnvironment {
 
   /** The mock OCSP responder's answer (DER OCSPResponse) to a DER OCSPRequest, from the mock state as it is now. */
   async answerOcsp(requestDer: Uint8Array): Promise<Uint8Array> {
-    const signer = await this.ocspResponder();
+    const [signer, { answerOcspRequest }] = await Promise.all([this.ocspResponder(), mockCa()]);
     const now = this.clock();
     return answerOcspRequest(requestDer, signer, async (serials) => {
       const states = await this.mock.findStatesBySerials(serials);
@@ -258,7 +260,7 @@ export class MockEnvironment {
    * now, like JPKI's daily lists.
    */
   async currentCrl(): Promise<Uint8Array> {
-    const ca = await this.ca();
+    const [ca, { createMockCrl, revocationReasonForCode }] = await Promise.all([this.ca(), mockCa()]);
     const now = this.clock();
     const [issue, revoked] = await Promise.all([this.mock.crlIssue(authorityId), this.mock.listRevoked()]);
     if (!issue) throw new Error("mock CA is not stored");

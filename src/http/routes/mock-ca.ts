@@ -1,6 +1,6 @@
 import express, { type Response, type Router } from "express";
 import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
-import { x509 } from "../../domain/mock-ca/x509-runtime.ts";
+import { X509Certificate } from "node:crypto";
 import { OAuthError } from "../../domain/oidc/oauth-error.ts";
 
 /** An OCSPRequest for a few certificates is a few hundred bytes. */
@@ -17,7 +17,7 @@ const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
 export function registerMockCaRoutes(router: Router, mock: MockEnvironment): void {
   router.get("/mock/ca.crt", async (_req, res) => {
     const ca = await mock.ca();
-    res.type("application/pkix-cert").set("Cache-Control", "no-store").send(Buffer.from(new x509.X509Certificate(ca.certificatePem).rawData));
+    res.type("application/pkix-cert").set("Cache-Control", "no-store").send(new X509Certificate(ca.certificatePem).raw);
   });
   router.get("/mock/ca.crl", async (_req, res) => {
     res.type("application/pkix-crl").set("Cache-Control", "no-store").send(Buffer.from(await mock.currentCrl()));
