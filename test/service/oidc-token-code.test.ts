@@ -1,30 +1,23 @@
-import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomBytes, randomUUID } from "node:crypto";
+import { SignJWT, type CryptoKey } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
-import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { databaseTargets, targetTitle } from "../support/databases.ts";
 import {
   basicAuthorization,
-  Browser,
   clientAssertion,
-  createUser,
   findCode,
   getUserinfo,
   jwtBearer,
-  obtainCode,
   pkce,
   postToken,
-  registerClient,
-  sessionCookie,
-  type CodeRequest,
   type TestUser,
-  type TokenReply,
 } from "../support/oidc.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import { accessTokenLifetime, base64urlJson, clientIds, redirects, secrets, useTokenEndpoint } from "../support/token-endpoint.ts";
 
 /**
- * The token endpoint (RFC 6749 §3.2, §4.1.3, §5, §6; RFC 7636; RFC 7523;
+ * The token endpoint, the authorization_code grant (RFC 6749 §3.2, §4.1.3, §5, §6; RFC 7636; RFC 7523;
  * OIDC Core 3.1.3) through real HTTP requests, on every database target.
  * Codes come from the real authorization flow (authorize → login → consent).
  *
@@ -35,254 +28,17 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 
 const targets = await databaseTargets();
 
-const clientIds = { basic: "tok-basic", post: "tok-post", jwt: "tok-jwt", public: "tok-public", codeOnly: "tok-code-only" };
-type ClientName = keyof typeof clientIds;
-const secrets = { basic: "tok-basic-secret-0123456789", post: "tok-post-secret-0123456789", codeOnly: "tok-code-only-secret-0123456789" };
-const redirects: Record<ClientName, string> = {
-  basic: "https://basic.example/cb",
-  post: "https://post.example/cb",
-  jwt: "https://jwt.example/cb",
-  public: "https://public.example/cb",
-  codeOnly: "https://code-only.example/cb",
-};
-const accessTokenLifetime = 3600;
-const idTokenLifetime = 3600;
-
-/** The token response members (RFC 6749 §5.1, OIDC Core 3.1.3.3, Grant Management, RFC 9396 §7). */
-interface TokenJson {
-  access_token: string;
-  token_type: string;
-  expires_in: number;
-  scope: string;
-  id_token?: string;
-  refresh_token?: string;
-  grant_id: string;
-  authorization_details?: unknown[];
-}
-
-/** at_hash computed here, independently of the server: left half of SHA-256 of the ASCII access token, base64url. */
-function expectedAtHash(accessToken: string): string {
-  return createHash("sha256").update(accessToken, "ascii").digest().subarray(0, 16).toString("base64url");
-}
-
-const base64urlJson = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-
 for (const target of targets) {
   describe.skipIf(!!target.unavailable)(targetTitle(target), () => {
-    let database: ScratchDatabase | undefined;
-    let server: TestServer | undefined;
+    const { live, codeFor, token, exchange, refresh, expectIssued, expectTokenError, expectInvalidClient, tokenCount, tokenRow, expectIdToken, state } = useTokenEndpoint(target);
     let issuer: string;
     let tokenEndpoint: string;
     let parEndpoint: string;
     let privateKey: CryptoKey;
     let strangerKey: CryptoKey;
-    let remoteJwks: JWTVerifyGetKey;
     let user: TestUser;
-    const browsers = new Map<ClientName, Browser>();
-
-    const live = (): TestServer => {
-      if (!server) throw new Error("server not started");
-      return server;
-    };
-
-    /** One browser per client, signed in as `user` after its first flow, so later codes skip login and consent. */
-    const browserFor = (name: ClientName): Browser => {
-      let b = browsers.get(name);
-      if (!b) browsers.set(name, (b = new Browser(live().url)));
-      return b;
-    };
-
-    /** A code for the client through the real flow; `request` overrides the defaults (scope openid, a random state). */
-    const codeFor = (name: ClientName, request: Partial<CodeRequest> = {}): Promise<string> =>
-      obtainCode(live(), browserFor(name), user, { clientId: clientIds[name], redirectUri: redirects[name], scope: "openid", ...request });
-
-    /** Form members and headers that authenticate the client by its registered method. */
-    async function credentials(name: ClientName): Promise<{ form: Record<string, string>; headers: Record<string, string> }> {
-      switch (name) {
-        case "basic":
-        case "codeOnly":
-          return { form: {}, headers: { authorization: basicAuthorization(clientIds[name], secrets[name]) } };
-        case "post":
-          return { form: { client_id: clientIds.post, client_secret: secrets.post }, headers: {} };
-        case "jwt":
-          return {
-            form: { client_id: clientIds.jwt, client_assertion_type: jwtBearer, client_assertion: await clientAssertion(privateKey, clientIds.jwt, issuer) },
-            headers: {},
-          };
-        case "public":
-          return { form: { client_id: clientIds.public }, headers: {} };
-      }
-    }
-
-    /** POSTs `form` to the token endpoint, authenticated as the client. */
-    async function token(name: ClientName, form: Record<string, string | undefined>): Promise<TokenReply> {
-      const auth = await credentials(name);
-      return postToken(live(), { ...form, ...auth.form }, auth.headers);
-    }
-
-    const exchange = (name: ClientName, code: string, extra: Record<string, string | undefined> = {}) =>
-      token(name, { grant_type: "authorization_code", code, redirect_uri: redirects[name], ...extra });
-
-    const refresh = (name: ClientName, refreshToken: string, extra: Record<string, string | undefined> = {}) =>
-      token(name, { grant_type: "refresh_token", refresh_token: refreshToken, ...extra });
-
-    /** A 200 token response with the headers RFC 6749 §5.1 requires; the basic members checked. */
-    function expectIssued(reply: TokenReply): TokenJson {
-      expect(reply.status, reply.text).toBe(200);
-      expect(reply.location).toBeUndefined();
-      expect(reply.headers.get("content-type")).toMatch(/^application\/json/);
-      expect(reply.headers.get("cache-control")).toBe("no-store");
-      expect(reply.headers.get("pragma")).toBe("no-cache");
-      const json = reply.json as unknown as TokenJson;
-      expect(json.access_token).toMatch(/^[A-Za-z0-9_-]{51}$/);
-      expect(json.token_type).toBe("Bearer");
-      expect(json.expires_in).toBe(accessTokenLifetime);
-      expect(json.grant_id).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      if (json.refresh_token !== undefined) {
-        expect(json.refresh_token).toMatch(/^[A-Za-z0-9_-]{51}$/);
-        expect(json.refresh_token).not.toBe(json.access_token);
-      }
-      return json;
-    }
-
-    /** An RFC 6749 §5.2 error: exact status and code, JSON, no-store, and no token in the body. */
-    function expectTokenError(reply: TokenReply, status: number, error: string): void {
-      expect(reply.status, reply.text).toBe(status);
-      expect(reply.location).toBeUndefined();
-      expect(reply.headers.get("content-type")).toMatch(/^application\/json/);
-      expect(reply.headers.get("cache-control")).toBe("no-store");
-      expect(reply.json?.error, reply.text).toBe(error);
-      expect(reply.json?.error_description).toMatch(/\S/);
-      for (const member of ["access_token", "refresh_token", "id_token", "token_type"]) expect(reply.json).not.toHaveProperty(member);
-      if (status === 401) {
-        expect(reply.headers.get("www-authenticate")).toMatch(/^Basic realm="shomei"/);
-      } else {
-        expect(reply.headers.get("www-authenticate")).toBeNull();
-      }
-    }
-
-    const expectInvalidClient = (reply: TokenReply) => expectTokenError(reply, 401, "invalid_client");
-
-    /** Rows in oidc_tokens: every access and refresh token ever issued by this server. */
-    async function tokenCount(): Promise<number> {
-      const row = await live().database.db.selectFrom("oidc_tokens").select((eb) => eb.fn.countAll<number | string>().as("n")).executeTakeFirstOrThrow();
-      return Number(row.n);
-    }
-
-    async function tokenRow(value: string) {
-      return live().database.db.selectFrom("oidc_tokens").selectAll().where("token_hash", "=", storedKeyOf(value)).executeTakeFirst();
-    }
-
-    /** The ID token verified against the server's JWKS (signature, alg, iss, aud), with its header. */
-    async function verifiedIdToken(idToken: string, clientId: string): Promise<{ payload: JWTPayload; kid: string | undefined; typ: string | undefined }> {
-      const { payload, protectedHeader } = await jwtVerify(idToken, remoteJwks, { issuer, audience: clientId, algorithms: ["ES256"] });
-      expect(protectedHeader.alg).toBe("ES256");
-      return { payload, kid: protectedHeader.kid, typ: protectedHeader.typ };
-    }
-
-    async function publishedKids(): Promise<string[]> {
-      const response = await fetch(new URL("/api/oidc/v1/jwks", live().url));
-      expect(response.status).toBe(200);
-      const jwks = (await response.json()) as { keys: Array<Record<string, unknown>> };
-      for (const key of jwks.keys) for (const member of ["d", "p", "q", "k"]) expect(key).not.toHaveProperty(member);
-      return jwks.keys.map((k) => k.kid as string);
-    }
-
-    /**
-     * Checks every claim of an ID token from a code exchange (OIDC Core 2, 3.1.3.6):
-     * exactly the expected members, times in seconds, at_hash of this access token.
-     */
-    async function expectIdToken(
-      tokens: TokenJson,
-      expected: { clientId: string; code: string; nonce: string | undefined; issuedFrom: number; issuedUntil: number },
-    ): Promise<JWTPayload> {
-      expect(tokens.id_token).toBeDefined();
-      const { payload, kid, typ } = await verifiedIdToken(tokens.id_token!, expected.clientId);
-      expect(typ).toBe("JWT");
-      expect(kid).toMatch(/\S/);
-      expect(await publishedKids()).toContain(kid);
-      const stored = (await findCode(live(), expected.code))!.payload;
-      const members = ["iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "acr", "amr", "at_hash", "sid", "jpki_verified", ...(expected.nonce === undefined ? [] : ["nonce"])];
-      expect(Object.keys(payload).sort()).toEqual(members.sort());
-      expect(payload.iss).toBe(issuer);
-      expect(payload.sub).toBe(user.row.id);
-      expect(payload.aud).toBe(expected.clientId);
-      expect(payload.azp).toBe(expected.clientId);
-      expect(payload.iat).toBeGreaterThanOrEqual(Math.floor(expected.issuedFrom / 1000));
-      expect(payload.iat).toBeLessThanOrEqual(Math.ceil(expected.issuedUntil / 1000));
-      expect(payload.exp).toBe(payload.iat! + idTokenLifetime);
-      expect(payload.auth_time).toBe(Math.floor(stored.authTime / 1000));
-      expect(Number.isInteger(payload.auth_time)).toBe(true);
-      expect(payload.acr).toBe("low");
-      expect(payload.jpki_verified).toBe(false);
-      expect(payload.amr).toEqual(["pwd"]);
-      expect(payload.at_hash).toBe(expectedAtHash(tokens.access_token));
-      expect(payload.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(payload.sid).toBe(stored.sid);
-      if (expected.nonce === undefined) expect(payload).not.toHaveProperty("nonce");
-      else expect(payload.nonce).toBe(expected.nonce);
-      return payload;
-    }
-
-    beforeAll(async () => {
-      database = await target.create();
-      server = await startTestServer(database.url);
-      issuer = server.domain.oidc.issuer;
-      parEndpoint = `${issuer}/api/oidc/v1/par`;
-      const discovery = (await (await fetch(new URL("/.well-known/openid-configuration", server.url))).json()) as Record<string, unknown>;
-      tokenEndpoint = discovery.token_endpoint as string;
-      expect(tokenEndpoint).toBe(`${issuer}/api/oidc/v1/token`);
-      expect(discovery.jwks_uri).toBe(`${issuer}/api/oidc/v1/jwks`);
-      // The issuer names localhost; the test server listens on 127.0.0.1, so the JWKS is fetched there.
-      remoteJwks = createRemoteJWKSet(new URL("/api/oidc/v1/jwks", server.url));
-
-      const keys = await generateKeyPair("ES256");
-      privateKey = keys.privateKey;
-      strangerKey = (await generateKeyPair("ES256")).privateKey;
-      const publicJwk = { ...(await exportJWK(keys.publicKey)), kid: "k1", alg: "ES256", use: "sig" };
-      const s = server;
-      await registerClient(s, {
-        client_id: clientIds.basic,
-        token_endpoint_auth_method: "client_secret_basic",
-        client_secret: secrets.basic,
-        redirect_uris: [redirects.basic],
-        scope: "openid profile email offline_access",
-        authorization_details_types: ["account_information"],
-      });
-      await registerClient(s, {
-        client_id: clientIds.post,
-        token_endpoint_auth_method: "client_secret_post",
-        client_secret: secrets.post,
-        redirect_uris: [redirects.post],
-        scope: "openid profile offline_access",
-      });
-      await registerClient(s, {
-        client_id: clientIds.jwt,
-        token_endpoint_auth_method: "private_key_jwt",
-        jwks: { keys: [publicJwk] },
-        redirect_uris: [redirects.jwt],
-        scope: "openid offline_access",
-      });
-      await registerClient(s, {
-        client_id: clientIds.public,
-        token_endpoint_auth_method: "none",
-        redirect_uris: [redirects.public],
-        scope: "openid profile offline_access",
-      });
-      await registerClient(s, {
-        client_id: clientIds.codeOnly,
-        token_endpoint_auth_method: "client_secret_basic",
-        client_secret: secrets.codeOnly,
-        redirect_uris: [redirects.codeOnly],
-        scope: "openid offline_access",
-        grant_types: ["authorization_code"],
-      });
-      user = await createUser(s);
-    });
-
-    afterAll(async () => {
-      await server?.close();
-      await database?.drop();
+    beforeAll(() => {
+      ({ issuer, tokenEndpoint, parEndpoint, privateKey, strangerKey, user } = state());
     });
 
     describe("successful code exchange", () => {
@@ -849,175 +605,5 @@ for (const target of targets) {
       });
     });
 
-    describe("refresh tokens", () => {
-      it("are issued only when offline_access was granted", async () => {
-        const code = await codeFor("post", { scope: "openid profile" });
-        const before = await tokenCount();
-        const tokens = expectIssued(await exchange("post", code));
-        expect(tokens).not.toHaveProperty("refresh_token");
-        expect(await tokenCount()).toBe(before + 1);
-        expect((await tokenRow(tokens.access_token))!.kind).toBe("access");
-      });
-
-      it("rotate: each refresh returns new tokens and uses up the old refresh token; the refresh answer has every member", async () => {
-        const details = [{ type: "account_information", actions: ["read_balances"] }];
-        const code = await codeFor("basic", { scope: "openid profile offline_access", authorizationDetails: details });
-        const first = expectIssued(await exchange("basic", code));
-        const seen = new Set([first.access_token, first.refresh_token!]);
-        let current = first;
-        for (let i = 0; i < 3; i++) {
-          const before = await tokenCount();
-          const next = expectIssued(await refresh("basic", current.refresh_token!));
-          expect(Object.keys(next).sort()).toEqual(
-            ["access_token", "token_type", "expires_in", "scope", "id_token", "refresh_token", "grant_id", "authorization_details"].sort(),
-          );
-          expect(next.grant_id).toBe(first.grant_id);
-          expect(next.scope).toBe(first.scope);
-          expect(next.authorization_details).toEqual(details);
-          expect(seen.has(next.access_token)).toBe(false);
-          expect(seen.has(next.refresh_token!)).toBe(false);
-          seen.add(next.access_token).add(next.refresh_token!);
-          expect(await tokenCount()).toBe(before + 2);
-          expect((await tokenRow(current.refresh_token!))!.consumed_at).not.toBeNull();
-          expect((await getUserinfo(live(), next.access_token)).status).toBe(200);
-          current = next;
-        }
-      });
-
-      it("replaying a rotated refresh token revokes the whole family: the newest refresh token and the access tokens stop working", async () => {
-        const first = expectIssued(await exchange("basic", await codeFor("basic", { scope: "openid offline_access" })));
-        const second = expectIssued(await refresh("basic", first.refresh_token!));
-        const third = expectIssued(await refresh("basic", second.refresh_token!));
-        expect((await getUserinfo(live(), third.access_token)).status).toBe(200);
-
-        const before = await tokenCount();
-        expectTokenError(await refresh("basic", second.refresh_token!), 400, "invalid_grant");
-        expect(await tokenCount()).toBe(before);
-
-        expectTokenError(await refresh("basic", third.refresh_token!), 400, "invalid_grant");
-        for (const tokens of [first, second, third]) {
-          expect((await getUserinfo(live(), tokens.access_token)).status).toBe(401);
-          expect((await tokenRow(tokens.access_token))!.revoked_at).not.toBeNull();
-          expect((await tokenRow(tokens.refresh_token!))!.revoked_at).not.toBeNull();
-        }
-
-        // Another family of the same user and client is not affected.
-        const other = expectIssued(await exchange("basic", await codeFor("basic", { scope: "openid offline_access" })));
-        expectIssued(await refresh("basic", other.refresh_token!));
-      });
-
-      it("sid: one per session, stable across its codes, neither the cookie nor its stored hash; userinfo says the same", async () => {
-        const b = new Browser(live().url);
-        const request = { clientId: clientIds.basic, redirectUri: redirects.basic, scope: "openid" };
-        const first = expectIssued(await exchange("basic", await obtainCode(live(), b, user, request)));
-        const cookie = b.jar.get(sessionCookie);
-        expect(cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
-        const sid = (await verifiedIdToken(first.id_token!, clientIds.basic)).payload.sid;
-        expect(sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
-        expect(sid).not.toBe(cookie);
-        expect(sid).not.toBe(sha256Hex(cookie!));
-        expect(sid).not.toBe(Buffer.from(sha256Hex(cookie!), "hex").toString("base64url"));
-
-        // The same session, later: the same sid; in the ID token and at userinfo.
-        const second = expectIssued(await exchange("basic", await obtainCode(live(), b, user, request)));
-        expect((await verifiedIdToken(second.id_token!, clientIds.basic)).payload.sid).toBe(sid);
-        const info = await getUserinfo(live(), second.access_token);
-        expect(info.status).toBe(200);
-        expect(info.json).toMatchObject({ sid, acr: "low", amr: ["pwd"] });
-        expect(info.json.auth_time).toBe((await verifiedIdToken(second.id_token!, clientIds.basic)).payload.auth_time);
-
-        // Another session of the same user: another sid.
-        const other = expectIssued(await exchange("basic", await obtainCode(live(), new Browser(live().url), user, request)));
-        expect((await verifiedIdToken(other.id_token!, clientIds.basic)).payload.sid).not.toBe(sid);
-      });
-
-      it("the refreshed ID token keeps sub, auth_time, acr, amr and sid, has no nonce, and its at_hash matches the new access token", async () => {
-        const code = await codeFor("basic", { scope: "openid offline_access", nonce: "original-nonce" });
-        const first = expectIssued(await exchange("basic", code));
-        const original = (await verifiedIdToken(first.id_token!, clientIds.basic)).payload;
-        expect(original.nonce).toBe("original-nonce");
-
-        const refreshed = expectIssued(await refresh("basic", first.refresh_token!));
-        expect(refreshed.id_token).toBeDefined();
-        expect(refreshed.id_token).not.toBe(first.id_token);
-        const { payload, kid } = await verifiedIdToken(refreshed.id_token!, clientIds.basic);
-        expect(await publishedKids()).toContain(kid);
-        expect(Object.keys(payload).sort()).toEqual(["acr", "amr", "at_hash", "aud", "auth_time", "azp", "exp", "iat", "iss", "jpki_verified", "sid", "sub"]);
-        expect(payload.sid).toBe(original.sid);
-        expect(payload).not.toHaveProperty("nonce");
-        expect(payload.sub).toBe(original.sub);
-        expect(payload.sub).toBe(user.row.id);
-        expect(payload.auth_time).toBe(original.auth_time);
-        expect(payload.acr).toBe(original.acr);
-        expect(payload.amr).toEqual(original.amr);
-        expect(payload.aud).toBe(clientIds.basic);
-        expect(payload.azp).toBe(clientIds.basic);
-        expect(payload.iat).toBeGreaterThanOrEqual(original.iat!);
-        expect(payload.exp).toBe(payload.iat! + idTokenLifetime);
-        expect(payload.at_hash).toBe(expectedAtHash(refreshed.access_token));
-        expect(payload.at_hash).not.toBe(original.at_hash);
-      });
-
-      it("scope narrowing: the access token gets the narrower scope; the refresh token keeps the original one (RFC 6749 §6)", async () => {
-        const tokens = expectIssued(await exchange("basic", await codeFor("basic", { scope: "openid profile email offline_access" })));
-        expect(tokens.scope.split(" ").sort()).toEqual(["email", "offline_access", "openid", "profile"]);
-
-        const narrowed = expectIssued(await refresh("basic", tokens.refresh_token!, { scope: "openid offline_access" }));
-        expect(narrowed.scope).toBe("openid offline_access");
-        const narrowInfo = await getUserinfo(live(), narrowed.access_token);
-        expect(narrowInfo.status).toBe(200);
-        expect(narrowInfo.json).toEqual({ sub: user.row.id, auth_time: expect.any(Number), acr: "low", amr: ["pwd"], sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), jpki_verified: false });
-        expect(JSON.parse((await tokenRow(narrowed.access_token))!.scopes)).toEqual(["openid", "offline_access"]);
-
-        // Narrower still, without offline_access: the client keeps a refresh token.
-        const openidOnly = expectIssued(await refresh("basic", narrowed.refresh_token!, { scope: "openid" }));
-        expect(openidOnly.scope).toBe("openid");
-        expect(openidOnly.refresh_token).toBeDefined();
-        expect(openidOnly.id_token).toBeDefined();
-
-        // Omitted, the scope is the one originally granted, and it can be asked for in full again.
-        const full = expectIssued(await refresh("basic", openidOnly.refresh_token!));
-        expect(full.scope.split(" ").sort()).toEqual(["email", "offline_access", "openid", "profile"]);
-        const fullInfo = await getUserinfo(live(), full.access_token);
-        expect(fullInfo.json).toMatchObject({ sub: user.row.id, name: "Test User", email: `${user.login}@example.com` });
-        const again = expectIssued(await refresh("basic", full.refresh_token!, { scope: "profile openid" }));
-        expect(again.scope).toBe("profile openid");
-
-        // Narrowing to a scope without openid: no ID token.
-        const profileOnly = expectIssued(await refresh("basic", again.refresh_token!, { scope: "profile" }));
-        expect(profileOnly.scope).toBe("profile");
-        expect(profileOnly).not.toHaveProperty("id_token");
-      });
-
-      it("the same refresh token presented by 10 concurrent requests: one use rotates it, and the replays revoke the family", async () => {
-        const tokens = expectIssued(await exchange("basic", await codeFor("basic", { scope: "openid offline_access" })));
-        const family = (await tokenRow(tokens.refresh_token!))!.family;
-        const before = await tokenCount();
-        const replies = await Promise.all(Array.from({ length: 10 }, () => refresh("basic", tokens.refresh_token!)));
-        const won = replies.filter((r) => r.status === 200);
-        expect(won.length).toBeLessThanOrEqual(1);
-        for (const reply of won) expectIssued(reply);
-        for (const reply of replies.filter((r) => r.status !== 200)) expectTokenError(reply, 400, "invalid_grant");
-        // One rotation stored one access and one refresh token; every token of the family ends revoked.
-        expect(await tokenCount()).toBe(before + 2);
-        const stored = await live().database.db.selectFrom("oidc_tokens").select("revoked_at").where("family", "=", family).execute();
-        expect(stored).toHaveLength(4);
-        expect(stored.every((row) => row.revoked_at !== null)).toBe(true);
-      });
-    });
-
-    it("no code, token, secret, verifier or password ever reaches the logs", async () => {
-      const { verifier, challenge } = pkce();
-      const code = await codeFor("basic", { scope: "openid profile offline_access", codeChallenge: challenge });
-      const issued = expectIssued(await exchange("basic", code, { code_verifier: verifier }));
-      const refreshed = expectIssued(await refresh("basic", issued.refresh_token!));
-      await getUserinfo(live(), refreshed.access_token);
-      await token("post", { grant_type: "authorization_code", code: "not-a-code", redirect_uri: redirects.post });
-      const logs = live().rawLogs();
-      expect(logs).toContain("/api/oidc/v1/token");
-      for (const value of [code, verifier, issued.access_token, issued.refresh_token!, issued.id_token!, refreshed.access_token, refreshed.refresh_token!, secrets.basic, secrets.post, user.password]) {
-        expect(logs).not.toContain(value);
-      }
-    });
   });
 }
