@@ -45,6 +45,11 @@ import { JpkiChallenges } from "../domain/oidc/jpki/challenges.ts";
 import { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
 import { ProviderAccount } from "../domain/oidc/jpki/provider-account.ts";
 import { MockCards } from "../domain/mock/mock-card.ts";
+import { CertificateEvents } from "../domain/events/events.ts";
+import { EventsRepository } from "../storage/events-repository.ts";
+
+/** How often a WatchEvents stream looks for new events (recorded by any instance on the database). */
+const eventsPollMs = 500;
 import { JpkiLinksRepository } from "../storage/jpki-links-repository.ts";
 
 /**
@@ -55,6 +60,7 @@ import { JpkiLinksRepository } from "../storage/jpki-links-repository.ts";
 export interface Domain {
   accounts: Accounts;
   statusChecks: CertificateStatusChecks;
+  events: CertificateEvents;
   batchChecks: BatchStatusChecks;
   registry: CertificateRegistry;
   verifications: Verifications;
@@ -188,6 +194,7 @@ export function createDomain(
   return {
     accounts,
     statusChecks,
+    events: new CertificateEvents(new EventsRepository(database), clock, { pollMs: eventsPollMs, heartbeatMs: config.eventsHeartbeatSeconds * 1000 }),
     batchChecks: new BatchStatusChecks(certificates, sourceFor, clock),
     registry,
     verifications,

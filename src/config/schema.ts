@@ -42,6 +42,7 @@ export const settings = {
   crlFetchTimeoutMs: { env: "SHOMEI_CRL_FETCH_TIMEOUT_MS" },
   crlMaxBytes: { env: "SHOMEI_CRL_MAX_BYTES" },
   crlRefreshIntervalSeconds: { env: "SHOMEI_CRL_REFRESH_INTERVAL_SECONDS" },
+  eventsHeartbeatSeconds: { env: "SHOMEI_EVENTS_HEARTBEAT_SECONDS" },
   ocspTimeoutMs: { env: "SHOMEI_OCSP_TIMEOUT_MS" },
   ocspNonceBytes: { env: "SHOMEI_OCSP_NONCE_BYTES" },
   ocspNoNextUpdateSeconds: { env: "SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS" },
@@ -143,6 +144,7 @@ export const configSchema = z
     crlMaxBytes: integer(1024, 2 * 1024 * 1024 * 1024).default(128 * 1024 * 1024),
     /** How often a CRL is asked for again (conditional request) at most; sooner as its nextUpdate nears. */
     crlRefreshIntervalSeconds: integer(60, 7 * 24 * 3600).default(3600),
+    eventsHeartbeatSeconds: integer(1, 3600).default(15),
     /** How long one OCSP exchange may take, body included; past it the check answers unavailable. */
     ocspTimeoutMs: integer(100, 60_000).default(5000),
     /** Length of the nonce sent with OCSP requests (RFC 8954, 1 to 32); 0 sends none (RFC 5019 responders often ignore it). */

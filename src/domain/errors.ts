@@ -20,6 +20,7 @@ export type DomainErrorCode =
   | "invalid_page_token"
   | "unsupported_certificate"
   | "verification_not_found"
+  | "event_not_found"
   | "account_not_found"
   | "account_exists"
   | "server_key_mismatch";

@@ -71,6 +71,14 @@ export function statusMessage(s: StatusRecord): CertificateStatus {
   });
 }
 
+export function certificateTypeMessage(type: CertificateType): ProtoType {
+  return types[type];
+}
+
+export function statusMessageOf(status: Status): ProtoStatus {
+  return statuses[status];
+}
+
 export function checkMethodMessage(method: CheckMethod): ProtoCheckMethod {
   return methods[method];
 }

@@ -16,6 +16,7 @@ const mapping: Record<DomainErrorCode, [Code, ErrorReason]> = {
   invalid_page_token: [Code.InvalidArgument, ErrorReason.INVALID_PAGE_TOKEN],
   unsupported_certificate: [Code.FailedPrecondition, ErrorReason.UNSUPPORTED_CERTIFICATE],
   verification_not_found: [Code.NotFound, ErrorReason.VERIFICATION_NOT_FOUND],
+  event_not_found: [Code.NotFound, ErrorReason.EVENT_NOT_FOUND],
   certificate_not_found: [Code.NotFound, ErrorReason.CERTIFICATE_NOT_FOUND],
   user_not_found: [Code.NotFound, ErrorReason.USER_NOT_FOUND],
   certificate_status_not_found: [Code.NotFound, ErrorReason.CERTIFICATE_STATUS_NOT_FOUND],

@@ -16,11 +16,21 @@ import type { Logger } from "../observability/logger.ts";
 export function errorBoundary(logger: Logger): Interceptor {
   return (next) => async (req) => {
     try {
-      return await next(req);
+      const res = await next(req);
+      // A streaming response's errors arise while its messages are read, after this call returned.
+      return res.stream ? { ...res, message: mapStreamErrors(res.message, logger, req.url) } : res;
     } catch (error) {
       throw boundaryError(error, logger, req.url);
     }
   };
+}
+
+async function* mapStreamErrors<T>(messages: AsyncIterable<T>, logger: Logger, procedure: string): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } catch (error) {
+    throw boundaryError(error, logger, procedure);
+  }
 }
 
 /** What errorBoundary answers for an error a handler threw (the unary fast path answers the same). */

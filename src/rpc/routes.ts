@@ -1,12 +1,14 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import { CertificateService } from "../../gen/service/verify/v2/certificate_service_pb.ts";
+import { EventService } from "../../gen/service/verify/v2/event_service_pb.ts";
 import { MockService } from "../../gen/service/verify/v2/mock_service_pb.ts";
 import { ServerInfoService } from "../../gen/service/verify/v2/server_info_pb.ts";
 import { VerificationService } from "../../gen/service/verify/v2/verification_service_pb.ts";
 import type { Config } from "../config/schema.ts";
 import type { Domain } from "../app/compose.ts";
 import { CertificateHandler } from "./services/certificate.ts";
+import { EventHandler } from "./services/event.ts";
 import { DisabledMockHandler, MockHandler } from "./services/mock.ts";
 import { ServerInfoHandler } from "./services/server-info.ts";
 import { VerificationHandler } from "./services/verification.ts";
@@ -31,6 +33,7 @@ export function rpcServices(deps: RpcDependencies): RpcService[] {
     service(ServerInfoService, new ServerInfoHandler(deps.config.mode)),
     service(CertificateService, new CertificateHandler(deps.domain.statusChecks, deps.domain.batchChecks)),
     service(VerificationService, new VerificationHandler(deps.domain.verifications)),
+    service(EventService, new EventHandler(deps.domain.events, deps.domain.oidc.issuer)),
     service(MockService, deps.domain.mock ? new MockHandler(deps.domain.mock) : new DisabledMockHandler()),
   ];
 }

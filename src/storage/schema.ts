@@ -15,6 +15,7 @@ export interface Tables {
   certificates: CertificateTable;
   certificate_statuses: CertificateStatusTable;
   certificate_status_heads: CertificateStatusHeadTable;
+  certificate_events: CertificateEventTable;
   verifications: VerificationTable;
   mock_authorities: MockAuthorityTable;
   mock_certificate_states: MockCertificateStateTable;
@@ -233,6 +234,22 @@ export interface CertificateStatusHeadTable {
   certificate_id: string;
   status_id: string;
   previous_id: string | null;
+}
+
+/** Written only by the status history's trigger (migration 0025). */
+export interface CertificateEventTable {
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  certificate_id: string;
+  type: string;
+  status: string;
+  previous_status: string;
+  check_method: string;
+  source_updated_at: number;
+  revoked_at: number | null;
+  revoked_reason: number | null;
+  created_at: number;
 }
 
 export interface MockAuthorityTable {

@@ -74,7 +74,7 @@ for (const t of targets) {
       const old = [record(a!, 300, "00000000-0000-4000-8000-000000000002"), record(a!, 100), record(b!, 200), record(a!, 300, "00000000-0000-4000-8000-000000000001"), record(a!, 200)];
       await repository.insertStatuses(old);
 
-      expect((await migrateToLatest(database)).applied).toEqual(["0024_status_chains"]);
+      expect((await migrateToLatest(database)).applied.filter((name) => name < "0025")).toEqual(["0024_status_chains"]);
 
       const [a300two, a100, b200, a300one, a200] = old.map((r) => r.id);
       expect(await wholeHistory(repository, a!, 2)).toEqual([a300two, a300one, a200, a100]);

@@ -36,7 +36,9 @@ export async function generatedProcedures(): Promise<Procedure[]> {
     for (const value of Object.values(module)) {
       const service = value as Partial<DescService>;
       if (service?.kind !== "service" || !service.methods) continue;
-      for (const method of service.methods) {
+      // A streaming call with good input never ends, so it cannot be judged by its complete answer; the
+      // streaming procedures' bad input is tested by their own files (certificate-events.test.ts).
+      for (const method of service.methods.filter((m) => m.methodKind === "unary")) {
         procedures.push({
           path: `/${service.typeName}/${method.name}`,
           service: service as DescService,

@@ -149,6 +149,13 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_VERIFICATION_NOT_FOUND = 15;
    */
   VERIFICATION_NOT_FOUND = 15,
+
+  /**
+   * The event does not exist for the calling account.
+   *
+   * @generated from enum value: ERROR_REASON_EVENT_NOT_FOUND = 16;
+   */
+  EVENT_NOT_FOUND = 16,
 }
 
 /**

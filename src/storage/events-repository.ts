@@ -1,0 +1,65 @@
+import type { CertificateType, CheckMethod, RevocationReasonCode, Status } from "../domain/certificates/model.ts";
+import type { CertificateEvent, CertificateEventType, EventFilter, EventStore } from "../domain/events/model.ts";
+import type { Database } from "./database.ts";
+
+/**
+ * Certificate events as the trigger of migration 0025 records them, with the
+ * certificate's user and type (joined: a deleted certificate leaves them
+ * undefined). Every read takes the account id.
+ */
+export class EventsRepository implements EventStore {
+  constructor(private readonly database: Database) {}
+
+  private select() {
+    return selectEvents(this.database);
+  }
+
+  async listEvents(accountId: string, filter: EventFilter, limit: number, beforeSeq: number | undefined): Promise<CertificateEvent[]> {
+    let query = this.select().where("e.account_id", "=", accountId);
+    if (filter.certificateId) query = query.where("e.certificate_id", "=", filter.certificateId);
+    if (filter.type) query = query.where("e.type", "=", filter.type);
+    if (beforeSeq !== undefined) query = query.where("e.seq", "<", beforeSeq);
+    return (await query.orderBy("e.seq", "desc").limit(limit).execute()).map(toEvent);
+  }
+
+  async findEvent(accountId: string, eventId: string): Promise<CertificateEvent | undefined> {
+    const row = await this.select().where("e.account_id", "=", accountId).where("e.id", "=", eventId).executeTakeFirst();
+    return row && toEvent(row);
+  }
+
+  async eventsAfter(accountId: string, afterSeq: number, limit: number): Promise<CertificateEvent[]> {
+    const rows = await this.select().where("e.account_id", "=", accountId).where("e.seq", ">", afterSeq).orderBy("e.seq", "asc").limit(limit).execute();
+    return rows.map(toEvent);
+  }
+}
+
+function selectEvents(database: Database) {
+  return database.db
+    .selectFrom("certificate_events as e")
+    .leftJoin("certificates as c", (join) => join.onRef("c.id", "=", "e.certificate_id").onRef("c.account_id", "=", "e.account_id"))
+    .select([
+      "e.seq", "e.id", "e.account_id", "e.certificate_id", "e.type", "e.status", "e.previous_status", "e.check_method",
+      "e.source_updated_at", "e.revoked_at", "e.revoked_reason", "e.created_at", "c.user_id", "c.type as certificate_type",
+    ]);
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof selectEvents>["execute"]>>[number];
+
+function toEvent(row: Row): CertificateEvent {
+  return {
+    seq: Number(row.seq),
+    id: row.id,
+    accountId: row.account_id,
+    type: row.type as CertificateEventType,
+    certificateId: row.certificate_id,
+    userId: row.user_id ?? undefined,
+    certificateType: (row.certificate_type ?? undefined) as CertificateType | undefined,
+    status: row.status as Status,
+    previousStatus: row.previous_status as Status,
+    checkMethod: row.check_method as CheckMethod,
+    sourceUpdatedAt: Number(row.source_updated_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    revokedReason: row.revoked_reason as RevocationReasonCode | null,
+    createdAt: Number(row.created_at),
+  };
+}
