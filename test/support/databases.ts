@@ -27,13 +27,19 @@ const sqlite: DatabaseTarget = {
   },
 };
 
-/** Each scratch PostgreSQL database is a schema of its own, chosen through search_path in the URL. */
+/**
+ * Each scratch PostgreSQL database is a schema of its own, chosen through
+ * search_path in the URL. Within a test run (test/setup/postgres-schemas.ts
+ * sets SHOMEI_TEST_RUN_ID) the schemas are named after the run and dropped
+ * when it ends; outside one, drop() drops at once.
+ */
 function postgres(unavailable?: string): DatabaseTarget {
   return {
     name: "postgres",
     ...(unavailable ? { unavailable } : {}),
     async create() {
-      const schema = `shomei_test_${randomBytes(6).toString("hex")}`;
+      const run = process.env.SHOMEI_TEST_RUN_ID;
+      const schema = `shomei_test_${run ? `${run}_` : ""}${randomBytes(6).toString("hex")}`;
       const admin = new pg.Client({ connectionString: postgresUrl });
       await admin.connect();
       await admin.query(`create schema ${schema}`);
@@ -43,6 +49,7 @@ function postgres(unavailable?: string): DatabaseTarget {
       return {
         url: url.toString(),
         async drop() {
+          if (run) return;
           const client = new pg.Client({ connectionString: postgresUrl });
           await client.connect();
           await client.query(`drop schema if exists ${schema} cascade`);
