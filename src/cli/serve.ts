@@ -10,7 +10,8 @@ import { version } from "../version.ts";
 
 export async function serveCommand(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
-  const server = await startServer(config, logger);
+  // Ready only once the clients file is applied and the demo data exist: a script that waits for /readyz can use them.
+  const server = await startServer(config, logger, { holdReadiness: true });
   let demo: DemoData | undefined;
   let oidcDemo: OidcDemo | undefined;
   let mockCard: MockCard | undefined;
@@ -28,6 +29,7 @@ export async function serveCommand(config: Config): Promise<void> {
     await server.close();
     throw error;
   }
+  server.startedUp();
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

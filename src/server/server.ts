@@ -26,8 +26,19 @@ export interface RunningServer {
   config: Config;
   database: Database;
   domain: Domain;
+  /** Ends start-up: `/readyz` answers 200 from now on (see StartOptions.holdReadiness). Idempotent. */
+  startedUp(): void;
   /** Graceful: stop accepting, finish in-flight requests, close the database. Idempotent. */
   close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /**
+   * Keeps `/readyz` at 503 ("starting") until `startedUp()` is called: for a
+   * caller with start-up work after the port opens (the mock seed, the
+   * clients file), so that readiness means the service is whole.
+   */
+  holdReadiness?: boolean;
 }
 
 /** Wires configuration, storage, domain and transports into one request handler. Does not listen. */
@@ -37,11 +48,12 @@ export function createApplication(
   domain: Domain,
   logger: Logger,
   isDraining: () => boolean,
+  isStartingUp: () => boolean = () => false,
 ): RequestHandler {
   const metrics = new Metrics();
   metrics.watchCrlLists(() => domain.crlLists.snapshot());
   metrics.watchOcsp(() => domain.ocspResponses.snapshot());
-  const httpDeps = { config, database, domain, logger, metrics, isDraining };
+  const httpDeps = { config, database, domain, logger, metrics, isDraining, isStartingUp };
   const services = rpcServices({ config, domain });
   const rpc = createRpcHandler({
     routes: (router) => registerServices(router, services),
@@ -67,7 +79,7 @@ export function createApplication(
   });
 }
 
-export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+export async function startServer(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningServer> {
   // Before anything opens: a bad trust anchors or ACR policy file stops start-up with its own message.
   const anchors = configuredTrustAnchors(config);
   const acrPolicy = configuredAcrPolicy(config);
@@ -82,6 +94,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const secretKey = await loadSecretKey(config);
     await ensureServerKeyMatches(new ServerKeyCheckRepository(database), secretKey, Date.now());
     let draining = false;
+    let startingUp = options.holdReadiness === true;
     const app: { handler?: RequestHandler } = {};
     // The handler is built after binding, so that with PORT=0 the derived base URL names the real port.
     listener = await listen(
@@ -112,7 +125,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       onOcspFetch: (report) => logOcspFetch(logger, report),
       acrPolicy,
     });
-    const ready = createApplication(effective, database, domain, logger, () => draining);
+    const ready = createApplication(effective, database, domain, logger, () => draining, () => startingUp);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
     await domain.crlLists.start();
     app.handler = ready;
@@ -126,6 +139,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       config: effective,
       database,
       domain,
+      startedUp: () => {
+        startingUp = false;
+      },
       close: () =>
         (closing ??= (async () => {
           draining = true;

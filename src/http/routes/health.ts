@@ -9,6 +9,12 @@ export interface OperationsDependencies {
   logger: Logger;
   /** True once shutdown has begun: load balancers should stop sending traffic. */
   isDraining: () => boolean;
+  /**
+   * True until the work the process does after its port opens is done (in
+   * mock mode, seeding the demo client, user and card): until then a client
+   * that waited for readiness would meet a half-made service.
+   */
+  isStartingUp: () => boolean;
 }
 
 /** Liveness, readiness and metrics for orchestrators and Prometheus. */
@@ -21,6 +27,10 @@ export function registerOperationsRoutes(router: Router, deps: OperationsDepende
     res.set("Cache-Control", "no-store");
     if (deps.isDraining()) {
       res.status(503).json({ status: "draining", checks: { database: "skipped" } });
+      return;
+    }
+    if (deps.isStartingUp()) {
+      res.status(503).json({ status: "starting", checks: { database: "skipped", startup: "pending" } });
       return;
     }
     try {
