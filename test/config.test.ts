@@ -73,6 +73,7 @@ describe("loadConfig defaults", () => {
       keepAliveTimeoutMs: 5_000,
       maxConnections: 10_000,
       maxConnectionsPerAddress: 512,
+      oneOffAuthorizationDetailsTypes: ["payment_initiation"],
     });
     expect(`sqlite:${path.join("./data", "shomei.db")}`).toBe("sqlite:data/shomei.db");
   });
@@ -130,6 +131,7 @@ describe("loadConfig sources", () => {
         SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS: "60",
         SHOMEI_CHECK_METHOD_ORDER: "ocsp,crl",
         SHOMEI_DEFAULT_LOCALE: "ja",
+        SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES: "payment_initiation, transfer",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT: "3",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS: "30",
         SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS: "600",
@@ -185,6 +187,7 @@ describe("loadConfig sources", () => {
       keepAliveTimeoutMs: 2000,
       maxConnections: 100,
       maxConnectionsPerAddress: 10,
+      oneOffAuthorizationDetailsTypes: ["payment_initiation", "transfer"],
     });
   });
 
@@ -351,6 +354,11 @@ describe("loadConfig errors", () => {
     for (const url of ["postgres://h/db", "postgresql://h/db", "sqlite:/var/db.sqlite", "sqlite::memory:", "./local.db"]) {
       expect(loadConfig({ env: { DATABASE_URL: url } }).databaseUrl).toBe(url);
     }
+  });
+
+  it("SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES=none makes no type one-off; a file gives a list", () => {
+    expect(loadConfig({ env: { SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES: "none" } }).oneOffAuthorizationDetailsTypes).toEqual([]);
+    expect(loadConfig({ env: {}, overrides: { oneOffAuthorizationDetailsTypes: ["transfer"] } }).oneOffAuthorizationDetailsTypes).toEqual(["transfer"]);
   });
 
   it("rejects an unknown mode and log level", () => {

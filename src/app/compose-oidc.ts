@@ -117,6 +117,7 @@ export function createOidc(
       sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
       codeLifetimeMs: 60 * 1000,
       secretKey,
+      oneOffAuthorizationDetailsTypes: new Set(config.oneOffAuthorizationDetailsTypes),
     }, clock, (userId) => certificates.jpki.methodsOf(userId)),
     jpki: certificates.jpki,
     mockCards: certificates.mockCards,

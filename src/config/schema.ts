@@ -48,6 +48,7 @@ export const settings = {
   ocspNoNextUpdateSeconds: { env: "SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS" },
   checkMethodOrder: { env: "SHOMEI_CHECK_METHOD_ORDER" },
   defaultLocale: { env: "SHOMEI_DEFAULT_LOCALE" },
+  oneOffAuthorizationDetailsTypes: { env: "SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -156,6 +157,16 @@ export const configSchema = z
     /** The pages' language when neither ui_locales nor the browser's Accept-Language names a supported one. */
     // The languages the pages have catalogues for (src/http/i18n/locale.ts; the HTTP layer takes this value as its Locale type).
     defaultLocale: z.enum(["en", "ja"], { error: "must be en or ja" }).default("en"),
+    /**
+     * authorization_details types that are one act each (a payment): every request with one shows the consent
+     * page, even when an equal one was approved before. Comma-separated in the environment, `none` for none.
+     */
+    oneOffAuthorizationDetailsTypes: z
+      .preprocess(
+        (v) => (typeof v === "string" ? (v.trim() === "none" ? [] : v.split(",").map((t) => t.trim()).filter(Boolean)) : v),
+        z.array(z.string().min(1, { error: "must not be empty" }), { error: "must be a list of authorization_details types" }),
+      )
+      .default(["payment_initiation"]),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -9,6 +9,7 @@ import {
   Browser,
   createUser,
   expectCodeRedirect,
+  expectErrorRedirect,
   expectPage,
   jsonOrUndefined,
   pkce,
@@ -62,6 +63,9 @@ const paymentDetails = [
     creditorAccount: { iban: "DE02100100109307118603" },
   },
 ];
+
+/** A standing permission (not one-off): an approval of it is remembered. */
+const accountDetails = [{ type: "account_information", actions: ["list_accounts", "read_balances"], locations: ["https://bank.example/accounts"] }];
 
 /** One answer of a JSON endpoint: status, headers, raw text and the parsed body when it is JSON. */
 interface JsonReply {
@@ -245,7 +249,7 @@ for (const target of targets) {
         client_secret: clients.app.secret,
         redirect_uris: [clients.app.redirectUri],
         scope: "openid profile email offline_access",
-        authorization_details_types: ["payment_initiation"],
+        authorization_details_types: ["payment_initiation", "account_information"],
       });
       await registerClient(server, {
         client_id: clients.other.id,
@@ -745,13 +749,36 @@ for (const target of targets) {
         expect((await userinfo(mine.access)).status).toBe(200);
       });
 
+      it("a payment (one-off type) shows the consent page every time, even identical to one approved in this browser", async () => {
+        const first = await tokensFor("app", "openid", { authorizationDetails: paymentDetails });
+        expect(first.consentShown).toBe(true);
+        const again = await tokensFor("app", "openid", { user: first.user, browser: first.browser, authorizationDetails: paymentDetails });
+        expect(again.consentShown).toBe(true);
+        expect(again.grantId).toBe(first.grantId);
+        // prompt=none cannot show it: consent_required, never a code for an unseen payment.
+        const silent = await first.browser.get(
+          authorizeUrl({
+            client_id: clients.app.id,
+            redirect_uri: clients.app.redirectUri,
+            response_type: "code",
+            scope: "openid",
+            state: "silent",
+            prompt: "none",
+            code_challenge: pkce().challenge,
+            code_challenge_method: "S256",
+            authorization_details: JSON.stringify(paymentDetails),
+          }),
+        );
+        expectErrorRedirect(silent, { redirectUri: clients.app.redirectUri, error: "consent_required", issuer, state: "silent" });
+      });
+
       it("DELETE → 204; the grant is gone with every token under it, and the next authorization asks for consent again", async () => {
-        const issued = await tokensFor("app", "openid offline_access", { authorizationDetails: paymentDetails });
+        const issued = await tokensFor("app", "openid offline_access", { authorizationDetails: accountDetails });
         expect(issued.consentShown).toBe(true);
         const { user, browser } = issued;
 
         // Before the deletion, the same request in the same browser skips consent and keeps the grant.
-        const again = await tokensFor("app", "openid offline_access", { user, browser, authorizationDetails: paymentDetails });
+        const again = await tokensFor("app", "openid offline_access", { user, browser, authorizationDetails: accountDetails });
         expect(again.consentShown).toBe(false);
         expect(again.grantId).toBe(issued.grantId);
 
@@ -791,7 +818,7 @@ for (const target of targets) {
             state,
             code_challenge: challenge,
             code_challenge_method: "S256",
-            authorization_details: JSON.stringify(paymentDetails),
+            authorization_details: JSON.stringify(accountDetails),
           }),
         );
         expectPage(start, "consent");
@@ -801,7 +828,7 @@ for (const target of targets) {
         expect(renewed.grantId).not.toBe(issued.grantId);
         expect((await getGrant(renewed.grantId, renewed.access)).json).toEqual({
           scopes: [{ scope: "openid offline_access" }],
-          authorization_details: paymentDetails,
+          authorization_details: accountDetails,
         });
         expect((await userinfo(renewed.access)).json).toEqual({ sub: user.row.id, auth_time: expect.any(Number), acr: "low", amr: ["pwd"], sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), jpki_verified: false });
       });

@@ -319,4 +319,30 @@ describe("alreadyGranted (consent skipping)", () => {
       expect(alreadyGranted(action, grant, request)).toBe(expected);
     },
   );
+
+  describe("one-off types", () => {
+    const oneOff = new Set(["payment_initiation"]);
+    const paid: GrantContent = { scopes: ["openid"], authorizationDetails: [payment, accounts] };
+
+    it("a request with a one-off detail is never already granted, even by an identical grant", () => {
+      const samePayment: GrantContent = { scopes: ["openid"], authorizationDetails: [payment] };
+      expect(alreadyGranted(undefined, paid, samePayment)).toBe(true);
+      for (const action of [undefined, "merge", "replace"] as const) expect(alreadyGranted(action, paid, samePayment, oneOff)).toBe(false);
+    });
+
+    it("one one-off detail among others is enough to show consent", () => {
+      expect(alreadyGranted(undefined, paid, { scopes: ["openid"], authorizationDetails: [accounts, payment] }, oneOff)).toBe(false);
+    });
+
+    it("requests without one-off details are compared as before", () => {
+      expect(alreadyGranted(undefined, paid, { scopes: ["openid"], authorizationDetails: [accounts] }, oneOff)).toBe(true);
+      expect(alreadyGranted(undefined, paid, { scopes: ["openid"], authorizationDetails: [] }, oneOff)).toBe(true);
+    });
+
+    it("the type is matched exactly, as coverage matches it", () => {
+      const other = with_(payment, { type: "Payment_Initiation" });
+      const grant: GrantContent = { scopes: ["openid"], authorizationDetails: [other] };
+      expect(alreadyGranted(undefined, grant, { scopes: ["openid"], authorizationDetails: [other] }, oneOff)).toBe(true);
+    });
+  });
 });

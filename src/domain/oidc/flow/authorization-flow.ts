@@ -22,6 +22,8 @@ export interface FlowSettings {
   codeLifetimeMs: number;
   /** The server key: derives each session's `sid`. */
   secretKey: Buffer;
+  /** authorization_details types whose every request shows the consent page (see alreadyGranted). */
+  oneOffAuthorizationDetailsTypes: ReadonlySet<string>;
 }
 
 /** Where the browser goes next. */
@@ -165,7 +167,7 @@ export class AuthorizationFlow {
         acrValues: request.acrValues,
         session: usable && user ? { authTime: usable.authTime, acr: usable.acr, amr: usable.amr } : undefined,
         reachableAcrs: reachableAcrs(this.settings.policy, enrolled),
-        alreadyGranted: alreadyGranted(request.grantManagementAction, grant, request),
+        alreadyGranted: alreadyGranted(request.grantManagementAction, grant, request, this.settings.oneOffAuthorizationDetailsTypes),
         consent: state.consent,
         reauthenticatedInThisInteraction: state.authenticated,
         now,

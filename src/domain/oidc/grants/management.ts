@@ -90,9 +90,19 @@ export function mergeGrantContent(existing: GrantContent, requested: GrantConten
  *   covers the request ({@link requestCovered}). A covered `merge` (or no
  *   action) leaves the grant unchanged; a covered `replace` only narrows it,
  *   which takes nothing from the user.
+ * - A request with a detail of a one-off type (`oneOffTypes`: a payment, say)
+ *   is never already granted, whatever the grant holds: each one is a new
+ *   act the user must see and approve, not a standing permission. Two equal
+ *   payments are two payments.
  */
-export function alreadyGranted(action: GrantManagementAction | undefined, grant: GrantContent | undefined, request: GrantContent): boolean {
+export function alreadyGranted(
+  action: GrantManagementAction | undefined,
+  grant: GrantContent | undefined,
+  request: GrantContent,
+  oneOffTypes: ReadonlySet<string> = new Set(),
+): boolean {
   if (action === "create" || grant === undefined) return false;
+  if (request.authorizationDetails.some((detail) => oneOffTypes.has(detail.type))) return false;
   return requestCovered(grant, request);
 }
 
