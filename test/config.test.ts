@@ -74,6 +74,7 @@ describe("loadConfig defaults", () => {
       maxConnections: 10_000,
       maxConnectionsPerAddress: 512,
       oneOffAuthorizationDetailsTypes: ["payment_initiation"],
+      timeZone: "Asia/Tokyo",
     });
     expect(`sqlite:${path.join("./data", "shomei.db")}`).toBe("sqlite:data/shomei.db");
   });
@@ -132,6 +133,7 @@ describe("loadConfig sources", () => {
         SHOMEI_CHECK_METHOD_ORDER: "ocsp,crl",
         SHOMEI_DEFAULT_LOCALE: "ja",
         SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES: "payment_initiation, transfer",
+        SHOMEI_TIME_ZONE: "Europe/Berlin",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT: "3",
         SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS: "30",
         SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS: "600",
@@ -188,6 +190,7 @@ describe("loadConfig sources", () => {
       maxConnections: 100,
       maxConnectionsPerAddress: 10,
       oneOffAuthorizationDetailsTypes: ["payment_initiation", "transfer"],
+      timeZone: "Europe/Berlin",
     });
   });
 
@@ -359,6 +362,12 @@ describe("loadConfig errors", () => {
   it("SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES=none makes no type one-off; a file gives a list", () => {
     expect(loadConfig({ env: { SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES: "none" } }).oneOffAuthorizationDetailsTypes).toEqual([]);
     expect(loadConfig({ env: {}, overrides: { oneOffAuthorizationDetailsTypes: ["transfer"] } }).oneOffAuthorizationDetailsTypes).toEqual(["transfer"]);
+  });
+
+  it("rejects a time zone the platform does not know, naming the variable", () => {
+    expect(() => loadConfig({ env: { SHOMEI_TIME_ZONE: "Asia/Atlantis" } })).toThrow(
+      'SHOMEI_TIME_ZONE must be an IANA time zone name such as Asia/Tokyo or UTC (got "Asia/Atlantis")',
+    );
   });
 
   it("rejects an unknown mode and log level", () => {

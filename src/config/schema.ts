@@ -49,6 +49,7 @@ export const settings = {
   checkMethodOrder: { env: "SHOMEI_CHECK_METHOD_ORDER" },
   defaultLocale: { env: "SHOMEI_DEFAULT_LOCALE" },
   oneOffAuthorizationDetailsTypes: { env: "SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES" },
+  timeZone: { env: "SHOMEI_TIME_ZONE" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -167,6 +168,11 @@ export const configSchema = z
         z.array(z.string().min(1, { error: "must not be empty" }), { error: "must be a list of authorization_details types" }),
       )
       .default(["payment_initiation"]),
+    /** The IANA time zone the pages show times in (always named beside them). */
+    timeZone: z
+      .string()
+      .refine((zone) => isTimeZone(zone), { error: "must be an IANA time zone name such as Asia/Tokyo or UTC" })
+      .default("Asia/Tokyo"),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -180,6 +186,16 @@ export const configSchema = z
       });
     }
   });
+
+/** Whether the platform knows the time zone (Intl throws a RangeError for an unknown one). */
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 type Parsed = z.output<typeof configSchema>;
 

@@ -40,6 +40,8 @@ export function createHttpApp(deps: HttpDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  // An application-wide setting the pages read with their language (see pageLanguage).
+  app.locals.timeZone = deps.config.timeZone;
   app.use(securityHeaders);
   app.use(bodyLimit(deps.config.maxBodyBytes));
 

@@ -14,6 +14,7 @@ import {
   postPar,
   postToken,
   registerClient,
+  sessionCookie,
   signIn,
   type Reply,
   type TestUser,
@@ -81,6 +82,42 @@ for (const target of targets) {
       expect(page.status, page.body).toBe(200);
       return { path, page };
     }
+
+    describe("times on pages", () => {
+      /** The step-up page after a password sign-in, for a user with a second factor; and when the session began. */
+      async function stepUpPage(on: TestServer, uiLocales: string): Promise<{ page: Reply; authTime: number }> {
+        const stepping = await createUser(on, { totp: true });
+        const browser = new Browser(on.url);
+        const start = await browser.get(request({ acr_values: "high", ui_locales: uiLocales }));
+        const reauth = await signIn(browser, start, stepping.login, stepping.password);
+        const page = await browser.get(expectPage(reauth, "reauth"));
+        expect(page.status, page.body).toBe(200);
+        const session = await on.domain.oidc.flow.session(browser.jar.get(sessionCookie));
+        return { page, authTime: session!.authTime };
+      }
+      const shown = (locale: string, timeZone: string, at: number) =>
+        new Intl.DateTimeFormat(locale, { year: "numeric", month: "long", day: "numeric", hour: "numeric", minute: "2-digit", timeZone, timeZoneName: "long" }).format(at);
+
+      it("are in Japan time and say so, in both languages, whatever the server's zone", async () => {
+        const ja = await stepUpPage(server, "ja");
+        expect(ja.page.body).toContain(shown("ja", "Asia/Tokyo", ja.authTime));
+        expect(ja.page.body).toContain("日本標準時");
+        const en = await stepUpPage(server, "en");
+        expect(en.page.body).toContain(shown("en", "Asia/Tokyo", en.authTime));
+        expect(en.page.body).toContain("Japan Standard Time");
+      });
+
+      it("follow SHOMEI_TIME_ZONE when it is set", async () => {
+        const berlin = await startTestServer(server.config.databaseUrl, { timeZone: "Europe/Berlin" });
+        try {
+          const { page, authTime } = await stepUpPage(berlin, "en");
+          expect(page.body).toContain(shown("en", "Europe/Berlin", authTime));
+          expect(page.body).toMatch(/Central European (Standard|Summer) Time/);
+        } finally {
+          await berlin.close();
+        }
+      });
+    });
 
     it("discovery names the page languages and the claims languages", async () => {
       const metadata = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;

@@ -83,17 +83,21 @@ describe("the page language", () => {
 
 describe("formats through Intl", () => {
   it("plurals and lists in each language", () => {
-    expect(formatsFor("en").minutes(1)).toBe("1 minute");
-    expect(formatsFor("en").minutes(3)).toBe("3 minutes");
-    expect(formatsFor("ja").minutes(3)).toBe("3 分");
-    expect(formatsFor("en").and(["a", "b"])).toBe("a and b");
-    expect(formatsFor("ja").and(["a", "b", "c"])).toBe("a、b、c");
+    expect(formatsFor("en", "UTC").minutes(1)).toBe("1 minute");
+    expect(formatsFor("en", "UTC").minutes(3)).toBe("3 minutes");
+    expect(formatsFor("ja", "UTC").minutes(3)).toBe("3 分");
+    expect(formatsFor("en", "UTC").and(["a", "b"])).toBe("a and b");
+    expect(formatsFor("ja", "UTC").and(["a", "b", "c"])).toBe("a、b、c");
   });
 
-  it("dates in each language", () => {
+  it("dates and times in each language, in the zone asked for, named", () => {
     const when = Date.UTC(2026, 0, 2, 3, 4);
-    expect(formatsFor("en", "UTC").dateTime(when)).toBe("January 2, 2026 at 3:04 AM");
-    expect(formatsFor("ja", "UTC").dateTime(when)).toBe("2026年1月2日 3:04");
+    expect(formatsFor("en", "UTC").dateTime(when)).toBe("January 2, 2026 at 3:04 AM Coordinated Universal Time");
+    expect(formatsFor("ja", "UTC").dateTime(when)).toBe("2026年1月2日 3:04 協定世界時");
+    expect(formatsFor("en", "Asia/Tokyo").dateTime(when)).toBe("January 2, 2026 at 12:04 PM Japan Standard Time");
+    expect(formatsFor("ja", "Asia/Tokyo").dateTime(when)).toBe("2026年1月2日 12:04 日本標準時");
+    expect(formatsFor("ja", "Asia/Tokyo").time(when)).toBe("12:04 日本標準時");
+    expect(formatsFor("en", "Europe/Berlin").time(when)).toBe("4:04 AM Central European Standard Time");
   });
 });
 

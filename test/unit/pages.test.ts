@@ -7,7 +7,7 @@ import { renderDemoCallbackPage } from "../../src/http/pages/callback-demo.ts";
 import { messagesFor } from "../../src/http/i18n/catalogue.ts";
 import type { PageLanguage } from "../../src/http/pages/layout.ts";
 
-const english: PageLanguage = { locale: "en", t: messagesFor("en") };
+const english: PageLanguage = { locale: "en", t: messagesFor("en"), timeZone: "Asia/Tokyo" };
 
 /** Hostile text: a tag, both quotes and an ampersand. */
 const evil = `Evil <script>alert("x")</script> & 'co'`;

@@ -13,7 +13,13 @@ export function pageLanguage(
   languageSwitch: LanguageSwitch | undefined,
 ): PageLanguage {
   const locale = chooseLocale({ ...sources, acceptLanguage: req.get("accept-language"), fallback });
-  return { locale, t: messagesFor(locale), languageSwitch };
+  return { locale, t: messagesFor(locale), timeZone: pageTimeZone(req), languageSwitch };
+}
+
+/** The application's setting for the zone pages show times in (see createHttpApp); Asia/Tokyo, the default, without one. */
+function pageTimeZone(req: Request): string {
+  const configured: unknown = req.app.locals.timeZone;
+  return typeof configured === "string" ? configured : "Asia/Tokyo";
 }
 
 /**

@@ -19,7 +19,7 @@ export interface JpkiLinkPageView extends JpkiFormView {
 /** The signed-in user's linked certificates (no certificate content: type, date, status) and the form to link one. */
 export function renderJpkiLinkPage(lang: PageLanguage, v: JpkiLinkPageView): string {
   const s = lang.t.jpki;
-  const formats = formatsFor(lang.locale);
+  const formats = formatsFor(lang.locale, lang.timeZone);
   return page(
     lang,
     s.linkTitle,

@@ -118,6 +118,8 @@ export type LanguageSwitch = { kind: "links"; href: (locale: Locale) => string }
 export interface PageLanguage {
   locale: Locale;
   t: Messages;
+  /** The IANA time zone the page shows times in (SHOMEI_TIME_ZONE). */
+  timeZone: string;
   languageSwitch?: LanguageSwitch | undefined;
 }
 

@@ -34,7 +34,7 @@ export const reauthFormId = "reauth-form";
 /** The step-up page: asks the signed-in user for the methods that reach the required level, and says why. */
 export function renderReauthPage(lang: PageLanguage, v: ReauthPageView): string {
   const t = lang.t.reauth;
-  const formats = formatsFor(lang.locale);
+  const formats = formatsFor(lang.locale, lang.timeZone);
   const hasError = v.error !== undefined && v.error !== "";
   const passwordInvalid = hasError && v.invalidField !== "otp";
   const otpInvalid = hasError && v.invalidField !== "password";

@@ -102,7 +102,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     if (attempt.outcome === "refused") {
       res.set("Retry-After", String(attempt.retryAfterSeconds));
       const minutes = Math.ceil(attempt.retryAfterSeconds / 60);
-      return loginPage(req, res, interaction, 429, ({ t, locale }) => ({ error: t.login.throttled(formatsFor(locale).minutes(minutes)), loginHint: login }));
+      return loginPage(req, res, interaction, 429, ({ t, locale, timeZone }) => ({ error: t.login.throttled(formatsFor(locale, timeZone).minutes(minutes)), loginHint: login }));
     }
     if (attempt.outcome === "failed") {
       return loginPage(req, res, interaction, 401, ({ t }) => ({ error: t.login.wrongCredentials, loginHint: login }));
