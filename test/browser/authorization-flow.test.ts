@@ -247,7 +247,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       const section = page.locator("section.detail");
       expect(await section.count()).toBe(1);
       expect(await text(section.getByRole("heading", { level: 3 }))).toBe("Account information account_information");
-      expect(await memberItems(section, "Actions")).toEqual(["list_accounts", "read_balances"]);
+      expect(await memberItems(section, "Actions")).toEqual(["List your accounts", "See your balances"]);
       expect(await memberItems(section, "Locations")).toEqual(["https://bank.example/accounts"]);
       await screenshot(page, "03-consent");
 
@@ -393,11 +393,11 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
         "Payment initiation payment_initiation",
       ]);
       const payment = sections.nth(0);
-      expect(await memberItems(payment, "Actions")).toEqual(["initiate", "status", "cancel"]);
+      expect(await memberItems(payment, "Actions")).toEqual(["Start a payment", "Check the payment's status", "Cancel the payment"]);
       expect(await memberItems(payment, "Locations")).toEqual(["https://payments.bank.example/v1/payments"]);
-      expect(await text(payment.locator("ul.kv > li", { hasText: "instructedAmount:" }))).toBe("instructedAmount: currency: EUR amount: 123.50");
+      expect(await text(payment.locator("ul.kv > li", { hasText: "Amount:" }))).toBe("Amount: €123.50");
       // Client-supplied text is shown as text, never as markup.
-      expect(await text(payment.locator("ul.kv > li", { hasText: "creditorName:" }))).toBe("creditorName: Merchant <b>A</b> & Co");
+      expect(await text(payment.locator("ul.kv > li", { hasText: "Payee:" }))).toBe("Payee: Merchant <b>A</b> & Co");
       expect(await page.locator("main b").count()).toBe(0);
       const accounts = sections.nth(1);
       expect(await memberItems(accounts, "Data types")).toEqual(["balances", "transactions", "standing_orders"]);
@@ -406,10 +406,10 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       );
       expect(await memberItems(accounts, "Privileges")).toEqual(["read"]);
       const bulk = sections.nth(2);
-      const lastPayee = bulk.getByRole("listitem").filter({ hasText: /^name: Payee 30$/ });
+      const lastPayee = bulk.getByRole("listitem").filter({ hasText: /^Name: Payee 30$/ });
       expect(await lastPayee.count()).toBe(1);
       expect(await lastPayee.isVisible()).toBe(true);
-      expect(await bulk.getByRole("listitem").filter({ hasText: new RegExp(`^iban: ${payees[29]!.iban}$`) }).count()).toBe(1);
+      expect(await bulk.getByRole("listitem").filter({ hasText: new RegExp(`^IBAN: ${payees[29]!.iban}$`) }).count()).toBe(1);
       const widths = await page.evaluate<{ scroll: number; client: number }>(
         "({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })",
       );
@@ -536,7 +536,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       await arrive(page, pagePath("consent"), "the consent page");
       await expectNotFramable(documentResponse());
       await expectConsentScopes(page, ["Confirm your identity", "Your name and profile", "Your email address"]);
-      expect(await memberItems(page.locator("section.detail"), "Actions")).toEqual(["read_balances"]);
+      expect(await memberItems(page.locator("section.detail"), "Actions")).toEqual(["See your balances"]);
       await page.getByRole("button", { name: "Allow", exact: true }).click();
       expectCode(await readCallback(page), "no-js");
     });

@@ -226,6 +226,12 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("pages in Japanese 
     await arriveAt(page, "/auth/consent");
     expect(await page.locator("section.detail h3").allInnerTexts()).toEqual(["支払いの開始 payment_initiation", "口座情報 account_information"]);
     expect(await page.locator("dl.members dt").allInnerTexts()).toEqual(["操作", "対象", "操作", "データの種類"]);
+    // For people: the amount as money, the actions in words, no member names of the API.
+    const payment = page.locator("section.detail").first();
+    expect(await payment.locator("dt", { hasText: "操作" }).locator("xpath=following-sibling::dd[1]//li").allInnerTexts()).toEqual(["支払いの開始", "支払い状況の確認"]);
+    expect(await payment.locator("ul.kv > li", { hasText: /^金額：/ }).innerText()).toBe("金額：123,456,789円");
+    expect(await payment.locator("ul.kv > li", { hasText: /^支払先の口座：/ }).innerText()).toMatch(/^支払先の口座：\s*IBAN：DE89370400440532013000DE89370400440532013000$/);
+    expect(await payment.innerText()).not.toMatch(/instructedAmount|currency|initiate/);
     await expectFits(page, "ja", "phone-consent-details-ja");
   });
 

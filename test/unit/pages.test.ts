@@ -38,6 +38,11 @@ function input(page: string, name: string): Attrs | undefined {
 }
 
 /** The visible text, tags removed and entities decoded. */
+/** The text without any white space: inline markup (a bold member name) puts none between its words and the next. */
+function squeezed(page: string): string {
+  return text(page).replace(/\s+/g, "");
+}
+
 function text(page: string): string {
   return page
     .replace(/<style>[\s\S]*?<\/style>/g, "")
@@ -298,17 +303,51 @@ describe("consent page", () => {
     });
     expect(page).toContain(`<h3>Payment initiation <span class="muted"><code>payment_initiation</code></span></h3>`);
     expect(page).toContain(`<h3>Account information <span class="muted"><code>account_information</code></span></h3>`);
-    expect(page).toContain("<dt>Actions</dt><dd><ul><li>initiate</li><li>status</li></ul></dd>");
+    expect(page).toContain("<dt>Actions</dt><dd><ul><li>Start a payment</li><li>Check the payment&#39;s status</li></ul></dd>");
     expect(page).toContain("<dt>Locations</dt><dd><ul><li>https://bank.example/payments</li></ul></dd>");
     expect(page).toContain("<dt>Data types</dt><dd><ul><li>transactions</li></ul></dd>");
     expect(page).toContain("<dt>Identifier</dt><dd>account-42</dd>");
     expect(page).toContain("<dt>Privileges</dt><dd><ul><li>admin</li></ul></dd>");
-    const t = text(page);
-    expect(t).toContain("instructedAmount: currency: EUR amount: 123.50");
-    expect(t).toContain("recurring: no");
-    expect(t).toContain("count: 3");
-    expect(t).toContain("note: none");
+    const t = squeezed(page);
+    expect(t).toContain("Amount:€123.50");
+    expect(t).toContain("Recurring:no");
+    expect(t).toContain("Count:3");
+    expect(t).toContain("Note:none");
     expect(page.match(/<section class="detail">/g)).toHaveLength(2);
+  });
+
+  it("shows amounts as money in each language, never rounded, and actions in words", () => {
+    const japanese: PageLanguage = { locale: "ja", t: messagesFor("ja"), timeZone: "Asia/Tokyo" };
+    const payment = { type: "payment_initiation", actions: ["initiate", "approve_later"], instructedAmount: { currency: "JPY", amount: "1250" } };
+    const ja = squeezed(renderConsentPage(japanese, { ...base, authorizationDetails: [payment] }));
+    expect(ja).toContain("金額：1,250円");
+    expect(ja).toContain("支払いの開始");
+    // An action the catalogue does not know keeps its name.
+    expect(ja).toContain("approve_later");
+    expect(ja).not.toContain("instructedAmount");
+    const en = squeezed(renderConsentPage(english, { ...base, authorizationDetails: [payment] }));
+    expect(en).toContain("Amount:¥1,250");
+    expect(en).toContain("Startapayment");
+    const odd = (amount: unknown, currency: unknown = "JPY") =>
+      squeezed(renderConsentPage(japanese, { ...base, authorizationDetails: [{ type: "payment_initiation", instructedAmount: { currency, amount } }] }));
+    expect(odd("1250.5")).toContain("金額：1,250.5円");
+    expect(odd("1234567.891", "EUR")).toContain("金額：1,234,567.891ユーロ");
+    expect(odd(1250)).toContain("金額：1,250円");
+    // Not money: shown member by member, as sent.
+    expect(odd("12,50")).toContain("金額：通貨：JPY金額：12,50");
+    expect(odd("1250", "yen")).toContain("通貨：yen");
+  });
+
+  it("shows an unknown type and its members readably", () => {
+    const page = renderConsentPage(english, {
+      ...base,
+      authorizationDetails: [{ type: "tax_filing", filingYear: 2026, submit_return: true, taxOffice: { office_name: "Shibuya" } }],
+    });
+    expect(page).toContain("<h3>tax_filing</h3>");
+    const t = squeezed(page);
+    expect(t).toContain("Filingyear:2026");
+    expect(t).toContain("Submitreturn:yes");
+    expect(t).toContain("Taxoffice:Officename:Shibuya");
   });
 
   it("explains replacing or adding to an earlier grant", () => {
@@ -340,10 +379,10 @@ describe("consent page", () => {
     expect(page).toContain("<h3>&lt;b&gt;type&lt;/b&gt;</h3>");
     expect(page).toContain("<li>&lt;s&gt;act&lt;/s&gt;</li>");
     expect(page).toContain(`<dt>Identifier</dt><dd>${evilEscaped}</dd>`);
-    expect(page).toContain('<span class="key">&lt;i&gt;key&lt;/i&gt;:</span>');
-    expect(page).toContain('<span class="key">&lt;u&gt;nested&lt;/u&gt;:</span>');
+    expect(page).toContain('<span class="key">&lt;i&gt;key&lt;/i&gt;</span>: ');
+    expect(page).toContain('<span class="key">&lt;u&gt;nested&lt;/u&gt;</span>: ');
     expect(page).toContain("<li>&lt;s&gt;deep&lt;/s&gt;</li>");
-    expect(page).toContain(`<span class="key">${evilEscaped}:</span> ${evilEscaped}`);
+    expect(page).toContain(`${evilEscaped}</span>: ${evilEscaped}`);
     expect(page).toContain(`action="${breakoutEscaped}"`);
   });
 

@@ -10,7 +10,16 @@ export interface Formats {
   dateTime(epochMs: number): string;
   /** A time of day, in the page's time zone, named after it: "21:21 日本標準時". */
   time(epochMs: number): string;
+  /**
+   * A decimal amount (as text, e.g. "1250" or "123.50") in an ISO 4217
+   * currency: 「1,250円」, "¥1,250", "€123.50". Never rounded: an amount with
+   * more decimals than the currency uses keeps them all.
+   */
+  money(amount: string, currency: string): string;
 }
+
+/** How a language names a currency beside an amount: Japanese reads 「1,250円」 where English reads "¥1,250". */
+const currencyDisplay: Record<Locale, "name" | "symbol"> = { ja: "name", en: "symbol" };
 
 const made = new Map<string, Formats>();
 
@@ -33,8 +42,30 @@ export function formatsFor(locale: Locale, timeZone: string): Formats {
       and: (items) => list.format(items),
       dateTime: (ms) => dateTime.format(new Date(ms)),
       time: (ms) => time.format(new Date(ms)),
+      money: (amount, currency) => moneyFormat(locale, currency, amount.split(".")[1]?.length ?? 0).format(amount as Intl.StringNumericLiteral),
     };
     made.set(key, formats);
   }
   return formats;
+}
+
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+
+/** A currency's format showing at least `decimals` decimals (so nothing is rounded away), made once per shape. */
+function moneyFormat(locale: Locale, currency: string, decimals: number): Intl.NumberFormat {
+  const key = `${locale} ${currency} ${decimals}`;
+  let format = moneyFormats.get(key);
+  if (!format) {
+    const usual = new Intl.NumberFormat(locale, { style: "currency", currency }).resolvedOptions();
+    format = new Intl.NumberFormat(locale, {
+      style: "currency",
+      currency,
+      currencyDisplay: currencyDisplay[locale],
+      minimumFractionDigits: usual.minimumFractionDigits,
+      maximumFractionDigits: Math.max(usual.maximumFractionDigits ?? 0, decimals),
+    });
+    // Bounded by the languages, the currency codes clients send and the decimals the renderer admits (0 to 6).
+    if (moneyFormats.size < 1000) moneyFormats.set(key, format);
+  }
+  return format;
 }

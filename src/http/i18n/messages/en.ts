@@ -1,4 +1,4 @@
-import { html } from "../../pages/html.ts";
+import { type Html, html } from "../../pages/html.ts";
 
 /**
  * The English catalogue, and the shape every catalogue has (`Messages`): a
@@ -128,6 +128,29 @@ export const en = {
     members: { actions: "Actions", locations: "Locations", datatypes: "Data types", identifier: "Identifier", privileges: "Privileges" },
     /** Known authorization_details types; other types are shown by their name. */
     detailTypes: { payment_initiation: "Payment initiation", account_information: "Account information" } as Record<string, string>,
+    /** Known actions in words; other actions are shown by their name. */
+    actions: {
+      initiate: "Start a payment",
+      status: "Check the payment's status",
+      cancel: "Cancel the payment",
+      list_accounts: "List your accounts",
+      read_balances: "See your balances",
+      read_transactions: "See your transactions",
+    } as Record<string, string>,
+    /** Known members beyond the common ones; others are shown by their name in words ("Instructed amount"). */
+    fields: {
+      instructedAmount: "Amount",
+      amount: "Amount",
+      currency: "Currency",
+      creditorName: "Payee",
+      creditorAccount: "Payee's account",
+      debtorAccount: "Paid from",
+      remittanceInformationUnstructured: "Reference",
+      iban: "IBAN",
+      name: "Name",
+    } as Record<string, string>,
+    /** A member and its value: "Amount: ¥1,250". */
+    labelled: (label: Html, value: Html) => html`${label}: ${value}`,
     replaces: (client: string) => html`Allowing replaces the access you gave <span class="client">${client}</span> before.`,
     merges: (client: string) => html`Allowing adds to the access you already gave <span class="client">${client}</span>.`,
     allow: "Allow",
