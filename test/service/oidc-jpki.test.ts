@@ -248,6 +248,28 @@ for (const target of await databaseTargets()) {
       expect((await redeem(code)).idToken).toMatchObject({ sub: alice.row.id, acr: "very_high", amr: ["jpki_sig", "hwk", "sc"], jpki_verified: true });
     });
 
+    it("signing in with a card linked to nobody: the page says so truly, in the page's language; only a good signature learns it", async () => {
+      const stray = await mockCard(server, accountId);
+      for (const [uiLocales, words] of [
+        ["en", /^This certificate is not linked to any account yet\. Sign in with your username and password, then link it/],
+        ["ja", /^この電子証明書は、まだどのアカウントにも登録されていません。ユーザー名とパスワードでサインインしてから/],
+      ] as const) {
+        const b = new Browser(server.url);
+        const login = expectPage(await b.get(authorizeUrl(params({ ui_locales: uiLocales }))), "login");
+        const path = login.replace("/auth/login?", "/auth/login/jpki?");
+        const page = await openPage(b, path);
+        const refused = await submit(b, path, { csrf: page.csrf, challenge: page.challenge, card: stray });
+        expectJpkiRefusal(refused, 403, "certificate_not_linked", words);
+        expect(refused.body).not.toMatch(/your account|あなたのアカウント/);
+        expect(await session(b)).toBeUndefined();
+        // Someone holding only the certificate (not the card's key) learns nothing about links.
+        const again = await openPage(b, path);
+        const forged = await submit(b, path, { csrf: again.csrf, challenge: again.challenge, card: stray, signature: signChallenge(stray, again.challenge, "other text") });
+        expect(forged.body).toContain('data-error="signature_mismatch"');
+      }
+      expect(await server.domain.oidc.jpki.linksOf(alice.row.id)).toHaveLength(1);
+    });
+
     it("linking on the account page: a new card is linked after its signature; a card of another user is not", async () => {
       const carol = await createUser(server);
       const b = new Browser(server.url);

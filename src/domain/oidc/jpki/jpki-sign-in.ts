@@ -26,6 +26,14 @@ export function methodOf(type: CertificateType): AuthMethod {
   return isSignatureType(type) ? "jpki_sig" : "jpki_auth";
 }
 
+/** At sign-in nobody is signed in: "your account" would be untrue, so the words say what to do instead. */
+export const notLinkedToAnyone = () =>
+  new JpkiError(
+    "certificate_not_linked",
+    "This certificate is not linked to any account yet. Sign in with your username and password, then link it on the My Number card certificates page.",
+    "certificate_not_linked_to_anyone",
+  );
+
 const notLinked = () =>
   new JpkiError("certificate_not_linked", "This certificate is not linked to your account. Link it on the JPKI certificates page first, or use the card you linked.");
 
@@ -67,7 +75,8 @@ export class JpkiSignIn {
    * Checks a signed challenge. With `expected` (step-up) the certificate must
    * be linked to that user and perform one of the methods asked for (a
    * signature certificate also does where a user authentication one is
-   * asked for); without (sign-in) the link says whose it is. The challenge is
+   * asked for); without (sign-in) the link says whose it is, and a
+   * certificate linked to nobody is refused once its signature is good. The challenge is
    * used up first, so a failed attempt needs a new one; a revoked status is
    * remembered on the link (jpki_verified turns false).
    */
@@ -77,7 +86,12 @@ export class JpkiSignIn {
     await this.challenges.consume(binding, form.challenge);
     const recognized = await this.recognize(der);
     const link = await this.links.findLinkByFingerprint(recognized.parsed.fingerprintSha256);
-    if (!link || (expected !== undefined && link.userId !== expected.userId)) throw notLinked();
+    if (expected !== undefined && (!link || link.userId !== expected.userId)) throw notLinked();
+    if (!link) {
+      // Sign-in with a card linked to nobody: only its holder (a good signature) learns that, and is told how to link it.
+      await this.verify(der, form.challenge, signature, undefined);
+      throw notLinkedToAnyone();
+    }
     const method = methodOf(link.type);
     if (expected && !expected.methods.includes(method) && !(method === "jpki_sig" && expected.methods.includes("jpki_auth"))) {
       throw new JpkiError("certificate_wrong_type", "This step needs your signature certificate (署名用電子証明書), not your user authentication certificate.");

@@ -102,7 +102,7 @@ export const en = {
       certificate_not_x509: "This is not an X.509 certificate. Paste the certificate your signing app gave you.",
       certificate_untrusted: "This certificate was not issued by a JPKI certification authority this service trusts.",
       certificate_not_linked: "This certificate is not linked to your account. Link it on the JPKI certificates page first, or use the card you linked.",
-      certificate_not_linked_to_anyone: "This certificate is not linked to any account.",
+      certificate_not_linked_to_anyone: "This certificate is not linked to any account yet. Sign in with your username and password, then link it on the My Number card certificates page.",
       certificate_linked_elsewhere: "This certificate is already linked to another account.",
       certificate_wrong_type: "This step needs your signature certificate (署名用電子証明書), not your user authentication certificate.",
       signature_invalid: "The signature is missing or is not base64. Paste the signature your signing app gave you.",

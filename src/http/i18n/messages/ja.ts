@@ -95,7 +95,7 @@ export const ja: Messages = {
       certificate_not_x509: "X.509 の電子証明書ではありません。署名アプリが表示した電子証明書を貼り付けてください。",
       certificate_untrusted: "この電子証明書は、このサービスが信頼する JPKI の認証局が発行したものではありません。",
       certificate_not_linked: "この電子証明書はあなたのアカウントに登録されていません。先に電子証明書のページで登録するか、登録済みのカードを使ってください。",
-      certificate_not_linked_to_anyone: "この電子証明書は、どのアカウントにも登録されていません。",
+      certificate_not_linked_to_anyone: "この電子証明書は、まだどのアカウントにも登録されていません。ユーザー名とパスワードでサインインしてから、マイナンバーカードの電子証明書のページで登録してください。",
       certificate_linked_elsewhere: "この電子証明書は、すでに別のアカウントに登録されています。",
       certificate_wrong_type: "この手続きには、利用者証明用ではなく署名用電子証明書が必要です。",
       signature_invalid: "署名がないか、base64 ではありません。署名アプリが表示した署名を貼り付けてください。",

@@ -3,6 +3,7 @@ import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-
 import { csrfToken } from "../../../domain/oidc/flow/secrets.ts";
 import { challengeText } from "../../../domain/oidc/jpki/challenges.ts";
 import { JpkiError } from "../../../domain/oidc/jpki/jpki-error.ts";
+import { notLinkedToAnyone } from "../../../domain/oidc/jpki/jpki-sign-in.ts";
 import type { SignedChallengeForm } from "../../../domain/oidc/jpki/signed-challenge.ts";
 import type { AuthMethod } from "../../../domain/oidc/acr.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
@@ -165,7 +166,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       try {
         const proof = await oidc.jpki.prove({ interactionId: interaction.id }, signedChallengeOf(req));
         const user = await oidc.users.find(proof.userId);
-        if (!user) throw new JpkiError("certificate_not_linked", "This certificate is not linked to any account.", "certificate_not_linked_to_anyone");
+        if (!user) throw notLinkedToAnyone();
         const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req), proof.amr);
         setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
         sendStep(req, res, step);
