@@ -136,12 +136,30 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI sign-in with 
     await page.goto(`${oidcDemo.jpkiStepUpUrl}&max_age=0`);
     await page.waitForURL((url) => url.pathname === "/auth/reauth");
     await page.getByRole("button", { name: "Sign with the mock card" }).click();
+    // The card was the only way to very_high: a page says what happened and what to do, with no form that cannot succeed.
+    await page.waitForURL((url) => url.pathname === "/auth/unreachable");
+    expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("You can't confirm it's you at this level right now");
     const alert = page.getByRole("alert");
-    await expect.poll(() => alert.getAttribute("data-error")).toBe("certificate_revoked");
-    expect(await alert.innerText()).toBe("This certificate has been revoked, so it can no longer be used to sign in. Link your new certificate.");
-    expect(new URL(page.url()).pathname).toBe("/auth/reauth");
+    expect(await alert.getAttribute("data-reason")).toBe("signature_revoked");
+    expect(await alert.innerText()).toBe(
+      "The signature certificate on your My Number card (署名用電子証明書) has been revoked. This happens when your name or address changes, or when the card is renewed.",
+    );
+    expect(await page.getByRole("link", { name: "Link your new certificate" }).getAttribute("href")).toBe("/account/jpki?ui_locales=en");
+    expect(await page.locator("textarea, input:not([type=hidden])").count()).toBe(0);
     await page.screenshot({ path: path.join(screenshotDir, "jpki-02-revoked.png"), fullPage: true });
     expect((await getUserinfo(server, high.accessToken)).json.jpki_verified).toBe(false);
+
+    // In Japanese, as the person may read it; Return to the app is the page's primary action, and the app gets the error.
+    await page.goto(`${page.url()}&ui_locales=ja`);
+    expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("このレベルの本人確認が今はできません");
+    expect(await page.getByRole("alert").innerText()).toBe("マイナンバーカードの署名用電子証明書が失効しています。氏名や住所が変わったときや、カードを更新したときに失効します。");
+    await page.screenshot({ path: path.join(screenshotDir, "jpki-03-revoked-ja.png"), fullPage: true });
+    await page.getByRole("button", { name: "アプリに戻る" }).click();
+    await page.waitForURL((url) => url.pathname === "/demo/callback");
+    const back = new URL(page.url()).searchParams;
+    expect(back.get("error")).toBe("unmet_authentication_requirements");
+    expect(back.get("state")).toBe("demo-jpki");
+    expect(back.get("code")).toBeNull();
     expect(scriptErrors).toEqual([]);
     await context.close();
   });

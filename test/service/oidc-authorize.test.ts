@@ -333,7 +333,7 @@ describe("decision flow (spec 3.1) through real requests", () => {
     expect(consentPage.body).toContain(user.login);
     expect(consentPage.body).toContain("Your name and profile");
     expect(consentPage.body).toContain("account_information");
-    expect(consentPage.body).toContain("list_accounts");
+    expect(consentPage.body).toContain("List your accounts");
     expect(consentPage.body).toContain('value="allow"');
     expect(consentPage.body).toContain('value="deny"');
 
@@ -520,14 +520,18 @@ describe("decision flow (spec 3.1) through real requests", () => {
     expectError(await b.get(authorizeUrl(params({ prompt: "none", acr_values: "high" }))), "interaction_required");
   });
 
-  it("row 4: acr_values=high for a user without TOTP → unmet_authentication_requirements (after login, and with a session)", async () => {
+  it("row 4: acr_values=high for a user without TOTP → a page says why, then unmet_authentication_requirements (after login, and with a session)", async () => {
     const user = await createUser(live());
     const b = browser();
     const afterLogin = await signIn(b, await b.get(authorizeUrl(params({ acr_values: "high" }))), user.login, user.password);
-    expectError(afterLogin, "unmet_authentication_requirements");
-    // The login itself succeeded: the session exists and a later request at that level works.
+    // Right after a good password: a page says why (a linked card would do), then Return sends the client the error.
+    const unreachable = expectPage(afterLogin, "unreachable");
+    const page = await b.get(unreachable);
+    expect(page.body).toContain('data-reason="no_certificate"');
+    expectError(await b.post(unreachable, { csrf: csrfOf(page.body), return: "yes" }), "unmet_authentication_requirements");
+    // The login itself succeeded: the session exists, a later request at that level is told the same, a lower one works.
     expect(b.jar.get(sessionCookie)).toBeDefined();
-    expectError(await b.get(authorizeUrl(params({ acr_values: "high" }))), "unmet_authentication_requirements");
+    expectPage(await b.get(authorizeUrl(params({ acr_values: "high" }))), "unreachable");
     expectPage(await b.get(authorizeUrl(params({ acr_values: "low" }))), "consent");
   });
 

@@ -287,10 +287,10 @@ for (const target of await databaseTargets()) {
       expect(linked.body).toContain("The certificate is linked to your account.");
       expect(linked.body).toContain("User authentication certificate (card)");
       expect(await server.domain.oidc.jpki.linksOf(carol.row.id)).toMatchObject([{ type: "jpki_card_user_authentication", status: "good", fingerprintSha256: carolCard.fingerprint }]);
-      // A user authentication certificate earns high, not very_high: very_high stays out of reach.
+      // A user authentication certificate earns high, not very_high: very_high stays out of reach, and a page says what would reach it.
       expect(await server.domain.oidc.jpki.methodsOf(carol.row.id)).toEqual(["jpki_auth"]);
-      const unmet = await b.get(authorizeUrl(params({ acr_values: "very_high" })));
-      expectErrorRedirect(unmet, { redirectUri, error: "unmet_authentication_requirements", issuer: issuer(), state: "s1" });
+      const unreachable = await b.get(expectPage(await b.get(authorizeUrl(params({ acr_values: "very_high" }))), "unreachable"));
+      expect(unreachable.body).toContain('data-reason="no_certificate"');
     });
 
     it("two concurrent submits of one challenge: exactly one is linked, the other finds the challenge used", async () => {
@@ -305,7 +305,7 @@ for (const target of await databaseTargets()) {
       expect(await server.domain.oidc.jpki.linksOf(erin.row.id)).toHaveLength(1);
     });
 
-    it("a revoked certificate refuses the step-up, jpki_verified turns false, and very_high is then unmet", async () => {
+    it("a revoked certificate refuses the step-up and jpki_verified turns false; a page says why, and Return gives the app the error", async () => {
       const dave = await createUser(server);
       const card = await mockCard(server, accountId);
       await server.domain.oidc.jpki.linkByOperator(dave.row.id, derOf(card));
@@ -319,13 +319,37 @@ for (const target of await databaseTargets()) {
       const again = await atStepUp(dave, b);
       const page = await openPage(b, again.path);
       const refused = await submit(b, again.path, { csrf: page.csrf, challenge: page.challenge, card });
-      expectJpkiRefusal(refused, 403, "certificate_revoked", /^This certificate has been revoked/);
+      // The card was the only way to very_high: not the form again (it cannot succeed), but a page that says why.
+      const unreachablePath = expectPage(refused, "unreachable");
       expect(await session(b)).toMatchObject({ acr: "very_high" });
       expect((await server.domain.oidc.jpki.linksOf(dave.row.id))[0]).toMatchObject({ status: "revoked" });
       expect((await getUserinfo(server, accessToken)).json.jpki_verified).toBe(false);
-      // No usable certificate: the decision flow's row 4.
-      const unmet = await b.get(authorizeUrl(params({ acr_values: "very_high", max_age: "0" })));
-      expectErrorRedirect(unmet, { redirectUri, error: "unmet_authentication_requirements", issuer: issuer(), state: "s1" });
+      const shown = await b.get(unreachablePath);
+      expect(shown.status, shown.body).toBe(200);
+      expect(shown.body).toContain('data-reason="signature_revoked"');
+      expect(shown.body).toMatch(/signature certificate on your My Number card .* has been revoked\. This happens when your name or address changes/);
+      expect(shown.body).toContain('href="/account/jpki?ui_locales=en"');
+      expect(shown.body).not.toMatch(/<textarea|name="password"|name="signature"/);
+      expect(shown.body.match(/<form /g)).toHaveLength(1);
+
+      // Return to the app: the client gets the decision flow's error, through the registered redirect_uri.
+      const back = await b.post(unreachablePath, { csrf: csrfOf(shown.body), return: "yes" });
+      expectErrorRedirect(back, { redirectUri, error: "unmet_authentication_requirements", issuer: issuer(), state: "s1" });
+      expect((await b.get(unreachablePath)).status).toBe(400);
+
+      // A new request, signed in already, in Japanese: the same page, not a bounce.
+      const ja = await b.get(authorizeUrl(params({ acr_values: "very_high", max_age: "0", ui_locales: "ja", state: "s2" })));
+      const jaPage = await b.get(expectPage(ja, "unreachable"));
+      expect(jaPage.body).toContain('<html lang="ja">');
+      expect(jaPage.body).toContain("マイナンバーカードの署名用電子証明書が失効しています。氏名や住所が変わったときや、カードを更新したときに失効します。");
+      expect(jaPage.body).toContain(">アプリに戻る</button>");
+
+      // A new card, linked: "try again" leads on to the step-up page, which the new card passes.
+      const renewed = await mockCard(server, accountId);
+      await server.domain.oidc.jpki.linkByOperator(dave.row.id, derOf(renewed));
+      const stepUp = expectPage(await b.get(expectPage(ja, "unreachable")), "reauth");
+      const fresh = await openPage(b, stepUp);
+      expectCodeRedirect(await submit(b, stepUp, { csrf: fresh.csrf, challenge: fresh.challenge, card: renewed }), { redirectUri, issuer: issuer(), state: "s2" });
     });
 
     it("a refreshed ID token says jpki_verified as the links are at the refresh: true with a good one, false once it is not", async () => {

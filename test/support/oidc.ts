@@ -80,7 +80,7 @@ export function csrfOf(html: string): string {
 }
 
 /** Asserts a 303 to one of shomei's interaction pages and returns its path (with the interaction id). */
-export function expectPage(reply: Reply, page: "login" | "reauth" | "consent"): string {
+export function expectPage(reply: Reply, page: "login" | "reauth" | "consent" | "unreachable"): string {
   expect(reply.status, reply.body).toBe(303);
   expect(reply.location).toMatch(new RegExp(`^/auth/${page}\\?interaction=[A-Za-z0-9_-]{43}$`));
   return reply.location!;

@@ -66,6 +66,7 @@ describe("decision flow: one case per row", () => {
         description:
           "re-authentication is required (requested acr_values not satisfied) and no authentication method available to the user can satisfy it",
         reasons: ["acr"],
+        cause: "no_method",
         row: 4,
       },
     },
@@ -273,6 +274,7 @@ describe("decision flow: prompt=login", () => {
     expect(decideAuthorization(input({ prompt: ["login"], reachableAcrs: [] }))).toMatchObject({
       error: "unmet_authentication_requirements",
       reasons: ["prompt_login"],
+      cause: "no_method",
       row: 4,
     });
   });
@@ -317,6 +319,7 @@ describe("decision flow: acr_values", () => {
       error: "unmet_authentication_requirements",
       description: "none of the requested acr_values is supported (supported: low, high, very_high and their aliases)",
       reasons: ["acr"],
+      cause: "unsupported_acr_values",
       row: 4,
     };
     expect(decideAuthorization(input({ acrValues: ["urn:example:loa:4"], alreadyGranted: true }))).toEqual(unmet);

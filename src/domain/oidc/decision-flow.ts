@@ -57,7 +57,12 @@ export type DecisionErrorCode =
 export type DecisionOutcome =
   | { kind: "error"; error: "login_required"; description: string; row: 1 }
   | { kind: "error"; error: "interaction_required"; description: string; reasons: ReauthReason[]; row: 3 }
-  | { kind: "error"; error: "unmet_authentication_requirements"; description: string; reasons: ReauthReason[]; row: 4 }
+  /**
+   * Row 4 has two causes: the request names only levels the provider does not
+   * have (the client's doing), or the signed-in user has no method that
+   * reaches the level (the user's situation, which a page can explain).
+   */
+  | { kind: "error"; error: "unmet_authentication_requirements"; description: string; reasons: ReauthReason[]; cause: "unsupported_acr_values" | "no_method"; row: 4 }
   | { kind: "error"; error: "consent_required"; description: string; row: 8 }
   | { kind: "error"; error: "access_denied"; description: string; row: 10 }
   | { kind: "login"; row: 2 }
@@ -141,6 +146,7 @@ export function decideAuthorization(input: DecisionInput): DecisionOutcome {
       error: "unmet_authentication_requirements",
       description: `none of the requested acr_values is supported (supported: ${input.policy.levels.join(", ")} and their aliases)`,
       reasons: ["acr"],
+      cause: "unsupported_acr_values",
       row: 4,
     };
   }
@@ -171,6 +177,7 @@ export function decideAuthorization(input: DecisionInput): DecisionOutcome {
         error: "unmet_authentication_requirements",
         description: `re-authentication is required (${describeReasons(reasons)}) and no authentication method available to the user can satisfy it`,
         reasons,
+        cause: "no_method",
         row: 4,
       };
     }

@@ -1,6 +1,6 @@
 import type { OneTimeStore } from "../../single-use.ts";
 import type { Clock } from "../../clock.ts";
-import { acrForMethods, methodsToReach, reachableAcrs, reportedAcr, type AcrPolicy, type AuthMethod } from "../acr.ts";
+import { acrForMethods, methodsToReach, minimumRequestedAcr, reachableAcrs, reportedAcr, type AcrPolicy, type AuthMethod } from "../acr.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { AuthorizationRequest, GrantManagementAction } from "../authorization-request.ts";
 import type { OidcClient } from "../client.ts";
@@ -26,10 +26,15 @@ export interface FlowSettings {
   oneOffAuthorizationDetailsTypes: ReadonlySet<string>;
 }
 
+/**
+ * The flow's pages: `unreachable` says that no method the signed-in user has
+ * reaches the level asked for (decision flow row 4), and why, before the
+ * error goes back to the client.
+ */
+export type FlowPage = "login" | "reauth" | "consent" | "unreachable";
+
 /** Where the browser goes next. */
-export type Step =
-  | { kind: "redirect"; url: string }
-  | { kind: "page"; page: "login" | "reauth" | "consent"; interactionId: string };
+export type Step = { kind: "redirect"; url: string } | { kind: "page"; page: FlowPage; interactionId: string };
 
 /** What the authorization code stands for; the token endpoint redeems it. */
 export interface AuthorizationCodePayload {
@@ -178,6 +183,8 @@ export class AuthorizationFlow {
     if (user && dependsOnReachableAcrs(outcome)) outcome = decideWith(await this.enrolled(user));
     switch (outcome.kind) {
       case "error":
+        // Right after a good password a person must not be bounced with a bare error: a page says why first.
+        if (outcome.row === 4 && outcome.cause === "no_method" && user) return { kind: "page", page: "unreachable" };
         return { kind: "error", error: outcome.error, description: outcome.description };
       case "login":
       case "reauth":
@@ -221,6 +228,36 @@ export class AuthorizationFlow {
   async consent(interaction: LoadedInteraction, decision: "allow" | "deny", browserId: string, sessionId: string | undefined): Promise<Step> {
     await this.save(interaction.id, { ...interaction.state, consent: decision });
     return this.advance(interaction.id, browserId, sessionId);
+  }
+
+  /**
+   * The user leaves the page that says the level is out of reach, back to the
+   * application: the client gets the decision flow's row 4 error. Decided
+   * again first: when the level has come within reach meanwhile (a new
+   * certificate linked), the flow goes on to that page instead.
+   */
+  async returnUnreachable(id: string, browserId: string, sessionId: string | undefined): Promise<Step> {
+    const step = await this.advance(id, browserId, sessionId);
+    if (step.kind !== "page" || step.page !== "unreachable") return step;
+    return this.fail(
+      id,
+      (await this.load(id, browserId)).state.request,
+      "unmet_authentication_requirements",
+      "no authentication method available to the user can satisfy the requested acr_values; the user returned to the application",
+    );
+  }
+
+  /**
+   * What the unreachable page says: the level the request needs, and which
+   * JPKI certificate (if any) would reach it, so the page can say what to
+   * link. `jpki_sig` first: it also does where `jpki_auth` is asked for.
+   */
+  unreachableLevel(interaction: LoadedInteraction): { acr: string; certificateMethod: "jpki_sig" | "jpki_auth" | undefined } {
+    const policy = this.settings.policy;
+    const acr = minimumRequestedAcr(policy, interaction.state.request.acrValues) ?? policy.levels[0]!;
+    const reaches = (method: AuthMethod) => methodsToReach(policy, acr, [...this.users.enrolledMethods(interaction.user!), method]) !== undefined;
+    const certificateMethod = reaches("jpki_sig") ? "jpki_sig" : reaches("jpki_auth") ? "jpki_auth" : undefined;
+    return { acr, certificateMethod };
   }
 
   /** Remembers the language the user switched to, for the remaining pages of this interaction. */
@@ -357,7 +394,7 @@ export class AuthorizationFlow {
 /** What the decision flow says to do next (see AuthorizationFlow.decide). */
 type Decided =
   | { kind: "error"; error: string; description: string }
-  | { kind: "page"; page: "login" | "reauth" | "consent" }
+  | { kind: "page"; page: FlowPage }
   | { kind: "issue_code"; session: SessionRow; user: OidcUserRow; grant: GrantRow | undefined };
 
 /** The error sent back to the client's (already matched) redirect_uri. */

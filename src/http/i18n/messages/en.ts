@@ -1,3 +1,4 @@
+import type { OutOfReach } from "../../../domain/oidc/jpki/out-of-reach.ts";
 import { type Html, html } from "../../pages/html.ts";
 
 /**
@@ -111,6 +112,25 @@ export const en = {
       certificate_revoked: "This certificate has been revoked, so it can no longer be used to sign in. Link your new certificate.",
       status_unavailable: "The revocation status of this certificate cannot be checked right now, so it cannot be used. Try again later.",
     },
+  },
+  unreachable: {
+    title: "You can't confirm it's you at this level right now",
+    lead: (client: string, level: string) =>
+      html`<strong class="client">${client}</strong> asks you to confirm it's you at level ${level}, and none of the ways set up for your account can do that now.`,
+    why: {
+      signature_revoked: html`The signature certificate on your My Number card (<span lang="ja">署名用電子証明書</span>) has been revoked. This happens when your name or address changes, or when the card is renewed.`,
+      authentication_revoked: html`The user authentication certificate on your My Number card (<span lang="ja">利用者証明用電子証明書</span>) has been revoked.`,
+      expired: "The certificate on your My Number card that this needs has expired.",
+      no_certificate: "A signature with your My Number card would do this, and no certificate of your card is linked to your account.",
+      no_method: "Your account has no way set up to confirm it's you at this level. The operator of this service can tell you how to set one up.",
+    } as Record<OutOfReach, string | Html>,
+    whatToDo: "What you can do",
+    reissue: "Have a new certificate issued at your municipality's office, then link it to your account.",
+    linkNew: "Link your new certificate",
+    linkCard: "Link your card's certificate",
+    tryAgain: "I have linked it: try again",
+    returnToApp: "Return to the app",
+    returnNote: (client: string) => html`<span class="client">${client}</span> will be told that you could not confirm it's you at this level.`,
   },
   consent: {
     title: "Allow access",

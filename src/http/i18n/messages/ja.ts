@@ -105,6 +105,25 @@ export const ja: Messages = {
       status_unavailable: "この電子証明書の失効状態を今は確認できないため、使えません。しばらくしてからもう一度お試しください。",
     },
   },
+  unreachable: {
+    title: "このレベルの本人確認が今はできません",
+    lead: (client, level) =>
+      html`<strong class="client">${client}</strong> は「${level}」レベルの本人確認を求めていますが、今のアカウントの設定ではこの確認ができません。`,
+    why: {
+      signature_revoked: html`マイナンバーカードの署名用電子証明書が失効しています。氏名や住所が変わったときや、カードを更新したときに失効します。`,
+      authentication_revoked: html`マイナンバーカードの利用者証明用電子証明書が失効しています。`,
+      expired: "この確認に必要なマイナンバーカードの電子証明書の有効期間が過ぎています。",
+      no_certificate: "マイナンバーカードで署名すればこの確認ができますが、アカウントにカードの電子証明書が登録されていません。",
+      no_method: "このレベルの本人確認の方法がアカウントに設定されていません。設定の方法はこのサービスの運営者にお問い合わせください。",
+    },
+    whatToDo: "できること",
+    reissue: "お住まいの市区町村の窓口で電子証明書を新しく発行してもらい、アカウントに登録してください。",
+    linkNew: "新しい電子証明書を登録する",
+    linkCard: "カードの電子証明書を登録する",
+    tryAgain: "登録したので、もう一度試す",
+    returnToApp: "アプリに戻る",
+    returnNote: (client) => html`<span class="client">${client}</span> には、このレベルの本人確認ができなかったことが伝えられます。`,
+  },
   consent: {
     title: "アクセスの許可",
     heading: (client) => html`<span class="client">${client}</span> があなたのアカウントへのアクセスを求めています`,

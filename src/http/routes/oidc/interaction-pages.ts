@@ -16,6 +16,7 @@ import { reauthFormId, renderReauthPage } from "../../pages/reauth.ts";
 import { requireFormCsrf } from "./form-csrf.ts";
 import { sendStep } from "./steps.ts";
 import { createJpkiPages, isJpkiMethod, jpkiForm } from "./jpki-pages.ts";
+import { registerUnreachablePage } from "./unreachable-page.ts";
 
 /** Login, re-authentication and consent: server-rendered forms, CSRF-protected, usable without JavaScript. */
 export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean, defaultLocale: Locale): void {
@@ -27,6 +28,11 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     switchLanguage: (interaction, requested) => switchLanguage(interaction, requested),
   });
   jpki.register(router);
+  registerUnreachablePage(router, oidc, {
+    load: (req, res) => load(req, res),
+    ofInteraction: (req, res, interaction, formId) => language(req, res, interaction, formId),
+    switchLanguage: (interaction, requested) => switchLanguage(interaction, requested),
+  });
   const form = express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 });
   const interactionId = (req: Request) => (typeof req.query.interaction === "string" ? req.query.interaction : "");
   const action = (page: string, id: string) => `/auth/${page}?interaction=${encodeURIComponent(id)}`;

@@ -118,6 +118,8 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       sendStep(req, res, await oidc.flow.reauthenticated(interaction, sessionId, proof.amr, browser(req)));
     } catch (error) {
       if (!(error instanceof JpkiError)) throw error;
+      // A card found revoked may have been the only way to the level: then the flow says why, not this form again.
+      if (!(await oidc.flow.reauthRequirement(interaction, sessionId))) return sendStep(req, res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
       await stepUpView(req, res, interaction, requirement, error.status, error);
     }
   }
