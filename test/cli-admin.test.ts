@@ -121,6 +121,22 @@ describe("account and token administration through the CLI, against a running se
     expect(await server.domain.oidc.users.findByLogin("refused-user")).toBeUndefined();
   });
 
+  it("user set-password: a new password from standard input; a short one or an unknown login is refused, nothing changed", async () => {
+    const user = await server.domain.oidc.users.create({ login: "resetting", password: "the old password" });
+    const reset = await shomeiWithInput("the new password\n", "user", "set-password", "resetting");
+    expect(reset, reset.stderr).toMatchObject({ code: 0 });
+    const after = (await server.domain.oidc.users.findByLogin("resetting"))!;
+    expect(await server.domain.oidc.users.checkPassword(after, "the new password")).toBe(true);
+    expect(await server.domain.oidc.users.checkPassword(after, "the old password")).toBe(false);
+    for (const [input, login, words] of [["short\n", "resetting", /at least 8 characters/], ["a long password\n", "nobody-here", /no user nobody-here/]] as const) {
+      const refused = await shomeiWithInput(input, "user", "set-password", login);
+      expect(refused.code, refused.stderr).not.toBe(0);
+      expect(refused.stderr).toMatch(words);
+      expectNoStackTrace(refused);
+    }
+    expect(await server.domain.oidc.users.checkPassword((await server.domain.oidc.users.find(user.id))!, "the new password")).toBe(true);
+  });
+
   it("account create acme: API use not started yet", async () => {
     const run = await ok("account", "create", "acme");
     expect(run.stdout).toMatch(/^created account acme \([0-9a-f-]{36}\), API use not_started\n$/);

@@ -124,6 +124,7 @@ export function createOidc(
     signIn: new SignIn(
       users,
       new LoginThrottle(new LoginAttemptsRepository(database), secretKey, clock, {
+        maxFailuresPerAccountAtAddress: config.loginMaxFailuresPerAccountAtAddress,
         maxFailuresPerAccount: config.loginMaxFailuresPerAccount,
         maxFailuresPerAddress: config.loginMaxFailuresPerAddress,
         windowMs: config.loginThrottleWindowSeconds * 1000,

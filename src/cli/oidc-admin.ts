@@ -57,7 +57,7 @@ export async function clientCommand(config: Config, args: string[], values: Reco
   });
 }
 
-/** shomei user create|enrol-totp: end users of the OpenID Connect provider. */
+/** shomei user create|set-password|enrol-totp: end users of the OpenID Connect provider. */
 export async function userCommand(config: Config, args: string[], values: Record<string, unknown>): Promise<void> {
   const [action, login] = args;
   if (!login) throw new UsageError(`user ${action ?? "<action>"} needs a login`);
@@ -76,6 +76,14 @@ export async function userCommand(config: Config, args: string[], values: Record
         console.log(`created user ${user.login} (${user.id})`);
         return;
       }
+      case "set-password": {
+        const user = await oidc.users.findByLogin(login);
+        if (!user) throw new DomainError("invalid_field", `no user ${login}`, "login");
+        // On standard input, as for create.
+        await oidc.users.setPassword(user.id, (await readStdin()).replace(/\r?\n$/, ""));
+        console.log(`password of ${user.login} replaced; failed sign-ins already counted still pause it until they lift`);
+        return;
+      }
       case "enrol-totp": {
         const user = await oidc.users.findByLogin(login);
         if (!user) throw new DomainError("invalid_field", `no user ${login}`, "login");
@@ -85,7 +93,7 @@ export async function userCommand(config: Config, args: string[], values: Record
         return;
       }
       default:
-        throw new UsageError(`unknown action "${action ?? ""}": use create or enrol-totp`);
+        throw new UsageError(`unknown action "${action ?? ""}": use create, set-password or enrol-totp`);
     }
   });
 }

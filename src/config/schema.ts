@@ -26,6 +26,7 @@ export const settings = {
   sessionLifetimeSeconds: { env: "SHOMEI_SESSION_LIFETIME_SECONDS" },
   clientsFile: { env: "SHOMEI_CLIENTS_FILE" },
   sweepIntervalSeconds: { env: "SHOMEI_SWEEP_INTERVAL_SECONDS" },
+  loginMaxFailuresPerAccountAtAddress: { env: "SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT_AT_ADDRESS" },
   loginMaxFailuresPerAccount: { env: "SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT" },
   loginMaxFailuresPerAddress: { env: "SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS" },
   loginThrottleWindowSeconds: { env: "SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS" },
@@ -117,8 +118,12 @@ export const configSchema = z
     clientsFile: z.string().min(1, { error: "must not be empty" }).optional(),
     /** How often expired codes, tokens, interactions and sessions are deleted; 0 turns it off. */
     sweepIntervalSeconds: integer(0, 24 * 3600).default(600),
-    /** Sign-in attempts (password or one-time code) per account, and per client address, within the window. */
-    loginMaxFailuresPerAccount: integer(1, 1000).default(5),
+    /**
+     * Failed sign-in attempts within the window, each factor (password, one-time code) apart: per account from one
+     * address (the usual lock, felt only there), per account from all addresses, per address whatever the accounts.
+     */
+    loginMaxFailuresPerAccountAtAddress: integer(1, 1000).default(5),
+    loginMaxFailuresPerAccount: integer(1, 10_000).default(20),
     loginMaxFailuresPerAddress: integer(1, 100_000).default(20),
     loginThrottleWindowSeconds: integer(1, 24 * 3600).default(900),
     /** Whether every DPoP proof must carry a nonce from the server's DPoP-Nonce header (RFC 9449 section 8). */

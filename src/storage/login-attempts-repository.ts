@@ -1,5 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import type { ExclusiveAttempts, LoginAttempt, LoginAttemptStore, ThrottleScope } from "../domain/credentials/login-throttle.ts";
+import type { ExclusiveAttempts, LoginAttempt, LoginAttemptStore } from "../domain/credentials/login-throttle.ts";
 import type { Database } from "./database.ts";
 import type { Tables } from "./schema.ts";
 
@@ -47,14 +47,11 @@ export class LoginAttemptsRepository implements LoginAttemptStore {
 
 function attemptsOn(db: Kysely<Tables>): ExclusiveAttempts {
   return {
-    async attemptTimes(scope: ThrottleScope, key: string, after: number): Promise<number[]> {
-      const rows = await db
-        .selectFrom("login_attempts")
-        .select("attempted_at")
-        .where(scope === "account" ? "account_key" : "address_key", "=", key)
-        .where("attempted_at", ">", after)
-        .orderBy("attempted_at")
-        .execute();
+    async attemptTimes(keys: { accountKey?: string; addressKey?: string }, after: number): Promise<number[]> {
+      let query = db.selectFrom("login_attempts").select("attempted_at").where("attempted_at", ">", after);
+      if (keys.accountKey !== undefined) query = query.where("account_key", "=", keys.accountKey);
+      if (keys.addressKey !== undefined) query = query.where("address_key", "=", keys.addressKey);
+      const rows = await query.orderBy("attempted_at").execute();
       return rows.map((row) => Number(row.attempted_at));
     },
     async insert(attempt: LoginAttempt): Promise<void> {

@@ -498,23 +498,29 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       expect(navigations.map((url) => url.split("?")[0])).toEqual([authorizeEndpoint, demo.redirectUri]);
     });
 
-    it("too many wrong passwords: the login page says to wait, and refuses even the right password meanwhile", async () => {
+    it("too many wrong passwords: a warning before the last, then when to try again in Japan time, and the card's way stays", async () => {
       await createUser("throttled-user", "throttled-user-password");
       const page = await newPage();
       await page.goto(demoRequest("throttle"));
       await arrive(page, pagePath("login"), "the login page");
       const loginUrl = page.url();
+      const wrong = "The username or password is not correct.";
+      const paused = /Too many failed sign-in attempts\. You can try again after \d{1,2}:\d{2} [AP]M Japan Standard Time\. You can still sign in with your My Number card, if you have linked it\.$/;
       for (let attempt = 1; attempt <= 5; attempt++) {
         await fillLogin(page, "throttled-user", `wrong-password-${attempt}`);
         const refused = await submit(page, "Sign in", "/auth/login");
         expect(refused.status()).toBe(401);
-        expect(await text(page.getByRole("alert"))).toBe("The username or password is not correct.");
+        const alert = await text(page.getByRole("alert"));
+        if (attempt < 4) expect(alert).toBe(wrong);
+        if (attempt === 4) expect(alert).toBe(`${wrong} One more failed attempt will pause sign-in with a password for a while.`);
+        if (attempt === 5) expect(alert).toMatch(new RegExp(`^${wrong.replace(/\./g, "\\.")} ${paused.source}`));
       }
       await fillLogin(page, "throttled-user", "throttled-user-password");
       const throttled = await submit(page, "Sign in", "/auth/login");
       expect(throttled.status()).toBe(429);
       expect(Number(throttled.headers()["retry-after"])).toBeGreaterThan(0);
-      expect(await text(page.getByRole("alert"))).toMatch(/^Too many failed sign-in attempts\. Try again in \d+ minutes?\.$/);
+      expect(await text(page.getByRole("alert"))).toMatch(new RegExp(`^${paused.source}`));
+      expect(await page.locator("#jpki-sign-in").count()).toBe(1);
       expect(page.url()).toBe(loginUrl);
       expect((await page.context().cookies()).map((c) => c.name)).not.toContain("shomei_session");
       await screenshot(page, "10-login-throttled");

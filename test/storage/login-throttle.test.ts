@@ -39,17 +39,17 @@ for (const t of targets) {
       start += 24 * 60 * minute;
       time.now = start;
     };
-    const fail = (th: LoginThrottle, account: string, address: string) =>
-      th.attempt(account, address, async () => ({ ok: false as const, reason: "password" }));
+    const fail = (th: LoginThrottle, account: string, address: string, factor: "password" | "otp" = "password") =>
+      th.attempt(account, address, [factor], async () => ({ ok: false as const, reason: factor }));
     const succeed = (th: LoginThrottle, account: string, address: string) =>
-      th.attempt(account, address, async () => ({ ok: true as const, value: account }));
+      th.attempt(account, address, ["password"], async () => ({ ok: true as const, value: account }));
 
     it("admits 5 failures for an account and refuses the 6th until the oldest is 15 minutes old", async () => {
       fresh();
       const th = throttle();
       for (let i = 0; i < 5; i++) {
         at(i * minute);
-        expect(await fail(th, "alice", `192.0.2.${i}`)).toEqual({ outcome: "failed", reason: "password" });
+        expect(await fail(th, "alice", `192.0.2.${i}`)).toMatchObject({ outcome: "failed", reason: "password" });
       }
       at(5 * minute);
       expect(await fail(th, "alice", "198.51.100.7")).toEqual({ outcome: "refused", retryAfterSeconds: 600, scope: "account" });
@@ -120,7 +120,7 @@ for (const t of targets) {
       let checks = 0;
       let admittedRight = false;
       const guess = (right: boolean, i: number) =>
-        th.attempt("erin", `198.51.100.${i % 250}`, async () => {
+        th.attempt("erin", `198.51.100.${i % 250}`, ["password"], async () => {
           checks++;
           // The check takes time, as a password hash does: every attempt of the burst is in flight at once.
           await new Promise((r) => setTimeout(r, 20));
@@ -170,10 +170,74 @@ for (const t of targets) {
       expect(await limit.admit("app", "192.0.2.1")).toBeUndefined();
     });
 
+    describe("as the sign-in pages use it: per account at an address, per account, per address, each factor apart", () => {
+      const signIn = () => throttle({ maxFailuresPerAccountAtAddress: 5, maxFailuresPerAccount: 20, maxFailuresPerAddress: 20 });
+
+      it("5 failures from one address pause the account there only; elsewhere it goes on until 20 in all", async () => {
+        fresh();
+        const th = signIn();
+        for (let i = 0; i < 5; i++) await fail(th, "judy", "203.0.113.66");
+        expect(await succeed(th, "judy", "203.0.113.66")).toEqual({ outcome: "refused", retryAfterSeconds: 900, scope: "account_at_address" });
+        // The holder at home is not locked out by someone guessing from elsewhere.
+        expect(await succeed(th, "judy", "192.0.2.10")).toEqual({ outcome: "succeeded", value: "judy" });
+        // Guessing from many addresses: 20 failures of the account in all pause it everywhere.
+        fresh();
+        for (let i = 0; i < 20; i++) await fail(th, "judy", `198.51.100.${i}`);
+        expect(await succeed(th, "judy", "192.0.2.10")).toMatchObject({ outcome: "refused", scope: "account" });
+      });
+
+      it("warns before the last attempt, and the failure that pauses says for how long", async () => {
+        fresh();
+        const th = signIn();
+        const left: unknown[] = [];
+        for (let i = 0; i < 5; i++) {
+          at(i * minute);
+          left.push(await fail(th, "kim", "192.0.2.5"));
+        }
+        expect(left).toEqual([
+          { outcome: "failed", reason: "password", attemptsLeft: 4 },
+          { outcome: "failed", reason: "password", attemptsLeft: 3 },
+          { outcome: "failed", reason: "password", attemptsLeft: 2 },
+          { outcome: "failed", reason: "password", attemptsLeft: 1 },
+          // The first of the five leaves the window 15 minutes after it was made: 11 minutes from now.
+          { outcome: "failed", reason: "password", attemptsLeft: 0, retryAfterSeconds: 660 },
+        ]);
+        expect(await fail(th, "kim", "192.0.2.5")).toEqual({ outcome: "refused", retryAfterSeconds: 660, scope: "account_at_address" });
+      });
+
+      it("counts passwords and one-time codes apart; a two-factor attempt keeps only the failure of the wrong one", async () => {
+        fresh();
+        const th = signIn();
+        for (let i = 0; i < 5; i++) await fail(th, "leo", "192.0.2.6", "otp");
+        expect(await fail(th, "leo", "192.0.2.6", "otp")).toMatchObject({ outcome: "refused", scope: "account_at_address" });
+        // The password still has all its attempts.
+        expect(await fail(th, "leo", "192.0.2.6", "password")).toMatchObject({ outcome: "failed", attemptsLeft: 4 });
+        // A step asking for both is refused while either is paused…
+        const both = (address: string, reason: "password" | "otp") =>
+          th.attempt("leo", address, ["password", "otp"], async () => ({ ok: false as const, reason }));
+        expect(await both("192.0.2.6", "password")).toMatchObject({ outcome: "refused" });
+        // …and elsewhere, a wrong code among both uses up a code attempt, not a password one.
+        expect(await both("192.0.2.7", "otp")).toEqual({ outcome: "failed", reason: "otp", attemptsLeft: 4 });
+        expect(await fail(th, "leo", "192.0.2.7", "password")).toEqual({ outcome: "failed", reason: "password", attemptsLeft: 4 });
+      });
+
+      it("an unknown login is counted and answered exactly as a known one: nothing reads the user", async () => {
+        fresh();
+        const th = signIn();
+        const known: unknown[] = [];
+        const unknown: unknown[] = [];
+        for (let i = 0; i < 6; i++) {
+          known.push(await fail(th, "existing-user", "192.0.2.8"));
+          unknown.push(await fail(th, "no-such-user", "192.0.2.9"));
+        }
+        expect(unknown).toEqual(known);
+      });
+    });
+
     it("a check that throws leaves no attempt behind", async () => {
       fresh();
       const th = throttle({ maxFailuresPerAccount: 1 });
-      await expect(th.attempt("ivan", "192.0.2.1", async () => Promise.reject(new Error("database away")))).rejects.toThrow("database away");
+      await expect(th.attempt("ivan", "192.0.2.1", ["password"], async () => Promise.reject(new Error("database away")))).rejects.toThrow("database away");
       expect(await fail(th, "ivan", "192.0.2.1")).toMatchObject({ outcome: "failed" });
     });
   });

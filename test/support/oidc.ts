@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { SignJWT, type CryptoKey } from "jose";
 import { expect } from "vitest";
@@ -35,7 +36,11 @@ export interface Reply {
 export class Browser {
   readonly jar = new CookieJar();
 
-  constructor(readonly base: string) {}
+  /** `from`: a loopback address of its own (127.0.0.2, …), to be another client address to the server's limits. */
+  constructor(
+    readonly base: string,
+    readonly from?: string,
+  ) {}
 
   get(target: string, headers: Record<string, string> = {}): Promise<Reply> {
     return this.send("GET", target, undefined, headers);
@@ -49,15 +54,34 @@ export class Browser {
 
   private async send(method: string, target: string, body: string | undefined, headers: Record<string, string>): Promise<Reply> {
     const cookie = this.jar.header();
-    const response = await fetch(new URL(target, this.base), {
-      method,
-      redirect: "manual",
-      headers: { accept: "text/html", ...(cookie ? { cookie } : {}), ...headers },
-      ...(body !== undefined ? { body } : {}),
-    });
+    const url = new URL(target, this.base);
+    const allHeaders = { accept: "text/html", ...(cookie ? { cookie } : {}), ...headers };
+    const response = this.from
+      ? await requestFrom(this.from, method, url, allHeaders, body)
+      : await fetch(url, { method, redirect: "manual", headers: allHeaders, ...(body !== undefined ? { body } : {}) });
     this.jar.store(response);
     return { status: response.status, headers: response.headers, location: response.headers.get("location") ?? undefined, body: await response.text() };
   }
+}
+
+/** One request over node:http from a chosen local address (fetch cannot bind one), as a fetch Response. */
+function requestFrom(localAddress: string, method: string, url: URL, headers: Record<string, string>, body: string | undefined): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers, localAddress }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => {
+        const answer = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) answer.append(name, one);
+        }
+        resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers: answer }));
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 /** The authorization endpoint with these query parameters (undefined values left out). */

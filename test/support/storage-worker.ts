@@ -33,7 +33,7 @@ try {
       let checks = 0;
       const outcomes = await Promise.all(
         Array.from({ length: task.count }, (_, i) =>
-          throttle.attempt(task.account, `198.51.100.${i}`, async () => {
+          throttle.attempt(task.account, `198.51.100.${i}`, ["password"], async () => {
             checks++;
             await new Promise((r) => setTimeout(r, task.checkMs));
             return { ok: false as const, reason: "password" };

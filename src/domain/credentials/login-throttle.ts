@@ -4,9 +4,19 @@ import { newTimeOrderedId } from "../ids.ts";
 import { addressKey } from "./client-address.ts";
 
 /**
- * Limits sign-in attempts in a sliding window, counted both per account
- * (against guessing one user's password from many addresses) and per client
- * address (against trying many accounts from one place).
+ * Limits failed sign-in attempts in a sliding window, in three scopes at once:
+ *
+ * - the account at one client address (`account_at_address`): the usual
+ *   lock, which only pauses guessing from there, so someone guessing from
+ *   elsewhere cannot lock the holder out at home;
+ * - the account from every address (`account`): a higher limit against
+ *   guessing one password from many places;
+ * - the address whatever the accounts (`address`): against trying many
+ *   accounts from one place.
+ *
+ * Each factor (a password, a one-time code) is counted apart: a wrong code
+ * does not use up password attempts, nor the reverse, and a step that asks
+ * for both keeps the failure of the one that was wrong.
  *
  * An attempt is a reservation taken before the secret is checked: the
  * attempts in the window are counted and, if there is room, this one is
@@ -14,11 +24,13 @@ import { addressKey } from "./client-address.ts";
  * account or address (see LoginAttemptStore.exclusively). So a burst of
  * concurrent guesses cannot all pass a check made before any of them is
  * recorded: exactly the limit are admitted. A failed check keeps its
- * reservation (it is a failure now); a successful one removes it. The
- * reservations live in the database, so the limits hold across every
- * instance sharing it, and survive restarts. An instance that dies while
- * checking leaves its reservation counted as a failure until the window
- * passes: the safe side.
+ * reservation (it is a failure now); a successful one removes it and clears
+ * the account's failures. The reservations live in the database, so the
+ * limits hold across every instance sharing it, and survive restarts; they
+ * are keyed by the login as typed, never by the user record, so a lock
+ * outlasts a password reset, and an unknown login is counted and answered
+ * exactly like a known one. An instance that dies while checking leaves its
+ * reservation counted as a failure until the window passes: the safe side.
  *
  * Accounts are compared after NFKC normalization and lower-casing, so case
  * variants of one login share a counter; addresses are grouped by addressKey
@@ -26,9 +38,11 @@ import { addressKey } from "./client-address.ts";
  */
 
 export interface LoginThrottleOptions {
-  /** Attempts per account within the window before further ones are refused; default 5. */
+  /** Failures of one account from one address within the window before further ones are refused; no such limit without it. */
+  maxFailuresPerAccountAtAddress?: number;
+  /** Failures of one account from all addresses within the window; default 5. */
   maxFailuresPerAccount?: number;
-  /** Attempts per client address within the window; default 20. */
+  /** Failures from one client address, whatever the accounts; default 20. */
   maxFailuresPerAddress?: number;
   /** Default 15 minutes. */
   windowMs?: number;
@@ -40,7 +54,7 @@ export interface LoginThrottleOptions {
   purpose?: string;
 }
 
-export type ThrottleScope = "account" | "address";
+export type ThrottleScope = "account_at_address" | "account" | "address";
 
 /** One reservation, as stored. */
 export interface LoginAttempt {
@@ -52,8 +66,8 @@ export interface LoginAttempt {
 
 /** Reads and writes inside LoginAttemptStore.exclusively. */
 export interface ExclusiveAttempts {
-  /** Times of the attempts under the key after `after` (exclusive), oldest first. */
-  attemptTimes(scope: ThrottleScope, key: string, after: number): Promise<number[]>;
+  /** Times of the attempts with the given keys (both when both are given) after `after` (exclusive), oldest first. */
+  attemptTimes(keys: { accountKey?: string; addressKey?: string }, after: number): Promise<number[]>;
   insert(attempt: LoginAttempt): Promise<void>;
 }
 
@@ -69,17 +83,30 @@ export interface LoginAttemptStore {
   forgetAccount(accountKey: string): Promise<void>;
 }
 
-/** What a check says: `ok` with what it proved, or not with why not. */
+/** What a check says: `ok` with what it proved, or not with which factor was wrong. */
 export type Verdict<T, F> = { ok: true; value: T } | { ok: false; reason: F };
 
 export type AttemptOutcome<T, F> =
   | { outcome: "refused"; retryAfterSeconds: number; scope: ThrottleScope }
-  | { outcome: "failed"; reason: F }
+  /**
+   * `attemptsLeft`: how many more failures of this factor are admitted before
+   * the next is refused (1: warn; 0: this one paused it, for
+   * `retryAfterSeconds`).
+   */
+  | { outcome: "failed"; reason: F; attemptsLeft: number; retryAfterSeconds?: number }
   | { outcome: "succeeded"; value: T };
+
+type Refusal = { outcome: "refused"; retryAfterSeconds: number; scope: ThrottleScope };
+
+/** What one factor's counters say once this attempt is counted: attempts left, and the wait if none. */
+interface Headroom {
+  attemptsLeft: number;
+  retryAfterSeconds: number | undefined;
+}
 
 export class LoginThrottle {
   private readonly windowMs: number;
-  private readonly limits: Record<ThrottleScope, number>;
+  private readonly limits: Partial<Record<ThrottleScope, number>>;
   private readonly purpose: string;
 
   constructor(
@@ -90,6 +117,9 @@ export class LoginThrottle {
   ) {
     this.windowMs = positiveInteger(options.windowMs ?? 15 * 60 * 1000, "windowMs");
     this.limits = {
+      ...(options.maxFailuresPerAccountAtAddress !== undefined
+        ? { account_at_address: positiveInteger(options.maxFailuresPerAccountAtAddress, "maxFailuresPerAccountAtAddress") }
+        : {}),
       account: positiveInteger(options.maxFailuresPerAccount ?? 5, "maxFailuresPerAccount"),
       address: positiveInteger(options.maxFailuresPerAddress ?? 20, "maxFailuresPerAddress"),
     };
@@ -101,79 +131,117 @@ export class LoginThrottle {
    * are reached: for rate limits, where every request counts, not only
    * failures. Undefined when admitted.
    */
-  async admit(account: string, address: string): Promise<AttemptOutcome<never, never> | undefined> {
+  async admit(account: string, address: string): Promise<Refusal | undefined> {
     const now = this.clock();
-    return this.reserve(this.reservation(account, address, now), now);
-  }
-
-  private reservation(account: string, address: string, now: number): LoginAttempt {
-    return {
-      id: newTimeOrderedId(now),
-      accountKey: this.key("account", normalizeAccount(account)),
-      addressKey: this.key("address", addressKey(address)),
-      attemptedAt: now,
-    };
-  }
-
-  /** Records the attempt unless the limits are reached, under the keys' lock; the refusal when they are. */
-  private reserve(reservation: LoginAttempt, now: number) {
-    return this.store.exclusively([reservation.accountKey, reservation.addressKey], async (attempts) => {
-      const refused = await this.refusal(attempts, reservation, now);
-      if (!refused) await attempts.insert(reservation);
-      return refused;
-    });
+    const reserved = await this.reserve([this.reservation("request", account, address, now)], now);
+    return "refused" in reserved ? reserved.refused : undefined;
   }
 
   /**
    * Runs `check` (a password, a one-time code…) for the account from the
-   * address, unless the limits are reached. Only the attempts made through
-   * this method count.
+   * address, unless a limit of one of `factors` is reached. The check's
+   * failure names the factor that was wrong; only that factor's failure is
+   * kept. Only the attempts made through this method count.
    */
-  async attempt<T, F>(account: string, address: string, check: () => Promise<Verdict<T, F>>): Promise<AttemptOutcome<T, F>> {
+  async attempt<T, F extends string>(
+    account: string,
+    address: string,
+    factors: readonly F[],
+    check: () => Promise<Verdict<T, F>>,
+  ): Promise<AttemptOutcome<T, F>> {
+    if (factors.length === 0) throw new TypeError("an attempt needs at least one factor");
     const now = this.clock();
-    const reservation = this.reservation(account, address, now);
-    const refusal = await this.reserve(reservation, now);
-    if (refusal) return refusal;
-    let keep = false;
+    const reservations = new Map(factors.map((factor) => [factor, this.reservation(factor, account, address, now)] as const));
+    const reserved = await this.reserve([...reservations.values()], now);
+    if ("refused" in reserved) return reserved.refused;
+    let kept: LoginAttempt | undefined;
     try {
       const verdict = await check();
       if (!verdict.ok) {
-        keep = true;
-        return { outcome: "failed", reason: verdict.reason };
+        kept = reservations.get(verdict.reason);
+        if (!kept) throw new TypeError(`the check failed on ${verdict.reason}, which is not one of its factors`);
+        const room = reserved.headroom[[...reservations.keys()].indexOf(verdict.reason)]!;
+        return {
+          outcome: "failed",
+          reason: verdict.reason,
+          attemptsLeft: room.attemptsLeft,
+          ...(room.retryAfterSeconds !== undefined ? { retryAfterSeconds: room.retryAfterSeconds } : {}),
+        };
       }
-      await this.store.forgetAccount(reservation.accountKey);
+      for (const reservation of reservations.values()) await this.store.forgetAccount(reservation.accountKey);
       return { outcome: "succeeded", value: verdict.value };
     } finally {
-      if (!keep) await this.store.remove(reservation.id);
+      for (const reservation of reservations.values()) if (reservation !== kept) await this.store.remove(reservation.id);
     }
   }
 
-  /** Refused when either scope already holds its limit of attempts in the window. When both do, the longer wait. */
-  private async refusal(
-    attempts: ExclusiveAttempts,
-    reservation: LoginAttempt,
-    now: number,
-  ): Promise<AttemptOutcome<never, never> | undefined> {
+  private reservation(factor: string, account: string, address: string, now: number): LoginAttempt {
+    return {
+      id: newTimeOrderedId(now),
+      accountKey: this.key(factor, "account", normalizeAccount(account)),
+      addressKey: this.key(factor, "address", addressKey(address)),
+      attemptedAt: now,
+    };
+  }
+
+  /**
+   * Records the attempts unless a limit is reached, under the keys' lock:
+   * the refusal when one is, else each factor's headroom once its attempt counts.
+   */
+  private reserve(reservations: LoginAttempt[], now: number): Promise<{ refused: Refusal } | { headroom: Headroom[] }> {
+    const keys = reservations.flatMap((r) => [r.accountKey, r.addressKey]);
+    return this.store.exclusively(keys, async (attempts) => {
+      const counted = [];
+      for (const reservation of reservations) counted.push(await this.count(attempts, reservation, now));
+      const refusals = counted.flatMap((scopes) => scopes.map((scope) => this.refusal(scope, now)).filter((r) => r !== undefined));
+      if (refusals.length > 0) return { refused: refusals.reduce((a, b) => (b.retryAfterSeconds > a.retryAfterSeconds ? b : a)) };
+      for (const reservation of reservations) await attempts.insert(reservation);
+      return { headroom: counted.map((scopes) => this.headroom(scopes, now)) };
+    });
+  }
+
+  /** The attempts in the window under each limited scope of one reservation. */
+  private async count(attempts: ExclusiveAttempts, reservation: LoginAttempt, now: number) {
     const horizon = now - this.windowMs;
-    let refusal: { outcome: "refused"; retryAfterSeconds: number; scope: ThrottleScope } | undefined;
-    const scopes: [ThrottleScope, string][] = [
-      ["account", reservation.accountKey],
-      ["address", reservation.addressKey],
-    ];
-    for (const [scope, key] of scopes) {
-      const limit = this.limits[scope];
-      const times = await attempts.attemptTimes(scope, key, horizon);
-      if (times.length < limit) continue;
-      // The wait until enough of them have left the window for one more to fit.
-      const lifting = times[times.length - limit]!;
-      const retryAfterSeconds = Math.max(1, Math.ceil((lifting + this.windowMs - now) / 1000));
-      if (!refusal || retryAfterSeconds > refusal.retryAfterSeconds) refusal = { outcome: "refused", retryAfterSeconds, scope };
+    const where: Record<ThrottleScope, { accountKey?: string; addressKey?: string }> = {
+      account_at_address: { accountKey: reservation.accountKey, addressKey: reservation.addressKey },
+      account: { accountKey: reservation.accountKey },
+      address: { addressKey: reservation.addressKey },
+    };
+    // One after the other: the store's reads run on one connection or transaction.
+    const counted: { scope: ThrottleScope; limit: number; times: number[] }[] = [];
+    for (const scope of Object.keys(this.limits) as ThrottleScope[]) {
+      counted.push({ scope, limit: this.limits[scope]!, times: await attempts.attemptTimes(where[scope], horizon) });
     }
-    return refusal;
+    return counted;
   }
 
-  private key(scope: ThrottleScope, value: string): string {
-    return createHmac("sha256", this.secretKey).update(`${this.purpose}:${scope}:${value}`).digest("base64url");
+  /** Refused when the scope already holds its limit of attempts in the window; the wait until one more fits. */
+  private refusal(counted: { scope: ThrottleScope; limit: number; times: number[] }, now: number): Refusal | undefined {
+    if (counted.times.length < counted.limit) return undefined;
+    return { outcome: "refused", retryAfterSeconds: this.wait(counted.times, counted.limit, now), scope: counted.scope };
+  }
+
+  /** With this attempt counted: how many more fit in the tightest scope, and, when none, how long until one does. */
+  private headroom(counted: { limit: number; times: number[] }[], now: number): Headroom {
+    let attemptsLeft = Infinity;
+    let retryAfterSeconds: number | undefined;
+    for (const { limit, times } of counted) {
+      const left = limit - times.length - 1;
+      attemptsLeft = Math.min(attemptsLeft, left);
+      if (left === 0) retryAfterSeconds = Math.max(retryAfterSeconds ?? 0, this.wait([...times, now], limit, now));
+    }
+    return { attemptsLeft, retryAfterSeconds };
+  }
+
+  /** The wait until enough of `times` have left the window for one more to fit under `limit`. */
+  private wait(times: number[], limit: number, now: number): number {
+    const lifting = times[times.length - limit]!;
+    return Math.max(1, Math.ceil((lifting + this.windowMs - now) / 1000));
+  }
+
+  private key(factor: string, scope: "account" | "address", value: string): string {
+    return createHmac("sha256", this.secretKey).update(`${this.purpose}:${factor}:${scope}:${value}`).digest("base64url");
   }
 }
 

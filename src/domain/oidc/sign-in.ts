@@ -9,7 +9,11 @@ export type WrongSecret = "password" | "otp";
 /**
  * Checks what a person types at the sign-in and step-up pages, always
  * through the throttle: the attempt is counted before the secret is checked,
- * so concurrent guesses cannot outrun the limits.
+ * so concurrent guesses cannot outrun the limits. Passwords and one-time
+ * codes are counted apart (the throttle's factors), by the login as typed:
+ * an unknown login is counted and answered as a known one. A JPKI card
+ * signature is not counted here: when typed secrets are paused, the card
+ * still signs in.
  */
 export class SignIn {
   constructor(
@@ -19,7 +23,7 @@ export class SignIn {
 
   /** Login with a password; the user when it is right. */
   withPassword(login: string, password: string, address: string): Promise<AttemptOutcome<OidcUserRow, WrongSecret>> {
-    return this.throttle.attempt(login, address, async () => {
+    return this.throttle.attempt(login, address, ["password"], async () => {
       const user = await this.users.verifyPassword(login, password);
       return user ? { ok: true, value: user } : { ok: false, reason: "password" };
     });
@@ -35,7 +39,8 @@ export class SignIn {
     secrets: { password: string; otp: string },
     address: string,
   ): Promise<AttemptOutcome<AuthMethod[], WrongSecret>> {
-    return this.throttle.attempt(user.login, address, async () => {
+    const factors: WrongSecret[] = [...(required.includes("pwd") ? ["password" as const] : []), ...(required.includes("otp") ? ["otp" as const] : [])];
+    return this.throttle.attempt(user.login, address, factors, async () => {
       const performed: AuthMethod[] = [];
       if (required.includes("pwd")) {
         if (!(await this.users.checkPassword(user, secrets.password))) return { ok: false, reason: "password" };

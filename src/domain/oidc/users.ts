@@ -51,6 +51,16 @@ export class OidcUsers {
     return user;
   }
 
+  /**
+   * A new password (an operator's reset). Sign-in attempts are counted by the
+   * login, not the password, so a pause in force stays until it lifts: a
+   * reset is no way around it for someone who guessed.
+   */
+  async setPassword(userId: string, password: string): Promise<void> {
+    if (password.length < 8) throw new DomainError("invalid_field", "a password has at least 8 characters", "password");
+    await this.repository.updateUserSecrets(userId, { passwordHash: await hashPassword(password) });
+  }
+
   /** Replaces the user's language-tagged names (an empty list removes them). */
   async setLocalizedNames(userId: string, names: LocalizedName[]): Promise<void> {
     await this.repository.updateUserNames(userId, checkLocalizedNames(names));

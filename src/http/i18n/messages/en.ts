@@ -25,7 +25,10 @@ export const en = {
     submit: "Sign in",
     missingFields: "Enter your username and password.",
     wrongCredentials: "The username or password is not correct.",
-    throttled: (wait: string) => `Too many failed sign-in attempts. Try again in ${wait}.`,
+    /** Typed secrets are paused (for this username from here, or for it everywhere); `until` is a time with its zone. */
+    throttled: (until: string) => `Too many failed sign-in attempts. You can try again after ${until}. You can still sign in with your My Number card, if you have linked it.`,
+    /** After a failure that leaves one more attempt before the pause. */
+    lastAttempt: "One more failed attempt will pause sign-in with a password for a while.",
   },
   reauth: {
     title: "Confirm it's you",
@@ -46,7 +49,8 @@ export const en = {
     otpHint: "The 6-digit code shown in your authenticator app.",
     mockOtp: (code: string) => html`Mock environment: the current code is <strong>${code}</strong>`,
     submit: "Continue",
-    throttled: "Too many failed attempts. Try again later.",
+    throttled: (until: string) => `Too many failed attempts. You can try again after ${until}.`,
+    lastAttempt: "One more failed attempt will pause this step for a while.",
     wrongPassword: "The password is not correct.",
     wrongOtp: "The one-time code is not correct or was already used.",
   },

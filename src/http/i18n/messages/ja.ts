@@ -18,7 +18,9 @@ export const ja: Messages = {
     submit: "サインイン",
     missingFields: "ユーザー名とパスワードを入力してください。",
     wrongCredentials: "ユーザー名またはパスワードが正しくありません。",
-    throttled: (wait) => `サインインの失敗が続いたため、一時的に制限しています。${wait}後にもう一度お試しください。`,
+    throttled: (until) =>
+      `サインインの失敗が続いたため、一時的に止めています。${until}以降にもう一度お試しください。マイナンバーカードを登録している場合は、カードでのサインインは引き続き使えます。`,
+    lastAttempt: "あと1回失敗すると、パスワードでのサインインがしばらく止まります。",
   },
   reauth: {
     title: "本人確認",
@@ -39,7 +41,8 @@ export const ja: Messages = {
     otpHint: "認証アプリに表示されている6桁のコードです。",
     mockOtp: (code) => html`モック環境: 現在のコードは <strong>${code}</strong> です`,
     submit: "続ける",
-    throttled: "失敗が続いたため、一時的に制限しています。しばらくしてからもう一度お試しください。",
+    throttled: (until) => `失敗が続いたため、一時的に止めています。${until}以降にもう一度お試しください。`,
+    lastAttempt: "あと1回失敗すると、この確認がしばらくできなくなります。",
     wrongPassword: "パスワードが正しくありません。",
     wrongOtp: "ワンタイムコードが正しくないか、すでに使用されています。",
   },

@@ -72,6 +72,23 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
   }
 
   const address = (req: Request) => req.socket.remoteAddress ?? "unknown";
+  /** When a paused sign-in may be tried again, in the page's language and time zone: "21:21 日本標準時". */
+  const retryTime = (lang: PageLanguage, seconds: number) => {
+    const formats = formatsFor(lang.locale, lang.timeZone);
+    const at = Date.now() + seconds * 1000;
+    // A time alone is clear within half a day; a longer window (a setting) names the date too.
+    return seconds <= 12 * 3600 ? formats.time(at) : formats.dateTime(at);
+  };
+  /** A failed attempt's words: what was wrong, then the pause it started, or the warning that one attempt is left. */
+  const failure = (
+    lang: PageLanguage,
+    wrong: string,
+    attempt: { attemptsLeft: number; retryAfterSeconds?: number },
+    words: { throttled: (until: string) => string; lastAttempt: string },
+  ) => {
+    const after = attempt.retryAfterSeconds !== undefined ? words.throttled(retryTime(lang, attempt.retryAfterSeconds)) : attempt.attemptsLeft === 1 ? words.lastAttempt : "";
+    return after ? `${wrong} ${after}` : wrong;
+  };
   const browser = (req: Request) => readCookie(req, cookies.browser) ?? "";
   const session = (req: Request) => readCookie(req, cookies.session);
   const bodyOf = (req: Request) => (req.body ?? {}) as Record<string, unknown>;
@@ -107,11 +124,10 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const attempt = await oidc.signIn.withPassword(login, password, address(req));
     if (attempt.outcome === "refused") {
       res.set("Retry-After", String(attempt.retryAfterSeconds));
-      const minutes = Math.ceil(attempt.retryAfterSeconds / 60);
-      return loginPage(req, res, interaction, 429, ({ t, locale, timeZone }) => ({ error: t.login.throttled(formatsFor(locale, timeZone).minutes(minutes)), loginHint: login }));
+      return loginPage(req, res, interaction, 429, (lang) => ({ error: lang.t.login.throttled(retryTime(lang, attempt.retryAfterSeconds)), loginHint: login }));
     }
     if (attempt.outcome === "failed") {
-      return loginPage(req, res, interaction, 401, ({ t }) => ({ error: t.login.wrongCredentials, loginHint: login }));
+      return loginPage(req, res, interaction, 401, (lang) => ({ error: failure(lang, lang.t.login.wrongCredentials, attempt, lang.t.login), loginHint: login }));
     }
     const user = attempt.value;
     const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req));
@@ -172,11 +188,14 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const attempt = await oidc.signIn.reauthenticate(user, requirement.methods, secrets, address(req));
     if (attempt.outcome === "refused") {
       res.set("Retry-After", String(attempt.retryAfterSeconds));
-      return reauthView(req, res, interaction, 429, { message: ({ t }) => t.reauth.throttled });
+      return reauthView(req, res, interaction, 429, { message: (lang) => lang.t.reauth.throttled(retryTime(lang, attempt.retryAfterSeconds)) });
     }
     if (attempt.outcome === "failed") {
       const field = attempt.reason;
-      return reauthView(req, res, interaction, 401, { message: ({ t }) => (field === "password" ? t.reauth.wrongPassword : t.reauth.wrongOtp), field });
+      return reauthView(req, res, interaction, 401, {
+        message: (lang) => failure(lang, field === "password" ? lang.t.reauth.wrongPassword : lang.t.reauth.wrongOtp, attempt, lang.t.reauth),
+        field,
+      });
     }
     const methods = attempt.value;
     sendStep(req, res, await oidc.flow.reauthenticated(interaction, sessionId, methods, browser(req)));
