@@ -194,10 +194,10 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
     await this.db.updateTable("oidc_interactions").set({ state: JSON.stringify(state) }).where("id_hash", "=", idHash).execute();
   }
 
-  /** Ends an interaction; true for the one caller that removed it, so a code is issued once even for a double submit. */
-  async deleteInteraction(idHash: string): Promise<boolean> {
-    const result = await this.db.deleteFrom("oidc_interactions").where("id_hash", "=", idHash).executeTakeFirst();
-    return Number(result.numDeletedRows) === 1;
+  /** Ends an interaction in one statement; true for the one caller that moved it, so a code is issued once even for a double submit. */
+  async endInteraction(idHash: string, endedHash: string): Promise<boolean> {
+    const result = await this.db.updateTable("oidc_interactions").set({ id_hash: endedHash }).where("id_hash", "=", idHash).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   async findGrant(id: string): Promise<GrantRow | undefined> {

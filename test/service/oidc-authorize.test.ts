@@ -417,7 +417,7 @@ describe("decision flow (spec 3.1) through real requests", () => {
     expectCode(await b.get(authorizeUrl(params({ scope: "profile openid" }))));
   });
 
-  it("a request answered at once writes no interaction; one that needs a page stores exactly one, gone once completed", async () => {
+  it("a request answered at once writes no interaction; one that needs a page stores exactly one, ended once completed", async () => {
     const s = live();
     const user = await createUser(s);
     const b = browser();
@@ -431,13 +431,15 @@ describe("decision flow (spec 3.1) through real requests", () => {
       expectError(await b.get(authorizeUrl(params({ scope: "openid profile", prompt: "none" }))), "consent_required");
       expect(writes).not.toHaveBeenCalled();
       expect(await interactions()).toBe(before);
-      // The consent page: one interaction, which completing removes.
+      // The consent page: one interaction, which completing puts out of reach (kept only to say it has ended, until swept).
       const page = await b.get(authorizeUrl(params({ scope: "openid profile", state: "page" })));
-      expectPage(page, "consent");
+      const path = expectPage(page, "consent");
       expect(writes).toHaveBeenCalledTimes(1);
       expect(await interactions()).toBe(before + 1);
       expectCode(await submitPage(b, page, "consent", { decision: "allow" }), { state: "page" });
-      expect(await interactions()).toBe(before);
+      expect(await interactions()).toBe(before + 1);
+      const id = new URL(path, s.url).searchParams.get("interaction")!;
+      expect(await s.domain.oidc.flow.load(id, b.jar.get(browserCookie)).catch((error: unknown) => (error as Error).name)).toBe("InteractionEnded");
     } finally {
       writes.mockRestore();
     }

@@ -1,5 +1,6 @@
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import {
   authorizeUrl,
@@ -82,6 +83,57 @@ for (const target of targets) {
       expect(page.status, page.body).toBe(200);
       return { path, page };
     }
+
+    describe("a sign-in that has ended, reached again", () => {
+      /** The way back the page offers, split: where it goes and its query. */
+      function wayBack(reply: Reply): URL {
+        const href = /<a class="button primary" href="([^"]+)" id="return-to-app">/.exec(reply.body)?.[1];
+        expect(href, "the page offers the way back").toBeDefined();
+        return new URL(href!.replace(/&amp;/g, "&"));
+      }
+
+      it("completed: the back button finds 'start again' with the way back to the app, in the interaction's language", async () => {
+        // A user of its own: the grant this makes would skip the consent page of other tests.
+        const finisher = await createUser(server);
+        const browser = new Browser(server.url);
+        const { path, page } = await loginPage(browser, { ui_locales: "ja", state: "done-1" });
+        const consent = expectPage(await browser.post(path, { csrf: csrfOf(page.body), login: finisher.login, password: finisher.password }), "consent");
+        const consentPage = await browser.get(consent);
+        expectCodeRedirect(await browser.post(consent, { csrf: csrfOf(consentPage.body), decision: "allow" }), { redirectUri, issuer: server.domain.oidc.issuer, state: "done-1" });
+        for (const again of [consent, path]) {
+          const ended = await browser.get(again, { "accept-language": "en" });
+          expect(ended.status).toBe(400);
+          expect(languageOf(ended)).toEqual({ lang: "ja", h1: "このサインインは終了しています" });
+          expect(ended.body).toContain('data-reason="completed"');
+          expect(ended.body).toContain(">アプリに戻ってやり直す</a>");
+          const back = wayBack(ended);
+          expect(`${back.origin}${back.pathname}`).toBe(redirectUri);
+          expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: "access_denied", state: "done-1", iss: server.domain.oidc.issuer });
+          expect(back.searchParams.has("code")).toBe(false);
+        }
+        // A second Allow is no second code: the same page.
+        expect((await browser.post(consent, { csrf: csrfOf(consentPage.body), decision: "allow" })).body).toContain('data-reason="completed"');
+      });
+
+      it("expired: the same, in English; another browser learns nothing of it", async () => {
+        const browser = new Browser(server.url);
+        const { path } = await loginPage(browser, { state: "late-1" }, { "accept-language": "en" });
+        const id = new URL(path, server.url).searchParams.get("interaction")!;
+        await server.database.db.updateTable("oidc_interactions").set({ expires_at: Date.now() - 1000 }).where("id_hash", "=", sha256Hex(id)).execute();
+        const ended = await browser.get(path, { "accept-language": "en" });
+        expect(ended.status).toBe(400);
+        expect(languageOf(ended)).toEqual({ lang: "en", h1: "This sign-in has ended" });
+        expect(ended.body).toContain("It was left unfinished for too long, so it has expired.");
+        expect(ended.body).toContain("Return to the app and start again</a>");
+        expect(Object.fromEntries(wayBack(ended).searchParams)).toMatchObject({ error: "access_denied", state: "late-1" });
+        // Its switch speaks Japanese on request.
+        expect(languageOf(await browser.get(`${path}&ui_locales=ja`)).lang).toBe("ja");
+        const stranger = await new Browser(server.url).get(path, { "accept-language": "en" });
+        expect(stranger.status).toBe(400);
+        expect(stranger.body).not.toContain("return-to-app");
+        expect(stranger.body).not.toContain(redirectUri);
+      });
+    });
 
     describe("times on pages", () => {
       /** The step-up page after a password sign-in, for a user with a second factor; and when the session began. */

@@ -104,14 +104,15 @@ for (const t of targets) {
     });
     const sweeper = () => new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), () => now, { loginAttemptWindowMs: loginWindow });
 
-    it("deletes interactions, sessions and used DPoP proofs once expired, codes and tokens a day after, sign-in attempts out of the window, lapsed OCSP responses, and nothing live", async () => {
+    it("deletes interactions an hour after expiry, sessions and used DPoP proofs once expired, codes and tokens a day after, sign-in attempts out of the window, lapsed OCSP responses, and nothing live", async () => {
       await seed({ a_live: now + minute, b_just_expired: now - minute, c_expired_hours_ago: now - day + minute, d_expired_over_a_day: now - day - minute });
       const counts = await sweeper().sweep();
-      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 3, sessions: 3, loginAttempts: 3, ocspResponses: 3, dpopProofs: 3 });
+      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 2, sessions: 3, loginAttempts: 3, ocspResponses: 3, dpopProofs: 3 });
       expect(await left()).toEqual({
         records: ["a_live", "b_just_expired", "c_expired_hours_ago"],
         tokens: ["a_live", "b_just_expired", "c_expired_hours_ago"],
-        interactions: ["a_live"],
+        // An interaction is kept an hour past its expiry, so its page can still offer to start again.
+        interactions: ["a_live", "b_just_expired"],
         sessions: ["a_live"],
         loginAttempts: ["a_live"],
         ocspResponses: ["a_live"],

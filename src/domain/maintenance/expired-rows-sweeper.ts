@@ -29,6 +29,8 @@ export interface ExpiredRowsStore {
  */
 export class ExpiredRowsSweeper {
   static readonly replayMemoryMs = 24 * 60 * 60 * 1000;
+  /** How long an ended interaction is kept past its expiry, so its page can still say "start again" with the way back. */
+  static readonly endedInteractionMemoryMs = 60 * 60 * 1000;
 
   constructor(
     private readonly records: Pick<OneTimeStore, "deleteExpired">,
@@ -43,7 +45,7 @@ export class ExpiredRowsSweeper {
     const oneTimeRecords = await this.records.deleteExpired(kept);
     return { oneTimeRecords, ...(await this.repository.deleteExpired({
         tokens: kept,
-        interactions: now,
+        interactions: now - ExpiredRowsSweeper.endedInteractionMemoryMs,
         sessions: now,
         loginAttempts: now - this.options.loginAttemptWindowMs,
         ocspResponses: now,

@@ -50,8 +50,12 @@ export interface InteractionStore {
   insertInteraction(interaction: InteractionRow): Promise<void>;
   findInteraction(idHash: string, now: number): Promise<InteractionRow | undefined>;
   updateInteraction(idHash: string, state: unknown): Promise<void>;
-  /** True for the one caller that deleted it: the single-use gate of an interaction. */
-  deleteInteraction(idHash: string): Promise<boolean>;
+  /**
+   * Moves the interaction out of reach of its id, to `endedHash`, where it
+   * stays until swept (to say it has ended); true for the one caller that
+   * moved it: the single-use gate of an interaction.
+   */
+  endInteraction(idHash: string, endedHash: string): Promise<boolean>;
 }
 
 export interface GrantStore {

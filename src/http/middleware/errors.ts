@@ -1,9 +1,11 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
 import { errorRedirect } from "../../domain/oidc/flow/redirects.ts";
+import { InteractionEnded } from "../../domain/oidc/flow/interaction-ended.ts";
 import { OAuthError } from "../../domain/oidc/oauth-error.ts";
 import { isUnavailable } from "../../storage/database.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { renderAuthorizationErrorPage, renderErrorPage } from "../pages/error-page.ts";
+import { renderInteractionEndedPage } from "../pages/interaction-ended.ts";
 import type { Locale } from "../i18n/locale.ts";
 import type { LocaleSources } from "../i18n/choose-locale.ts";
 import type { LanguageSwitch } from "../pages/layout.ts";
@@ -79,6 +81,19 @@ function sendOAuthError(err: OAuthError, req: Request, res: Response, issuer: st
   sendAnswer(req, res, errorAnswer(err, logger, req.path));
 }
 
+/** An ended sign-in reached again: the page that offers to start again, in the interaction's language. */
+function sendInteractionEnded(err: InteractionEnded, req: Request, res: Response): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  // The page's own switch (a link with ui_locales) wins over the interaction's language.
+  const switched = requestUiLocales(req);
+  res.locals.localeSources = switched ? { uiLocales: switched } : err.locales;
+  res.status(400).set("Cache-Control", "no-store").type("html");
+  res.send(renderInteractionEndedPage(errorPageLanguage(req, res), { why: err.why, clientName: err.clientName, returnTo: err.returnTo }));
+}
+
 /** What an error is answered with, whatever the page or JSON around it: the status, headers of its own, the error and its description. */
 export interface ErrorAnswer {
   status: number;
@@ -145,6 +160,7 @@ export function notFound(defaultLocale: Locale): RequestHandler {
 export function errorHandler(logger: Logger, issuer: string, defaultLocale: Locale): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     res.locals.defaultLocale = defaultLocale;
+    if (err instanceof InteractionEnded) return sendInteractionEnded(err, req, res);
     if (err instanceof OAuthError) return sendOAuthError(err, req, res, issuer, logger);
     sendAnswer(req, res, errorAnswer(err, logger, req.path));
   };

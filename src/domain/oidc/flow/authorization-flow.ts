@@ -10,6 +10,7 @@ import { OAuthError } from "../oauth-error.ts";
 import type { GrantRow, OidcUserRow, SessionRow } from "../model.ts";
 import type { ClientLookup, GrantStore, InteractionStore, SessionStore } from "../stores.ts";
 import type { OidcUsers } from "../users.ts";
+import { InteractionEnded } from "./interaction-ended.ts";
 import type { InteractionState } from "./interaction-state.ts";
 import { errorRedirect, redirectTo } from "./redirects.ts";
 import { orderedSecret, randomToken, sessionSid, sha256Hex, storedKeyOf } from "./secrets.ts";
@@ -120,7 +121,7 @@ export class AuthorizationFlow {
   async load(id: string, browserId: string | undefined): Promise<LoadedInteraction> {
     const row = id ? await this.repository.findInteraction(sha256Hex(id), this.clock()) : undefined;
     if (!row || !browserId || row.browserHash !== sha256Hex(browserId)) {
-      throw interactionNotFound("this sign-in request has expired or belongs to another browser");
+      throw (await this.ended(id, browserId)) ?? interactionNotFound("this sign-in request has expired or belongs to another browser");
     }
     const state = row.state as InteractionState;
     const client = await this.clients.find(state.clientId);
@@ -138,8 +139,10 @@ export class AuthorizationFlow {
       case "error":
         return this.fail(id, state.request, decided.error, decided.description);
       case "issue_code":
-        // Deleting the interaction is the single-use gate: a double submit issues one code.
-        if (!(await this.repository.deleteInteraction(sha256Hex(id)))) throw interactionNotFound("this sign-in request was already completed");
+        // Ending the interaction is the single-use gate: a double submit issues one code.
+        if (!(await this.repository.endInteraction(sha256Hex(id), endedHash(id)))) {
+          throw (await this.ended(id, browserId)) ?? interactionNotFound("this sign-in request was already completed");
+        }
         return this.issueCode(state.request, decided.session, decided.user, decided.grant);
       case "page":
         if (state.userId !== userBefore) await this.save(id, state);
@@ -381,14 +384,37 @@ export class AuthorizationFlow {
     return { kind: "redirect", url: redirectTo(request.redirectUri, { code, state: request.state, iss: this.settings.issuer }) };
   }
 
+  /**
+   * An interaction of this browser that has ended (completed, or expired and
+   * not yet swept), as the page that offers to start again; undefined for
+   * anything else, which stays the plain error (another browser learns nothing).
+   */
+  private async ended(id: string, browserId: string | undefined): Promise<InteractionEnded | undefined> {
+    if (!id || !browserId) return undefined;
+    const completed = await this.repository.findInteraction(endedHash(id), 0);
+    const row = completed ?? (await this.repository.findInteraction(sha256Hex(id), 0));
+    if (!row || row.browserHash !== sha256Hex(browserId)) return undefined;
+    const state = row.state as InteractionState;
+    const client = await this.clients.find(state.clientId);
+    if (!client) return undefined;
+    const request = state.request;
+    const returnTo = errorRedirect(request.redirectUri, this.settings.issuer, "access_denied", "the sign-in request had ended; the user returned to start again", request.state);
+    return new InteractionEnded(completed ? "completed" : "expired", client.name, returnTo, { chosen: state.locale, uiLocales: request.uiLocales });
+  }
+
   private async fail(id: string, request: AuthorizationRequest, error: string, description: string): Promise<Step> {
-    await this.repository.deleteInteraction(sha256Hex(id));
+    await this.repository.endInteraction(sha256Hex(id), endedHash(id));
     return errorStep(request, this.settings.issuer, error, description);
   }
 
   private save(id: string, state: InteractionState): Promise<void> {
     return this.repository.updateInteraction(sha256Hex(id), state);
   }
+}
+
+/** Where an ended interaction is kept until swept: out of reach of its id, found only to say it has ended. */
+function endedHash(id: string): string {
+  return sha256Hex(`ended:${id}`);
 }
 
 /** What the decision flow says to do next (see AuthorizationFlow.decide). */

@@ -136,6 +136,13 @@ export const en = {
     returnToApp: "Return to the app",
     returnNote: (client: string) => html`<span class="client">${client}</span> will be told that you could not confirm it's you at this level.`,
   },
+  ended: {
+    title: "This sign-in has ended",
+    expired: "It was left unfinished for too long, so it has expired.",
+    completed: "It was already completed, and you went back to the app.",
+    startAgain: (client: string) => html`To sign in, start again from <span class="client">${client}</span>.`,
+    returnToApp: "Return to the app and start again",
+  },
   consent: {
     title: "Allow access",
     heading: (client: string) => html`<span class="client">${client}</span> wants to access your account`,

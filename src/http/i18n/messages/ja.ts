@@ -127,6 +127,13 @@ export const ja: Messages = {
     returnToApp: "アプリに戻る",
     returnNote: (client) => html`<span class="client">${client}</span> には、このレベルの本人確認ができなかったことが伝えられます。`,
   },
+  ended: {
+    title: "このサインインは終了しています",
+    expired: "操作されないまま時間がたったため、有効期限が切れました。",
+    completed: "このサインインはすでに完了し、アプリに戻っています。",
+    startAgain: (client) => html`サインインするには、<span class="client">${client}</span> から最初からやり直してください。`,
+    returnToApp: "アプリに戻ってやり直す",
+  },
   consent: {
     title: "アクセスの許可",
     heading: (client) => html`<span class="client">${client}</span> があなたのアカウントへのアクセスを求めています`,
