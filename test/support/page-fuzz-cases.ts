@@ -8,7 +8,7 @@ import type { SeededRandom } from "./seeded-random.ts";
 
 /**
  * One request to an interaction page (/auth/login, /auth/reauth,
- * /auth/consent), GET or form POST, usually aimed at an interaction that is
+ * /auth/consent, /auth/unreachable), GET or form POST, usually aimed at an interaction that is
  * really open in the browser whose cookie it sends and carrying that page's
  * CSRF token, so the mutated fields reach the page's own checks; sometimes with
  * another browser's cookie, an unknown or malformed interaction id, or a wrong
@@ -16,7 +16,9 @@ import type { SeededRandom } from "./seeded-random.ts";
  */
 const otpDigits = "0123456789";
 
-function fields(page: OpenInteraction["page"], random: SeededRandom): Parameters {
+type Page = OpenInteraction["page"] | "unreachable";
+
+function fields(page: Page, random: SeededRandom): Parameters {
   switch (page) {
     case "login":
       // A wrong password mostly; the throttle answers 429 once it has seen enough, which is a fine answer too.
@@ -25,6 +27,8 @@ function fields(page: OpenInteraction["page"], random: SeededRandom): Parameters
       return [["password", random.pick(["wrong", "", "demo-password"])], ["otp", random.pick([random.text(6, otpDigits), random.text(random.range(0, 12), otpDigits), "abcdef", ""])]];
     case "consent":
       return [["decision", random.pick(["allow", "deny", "", "maybe"])]];
+    case "unreachable":
+      return [["return", random.pick(["yes", "", "no"])]];
   }
 }
 
@@ -41,7 +45,7 @@ function interactionParameter(interaction: OpenInteraction, random: SeededRandom
 export function pageCase(target: FuzzTarget, random: SeededRandom, transport: HttpTransport): FuzzCase {
   const interaction = random.pick(target.interactions);
   // Mostly the page the interaction is at; sometimes another page with its id.
-  const page = random.chance(0.8) ? interaction.page : random.pick(["login", "reauth", "consent"] as const);
+  const page: Page = random.chance(0.8) ? interaction.page : random.pick(["login", "reauth", "consent", "unreachable"] as const);
   const path = `/auth/${page}?${interactionParameter(interaction, random)}`;
   const cookie = random.chance(0.7) ? { name: "its browser", header: interaction.cookie } : randomCookie(random, [target.signedInCookie, ...target.interactions.map((i) => i.cookie)]);
   const headers: Record<string, string> = {};
