@@ -149,9 +149,12 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI sign-in with 
     await page.screenshot({ path: path.join(screenshotDir, "jpki-02-revoked.png"), fullPage: true });
     expect((await getUserinfo(server, high.accessToken)).json.jpki_verified).toBe(false);
 
-    // In Japanese, as the person may read it; Return to the app is the page's primary action, and the app gets the error.
+    // In Japanese on a phone, as the person may read it; Return to the app is the page's primary action, and the app gets the error.
+    await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${page.url()}&ui_locales=ja`);
     expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("このレベルの本人確認が今はできません");
+    const { scrollWidth, clientWidth, widest } = await pageWidths(page);
+    expect(scrollWidth, `widest element ${widest}`).toBeLessThanOrEqual(clientWidth);
     expect(await page.getByRole("alert").innerText()).toBe("マイナンバーカードの署名用電子証明書が失効しています。氏名や住所が変わったときや、カードを更新したときに失効します。");
     await page.screenshot({ path: path.join(screenshotDir, "jpki-03-revoked-ja.png"), fullPage: true });
     await page.getByRole("button", { name: "アプリに戻る" }).click();
