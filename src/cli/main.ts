@@ -117,7 +117,7 @@ function mainHelp(): string {
     ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     "",
     "Run 'shomei <command> --help' for a command's options. Settings come from the",
-    "environment and an optional JSON file; see README.md, section Configuration.",
+    "environment and an optional JSON file; see docs/reference/operations.md, section Configuration.",
   ].join("\n");
 }
 

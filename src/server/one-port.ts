@@ -8,7 +8,7 @@ import { addressKey } from "../domain/credentials/client-address.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
 
-/** What one client may hold and how long it may take; see the README's configuration table. */
+/** What one client may hold and how long it may take; see docs/reference/operations.md, Configuration. */
 export interface ConnectionLimits {
   /** To send a request's headers (HTTP/1.1), and a new connection's first bytes. */
   headersTimeoutMs: number;
