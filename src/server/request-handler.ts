@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest } from "node:http2";
 import type { Express } from "express";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
 import type { RpcHandler } from "./rpc-handler.ts";
+import { endUnreadBodyOnAnswer } from "./unread-http2-body.ts";
 
 export interface RequestHandlerOptions {
   rpc: RpcHandler;
@@ -51,6 +53,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     const procedure = rpc.match(pathname);
     const http2 = req.httpVersionMajor === 2;
     if (!http2 && options.isDraining()) res.setHeader("Connection", "close");
+    if (http2) endUnreadBodyOnAnswer(req as Http2ServerRequest);
 
     res.once("close", () => {
       inFlight--;

@@ -284,6 +284,51 @@ describe("graceful shutdown of the real CLI", () => {
     }
   });
 
+  it("on SIGTERM after 1,000 oversized bodies over h2c: no request is left in flight, exits within a second", async () => {
+    // A shutdown timeout the test can outwait: a request left in flight shows as an exit after it, with a warning.
+    const cli = await startCli({ SHOMEI_MAX_BODY_BYTES: "1024", SHOMEI_SHUTDOWN_TIMEOUT_MS: "5000" });
+    // Node's client counts the body it could not send against its own session memory (10 MB by default).
+    const session = http2.connect(`http://127.0.0.1:${cli.port}`, { maxSessionMemory: 1000 });
+    session.on("error", () => undefined);
+    const shapes = [
+      { path: procedurePath, "content-type": "application/json" },
+      { path: procedurePath, "content-type": "application/grpc" },
+      { path: "/api/oidc/v1/token", "content-type": "application/x-www-form-urlencoded" },
+    ];
+    const oversized = (n: number) =>
+      new Promise<number>((resolve, reject) => {
+        const { path: requestPath, ...headers } = shapes[n % shapes.length]!;
+        const stream = session.request({ ":method": "POST", ":path": requestPath, ...headers });
+        let status = 0;
+        stream.on("response", (h) => (status = Number(h[":status"])));
+        stream.resume();
+        stream.on("error", reject);
+        // Answered is enough: whether the stream also closed is the server's business, seen at shutdown.
+        stream.on("end", () => resolve(status));
+        // From just over the limit to past the stream's flow-control window: some are read whole, some cut off.
+        stream.end(Buffer.alloc(1025 + ((n * 7919) % 150_000), 0x20));
+      });
+    try {
+      let next = 0;
+      const statuses: number[] = [];
+      await Promise.all(
+        Array.from({ length: 12 }, async () => {
+          while (next < 1000) statuses.push(await oversized(next++));
+        }),
+      );
+      expect(statuses.filter((status) => status === 0)).toEqual([]);
+      session.destroy();
+      const signalled = Date.now();
+      cli.child.kill("SIGTERM");
+      expect(await cli.exited).toEqual({ code: 0, signal: null });
+      expect(Date.now() - signalled).toBeLessThan(1000);
+      expect(cli.logs().filter((l) => l.level === "warn" || l.level === "error")).toEqual([]);
+    } finally {
+      session.destroy();
+      cli.child.kill("SIGKILL");
+    }
+  });
+
   it("on SIGINT: closes idle keep-alive connections and idle HTTP/2 sessions and exits 0 without waiting for them", async () => {
     const cli = await startCli();
     const keepAlive = new Http1Reader(await connectRaw(cli.port));
