@@ -15,6 +15,7 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "../observability/logger.ts";
+import { depthCheckedDecoder } from "./depth-checked-json.ts";
 import { withEmptyRequestBody } from "./empty-request-body.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
 import { answerClientFaults } from "./rpc-client-faults.ts";
@@ -61,9 +62,7 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     interceptors: options.interceptors,
     readMaxBytes: options.readMaxBytes,
     acceptCompression: compressions,
-    // The spec's JSON clients send exactly the documented fields; a misspelt one
-    // must be an error, not silently ignored.
-    jsonOptions: { ignoreUnknownFields: false },
+    jsonOptions: routerJsonOptions,
   });
   options.routes(router);
   const handlers = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
@@ -129,6 +128,13 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     },
   };
 }
+
+/**
+ * The spec's JSON clients send exactly the documented fields; a misspelt one must be an error, not silently
+ * ignored. The decoder refuses deeply nested bodies before they are parsed: the router's type leaves it out,
+ * but Connect hands these options to its JSON serialisation, which takes it (JsonSerializationOptions).
+ */
+const routerJsonOptions = { ignoreUnknownFields: false, textDecoder: depthCheckedDecoder };
 
 /** connect-node's default: responses smaller than this are not compressed. */
 const connectCompressMinBytes = 1024;

@@ -6,6 +6,7 @@ import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { pendingConfirmation, type Preauthentication } from "../rpc/auth.ts";
 import type { RpcService } from "../rpc/routes.ts";
 import { headerValue, type AnyRequest, type AnyResponse } from "./exchange.ts";
+import { jsonNestingWithin } from "../domain/json-nesting.ts";
 import { LazyContext } from "./lazy-handler-context.ts";
 import { messageJson } from "./message-json.ts";
 
@@ -106,6 +107,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const headers = { get: (name: string) => headerValue(req.headers[name.toLowerCase()]) };
     const auth = await options.authenticate(p.service.typeName, headers, path).catch(() => undefined);
     if (!auth || auth.refused) return { handOver: auth };
+    // Too deep to parse here: the full handler refuses it in its words (depth-checked-json.ts).
+    if (protocol === "connect-json" && !jsonNestingWithin(message)) return { handOver: auth };
     let input: unknown;
     try {
       input = protocol === "connect-json" ? fromJson(p.input, JSON.parse(message.toString("utf8")), options.jsonOptions) : fromBinary(p.input, message);

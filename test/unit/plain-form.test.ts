@@ -13,7 +13,7 @@ function shape(value: unknown): string {
   return JSON.stringify(value);
 }
 
-const formPieces = ["a", "b", "grant_type", "refresh_token", "0", "1", "x", "", "=", "==", "+", "%20", "%2B", "%3D", "%26", "%", "%2", "%zz", "%E3%81%82", "%E3%81", "é", "日本", "a+b", "%C3%A9", "constructor", "__proto__", "toString", "[", "]", "%5B", "%5d", "a[b]", "." ];
+const formPieces = ["]=", "a", "b", "grant_type", "refresh_token", "0", "1", "x", "", "=", "==", "+", "%20", "%2B", "%3D", "%26", "%", "%2", "%zz", "%E3%81%82", "%E3%81", "é", "日本", "a+b", "%C3%A9", "constructor", "__proto__", "toString", "[", "]", "%5B", "%5d", "a[b]", "." ];
 
 function randomForm(seed: number): string {
   const random = new SeededRandom("plain-form", seed);
@@ -31,13 +31,14 @@ describe("parsePlainForm parses as qs does", () => {
     "a&b=&=c&&d=%E3%81%82",
     "bad=%E3%81&worse=%zz&plus=a+%2B+b",
     "1=one&0=zero&z=last&2=two",
+    "x=%5d&y=[[%5B]]&details=%5B%7B%22type%22%3A%22a%22%7D%5D",
   ])("%s", (text) => {
     const count = text.split("&").length;
     expect(shape(parsePlainForm(text))).toBe(shape(viaQs(text, count)));
   });
 
-  it("leaves forms with brackets or prototype names to qs", () => {
-    for (const text of ["a[b]=1", "a%5Bb%5D=1", "x=%5d", "__proto__=1", "constructor=x", "toString=1&a=2", "a=1&hasOwnProperty=2"]) {
+  it("leaves forms with brackets in keys, `]=`, or prototype names to qs", () => {
+    for (const text of ["a[b]=1", "a%5Bb%5D=1", "x[", "a=b]=c", "__proto__=1", "constructor=x", "toString=1&a=2", "a=1&hasOwnProperty=2"]) {
       expect(parsePlainForm(text), text).toBeUndefined();
     }
   });

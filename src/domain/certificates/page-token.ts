@@ -1,5 +1,6 @@
 import type { StatusCursor } from "./certificate-store.ts";
 import { DomainError } from "../errors.ts";
+import { jsonNestingWithin } from "../json-nesting.ts";
 
 /**
  * Page tokens are opaque to clients: base64url of the last record's position
@@ -13,7 +14,10 @@ export function encodePageToken(certificateId: string, cursor: StatusCursor): st
 
 export function decodePageToken(certificateId: string, token: string): StatusCursor {
   try {
-    const value = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as { c?: unknown; t?: unknown; i?: unknown };
+    const text = Buffer.from(token, "base64url");
+    // Our tokens nest one level; a deeply nested forgery is refused before JSON.parse spends time on it.
+    if (!jsonNestingWithin(text, 1)) throw new TypeError("not a page token");
+    const value = JSON.parse(text.toString("utf8")) as { c?: unknown; t?: unknown; i?: unknown };
     if (value.c === certificateId && Number.isSafeInteger(value.t) && typeof value.i === "string") {
       return { createdAt: value.t as number, id: value.i };
     }

@@ -1,3 +1,4 @@
+import { jsonNestingWithin, maxJsonDepth } from "../json-nesting.ts";
 import { OAuthError } from "./oauth-error.ts";
 
 /** One entry of RFC 9396 authorization_details: an object with a string `type` and any other members. */
@@ -11,6 +12,10 @@ const maxDetails = 50;
  */
 export function parseAuthorizationDetails(value: string | undefined, allowedTypes: readonly string[]): AuthorizationDetail[] {
   if (value === undefined) return [];
+  // Before the parser, which would spend the event loop on a deep enough document (json-nesting.ts).
+  if (!jsonNestingWithin(value)) {
+    throw new OAuthError("invalid_request", `authorization_details nests arrays and objects more than ${maxJsonDepth} levels deep`);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);

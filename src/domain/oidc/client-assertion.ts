@@ -10,6 +10,7 @@ import {
   type JWTVerifyOptions,
   type JWTVerifyResult,
 } from "jose";
+import { jwtNestingWithin } from "../json-nesting.ts";
 import type { OneTimeStore } from "../single-use.ts";
 import { invalidClient, type ClientAuthError, type ClientAuthFailureReason } from "./client-auth-error.ts";
 
@@ -53,6 +54,8 @@ export interface ClientAssertionPolicy {
 export function inspectClientAssertion(assertion: string): { subject: string | undefined } {
   let alg: unknown;
   let payload: JWTPayload;
+  // jose parses the header and payload with JSON.parse: a deeply nested one is refused first (json-nesting.ts).
+  if (!jwtNestingWithin(assertion)) throw invalidClient("assertion_malformed", { description: "client_assertion is not a well-formed JWT" });
   try {
     alg = decodeProtectedHeader(assertion).alg;
     payload = decodeJwt(assertion);

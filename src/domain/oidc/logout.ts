@@ -1,4 +1,5 @@
 import { compactVerify, createLocalJWKSet } from "jose";
+import { jwtNestingWithin } from "../json-nesting.ts";
 import type { OidcClient } from "./client.ts";
 import { signingAlgs } from "./keys/signing-algorithms.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
@@ -56,6 +57,8 @@ export async function resolveLogoutRequest(
 async function audienceOfHint(token: string, deps: { issuer: string; keys: SigningKeys }): Promise<string> {
   let payload: Record<string, unknown>;
   try {
+    // jose parses the protected header before it checks the signature: a deeply nested one is refused first.
+    if (!jwtNestingWithin(token)) throw new TypeError("nested too deep");
     const verified = await compactVerify(token, createLocalJWKSet(await deps.keys.jwks()), { algorithms: [...signingAlgs] });
     payload = JSON.parse(new TextDecoder().decode(verified.payload)) as Record<string, unknown>;
   } catch {

@@ -1,5 +1,6 @@
 import type { VerificationCursor, VerificationFilter } from "./verification-store.ts";
 import { DomainError } from "../errors.ts";
+import { jsonNestingWithin } from "../json-nesting.ts";
 
 /**
  * Opaque to clients: base64url of the last verification's position and the
@@ -15,7 +16,10 @@ export function encodeVerificationPageToken(filter: VerificationFilter, cursor: 
 
 export function decodeVerificationPageToken(filter: VerificationFilter, token: string): VerificationCursor {
   try {
-    const value = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as { f?: unknown; t?: unknown; i?: unknown };
+    const text = Buffer.from(token, "base64url");
+    // Our tokens nest one level; a deeply nested forgery is refused before JSON.parse spends time on it.
+    if (!jsonNestingWithin(text, 1)) throw new TypeError("not a page token");
+    const value = JSON.parse(text.toString("utf8")) as { f?: unknown; t?: unknown; i?: unknown };
     if (value.f === filterKey(filter) && Number.isSafeInteger(value.t) && typeof value.i === "string") {
       return { createdAt: value.t as number, id: value.i };
     }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK, type JWTPayload } from "jose";
+import { jwtNestingWithin } from "../../json-nesting.ts";
 import { OAuthError } from "../oauth-error.ts";
 import { dpopSigningAlgorithms, isDpopSigningAlgorithm } from "./algorithms.ts";
 import { comparableHtu } from "./htu.ts";
@@ -47,6 +48,8 @@ export function invalidProof(description: string): OAuthError {
 export async function verifyProof(proof: string, target: ProofTarget, policy: ProofTimePolicy, nowMs: number): Promise<VerifiedProof> {
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
+    // jose parses the header with JSON.parse: a deeply nested one is refused first (json-nesting.ts).
+    if (!jwtNestingWithin(proof)) throw new TypeError("nested too deep");
     header = decodeProtectedHeader(proof);
   } catch {
     throw invalidProof("the DPoP proof is not a JWT");
