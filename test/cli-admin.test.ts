@@ -206,7 +206,8 @@ describe("account and token administration through the CLI, against a running se
   it("certificate link-login <login> <file>: a JPKI certificate is linked to an end user once its status is good", async () => {
     const user = await server.domain.oidc.users.create({ login: "cli-holder", password: "cli-holder-password" });
     const other = await server.domain.oidc.users.create({ login: "cli-other", password: "cli-other-password" });
-    const account = await server.domain.accounts.get("acme");
+    // An account of its own (API use active), so that the test passes alone and in any order.
+    const account = await server.domain.accounts.create("link-login", "active");
     const issued = await server.domain.mock!.createCertificate(account.id, { type: "jpki_card_digital_signature" });
     const file = path.join(dir, "holder.pem");
     writeFileSync(file, issued.certificatePem);
