@@ -1,4 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, BrowserContextOptions, Locator, Page, Response } from "playwright-core";
@@ -6,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
 import { seedOidcDemo, type OidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
+import { registerClient } from "../support/oidc.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 /*
@@ -545,6 +548,67 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       expect(await memberItems(page.locator("section.detail"), "Actions")).toEqual(["See your balances"]);
       await page.getByRole("button", { name: "Allow", exact: true }).click();
       expectCode(await readCallback(page), "no-js");
+    });
+  });
+
+  describe("forms post to this origin only (CSP form-action)", () => {
+    let application: Server;
+    let applicationOrigin: string;
+
+    beforeAll(async () => {
+      // The application on another origin (localhost, the provider being 127.0.0.1): its callback page says what came back.
+      application = createServer((req, res) => res.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html><title>app</title><h1>Back at the application</h1>`));
+      await new Promise<void>((resolve) => application.listen(0, resolve));
+      applicationOrigin = `http://localhost:${(application.address() as AddressInfo).port}`;
+      await registerClient(server, {
+        client_id: "other-origin-app",
+        token_endpoint_auth_method: "client_secret_basic",
+        client_secret: "other-origin-app-secret-0123456789",
+        redirect_uris: [`${applicationOrigin}/callback`],
+        scope: "openid profile",
+      });
+    });
+
+    afterAll(() => {
+      application?.closeAllConnections();
+      application?.close();
+    });
+
+    it("the pages name the client's redirect origin, and sign-in then Allow redirects there (Chromium applies form-action to the redirect)", async () => {
+      await createUser("elsewhere-user", "elsewhere-user-password");
+      const page = await newPage();
+      const documentResponse = trackDocuments(page);
+      const violations: string[] = [];
+      page.on("console", (message) => {
+        if (message.text().includes("Content Security Policy")) violations.push(message.text());
+      });
+      await page.goto(authorizeUrl({ client_id: "other-origin-app", redirect_uri: `${applicationOrigin}/callback`, response_type: "code", scope: "openid profile", state: "elsewhere", ui_locales: "en" }));
+      await arrive(page, pagePath("login"), "the login page");
+      const policy = (await documentResponse().allHeaders())["content-security-policy"]!.split(";").map((d) => d.trim());
+      expect(policy).toEqual(expect.arrayContaining([`form-action 'self' ${applicationOrigin}`, "base-uri 'none'"]));
+      await fillLogin(page, "elsewhere-user", "elsewhere-user-password");
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
+      await arrive(page, pagePath("consent"), "the consent page");
+      await page.getByRole("button", { name: "Allow", exact: true }).click();
+      await arrive(page, (url) => url.origin === applicationOrigin && url.pathname === "/callback", "the application's callback");
+      expect(new URL(page.url()).searchParams.get("state")).toBe("elsewhere");
+      expect(await text(page.getByRole("heading", { level: 1 }))).toBe("Back at the application");
+      expect(violations).toEqual([]);
+    });
+
+    it("a page whose form would post to another origin is stopped by the browser", async () => {
+      const page = await newPage();
+      await page.goto(demoRequest("foreign-form"));
+      await arrive(page, pagePath("login"), "the login page");
+      const loginUrl = page.url();
+      // A form injected into the page (as markup injection would) that posts elsewhere.
+      const posted: string[] = [];
+      application.on("request", (req: { method?: string }) => posted.push(req.method ?? ""));
+      const script = `const f = document.createElement("form"); f.method = "post"; f.action = ${JSON.stringify(`${applicationOrigin}/collect`)}; document.body.append(f); f.submit();`;
+      await page.evaluate(script).catch(() => undefined);
+      await page.waitForTimeout(500);
+      expect(page.url()).toBe(loginUrl);
+      expect(posted).toEqual([]);
     });
   });
 

@@ -220,7 +220,7 @@ describe("HTTP behaviour", () => {
   });
 
   describe("security headers", () => {
-    const csp = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'";
+    const csp = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
     it.each([
       ["the home page", "/", "text/html"],
       ["a not-found page", "/no/such/page", "text/html"],

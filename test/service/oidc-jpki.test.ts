@@ -416,6 +416,6 @@ describe("JPKI sign-in in production mode", () => {
     expect(server.domain.oidc.mockCards).toBeUndefined();
     const script = await fetch(`${server.url}/assets/mock-card.js`);
     expect(script.status).toBe(404);
-    expect(script.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'");
+    expect(script.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
   });
 });

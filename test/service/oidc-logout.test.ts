@@ -88,6 +88,8 @@ describe("RP-initiated logout", () => {
     const page = await browser.get(`/auth/logout?${new URLSearchParams({ id_token_hint: idToken, post_logout_redirect_uri: afterLogout, state: "s-1" })}`);
     expect(page.status).toBe(200);
     expect(page.headers.get("x-frame-options")).toBe("DENY");
+    // Its form ends in a redirect to the application, which the page's form-action must allow (Chromium checks redirects).
+    expect(page.headers.get("content-security-policy")).toContain("form-action 'self' https://rp.example;");
     expect(page.body).toContain("<strong>Logout RP</strong> asks you to sign out.");
     expect(hiddenFields(page.body)).toEqual({ client_id: "logout-rp", post_logout_redirect_uri: afterLogout, state: "s-1", confirm: "yes", csrf: expect.stringMatching(/^[\w-]{43}$/) });
     expect(await sessionAlive(browser)).toBe(true);

@@ -1,18 +1,40 @@
 import type { RequestHandler } from "express";
 
 /**
- * The policy of every HTML response: no scripts, styles inline only, never
- * framed, no <base>. No form-action: browsers apply it to the redirect that
- * follows a form, and our forms end in a redirect to the application.
+ * The policy of every HTML response: no scripts, styles inline only, forms
+ * post to this origin only, never framed, no <base>.
  */
 export const contentSecurityPolicy =
-  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /**
- * The policy of a mock-mode JPKI page: the same, plus scripts from this
- * origin only (the mock card's script file; never inline, never elsewhere).
+ * The policy of a page whose form may end in a redirect to an application
+ * (sign-in, step-up and consent to the client's redirect_uri, logout to its
+ * post_logout_redirect_uri): Chromium applies form-action to the redirects
+ * that follow a submission too, so the policy also names where those go, as
+ * already matched against the client's registration. An http(s) target is
+ * named by its origin, any other (an app's own scheme) by its scheme.
  */
-export const mockCardContentSecurityPolicy = contentSecurityPolicy.replace("default-src 'none';", "default-src 'none'; script-src 'self';");
+export function policyWithFormTargets(targets: readonly string[], policy = contentSecurityPolicy): string {
+  const sources = [...new Set(targets.map(formTargetSource).filter((source) => source !== undefined))];
+  return sources.length === 0 ? policy : policy.replace("form-action 'self'", `form-action 'self' ${sources.join(" ")}`);
+}
+
+function formTargetSource(target: string): string | undefined {
+  if (!URL.canParse(target)) return undefined;
+  const url = new URL(target);
+  const source = url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
+  // A source expression is one token: anything that could break the header stays out.
+  return /^[A-Za-z0-9+.:/[\]-]+$/.test(source) ? source : undefined;
+}
+
+/**
+ * A page's policy with scripts from this origin allowed, for mock-mode JPKI
+ * pages (the mock card's script file; never inline, never elsewhere).
+ */
+export function withMockCardScript(policy: string): string {
+  return policy.replace("default-src 'none';", "default-src 'none'; script-src 'self';");
+}
 
 /**
  * Headers on every Express response (pages, the home page, error pages, JSON

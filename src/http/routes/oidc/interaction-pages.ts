@@ -8,7 +8,7 @@ import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
 import { formatsFor } from "../../i18n/format.ts";
 import { locales, type Locale } from "../../i18n/locale.ts";
 import { linkPageLanguage, pageLanguage } from "../../i18n/page-language.ts";
-import { pageHeaders } from "../../middleware/page-headers.ts";
+import { pageHeaders, policyWithFormTargets } from "../../middleware/page-headers.ts";
 import { consentFormId, renderConsentPage } from "../../pages/consent.ts";
 import { switchLocaleField, type PageLanguage } from "../../pages/layout.ts";
 import { loginFormId, renderLoginPage } from "../../pages/login.ts";
@@ -41,6 +41,8 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
   async function load(req: Request, res: Response): Promise<LoadedInteraction> {
     const interaction = await oidc.flow.load(interactionId(req), readCookie(req, cookies.browser));
     res.locals.localeSources = localeSources(interaction);
+    // Every form of the interaction's pages may end in a redirect to the client: its page policy names it.
+    res.set("Content-Security-Policy", policyWithFormTargets([interaction.state.request.redirectUri]));
     return interaction;
   }
 

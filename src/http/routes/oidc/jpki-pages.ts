@@ -9,7 +9,7 @@ import type { AuthMethod } from "../../../domain/oidc/acr.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { demoLogin } from "../../../domain/mock/demo-names.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
-import { mockCardContentSecurityPolicy, pageHeaders } from "../../middleware/page-headers.ts";
+import { contentSecurityPolicy, pageHeaders, withMockCardScript } from "../../middleware/page-headers.ts";
 import { renderJpkiLinkPage, renderJpkiSignInFirstPage } from "../../pages/jpki-link.ts";
 import { mockCardScriptPath, renderJpkiSignInPage, renderJpkiStepUpPage, type MockCardView } from "../../pages/jpki-sign.ts";
 import { switchLocaleField, type PageLanguage } from "../../pages/layout.ts";
@@ -68,7 +68,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
 
   /** The page's CSP: scripts from this origin only when the mock card's script is on it. */
   function send(res: Response, status: number, body: string, mockCard: MockCardView | undefined): void {
-    if (mockCard) res.set("Content-Security-Policy", mockCardContentSecurityPolicy);
+    if (mockCard) res.set("Content-Security-Policy", withMockCardScript(String(res.get("Content-Security-Policy") ?? contentSecurityPolicy)));
     res.status(status).type("html").send(body);
   }
 

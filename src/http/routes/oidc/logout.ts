@@ -5,7 +5,7 @@ import { resolveLogoutRequest, type LogoutRequest } from "../../../domain/oidc/l
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { clearCookie, cookieNames, readCookie } from "../../cookies.ts";
 import { authorizationErrorPages } from "../../middleware/errors.ts";
-import { pageHeaders } from "../../middleware/page-headers.ts";
+import { pageHeaders, policyWithFormTargets } from "../../middleware/page-headers.ts";
 import { renderLogoutPage, renderSignedOutPage } from "../../pages/logout.ts";
 import type { PageLanguage } from "../../pages/layout.ts";
 import { uiLocalesParameter } from "../../i18n/choose-locale.ts";
@@ -65,6 +65,8 @@ export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: L
     }
     const hidden: Record<string, string> = { ...carried, csrf: csrfToken(oidc.secretKey, sessionCsrf) };
     const lang = language(req, raw, hidden);
+    // The confirmation ends in a redirect to the registered post_logout_redirect_uri: the page's policy names it.
+    if (request.postLogoutRedirectUri) res.set("Content-Security-Policy", policyWithFormTargets([request.postLogoutRedirectUri]));
     // A confirmation without this session's token did not come from our page: ask again.
     res
       .status(confirming ? 403 : 200)
