@@ -84,9 +84,6 @@ function expectNoStackTrace(run: Run): void {
 
 describe("account and token administration through the CLI, against a running server on the same database", () => {
   let server: TestServer;
-  let token: string;
-  let prefix: string;
-  let certificateId: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "shomei-cli-admin-"));
@@ -101,7 +98,23 @@ describe("account and token administration through the CLI, against a running se
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const call = () => setupClients(server, token).certificates.getCertificate({ certificateId: certificateId ?? randomUUID() });
+  /**
+   * An account of the test's own with one token, made through the domain: each test runs the commands it is
+   * about, and passes alone and in any order.
+   */
+  async function accountWithToken(name: string, apiStatus: "not_started" | "active"): Promise<{ token: string; prefix: string }> {
+    await server.domain.accounts.create(name, apiStatus);
+    const { token } = await server.domain.accounts.createToken(name, "ci");
+    return { token, prefix: token.slice(0, 16) };
+  }
+
+  /** A mock certificate of the token's account, made through the API. */
+  async function mockCertificate(token: string): Promise<string> {
+    const created = await setupClients(server, token).mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE });
+    return created.certificate!.id;
+  }
+
+  const call = (token: string, certificateId: string = randomUUID()) => setupClients(server, token).certificates.getCertificate({ certificateId });
 
   it("user create --names: the name in other languages, as claims_locales returns it; bad names are refused", async () => {
     const names = [
@@ -145,22 +158,24 @@ describe("account and token administration through the CLI, against a running se
     expect(run.stdout).toContain(account.id);
   });
 
-  it("token create acme --name ci prints the token, and only the token, on stdout", async () => {
-    const run = await ok("token", "create", "acme", "--name", "ci");
+  it("token create <account> --name ci prints the token, and only the token, on stdout", async () => {
+    await server.domain.accounts.create("token-create");
+    const run = await ok("token", "create", "token-create", "--name", "ci");
     expect(run.stdout.endsWith("\n")).toBe(true);
     expect(run.stdout.split("\n")).toHaveLength(2);
-    token = run.stdout.trimEnd();
+    const token = run.stdout.trimEnd();
     expect(token).toMatch(tokenPattern);
-    prefix = token.slice(0, 16);
+    const prefix = token.slice(0, 16);
     // The note on stderr names the prefix but never the secret.
     expect(run.stderr).toContain(prefix);
     expect(run.stderr).not.toContain(token.slice(17));
-    const tokens = await server.domain.accounts.listTokens("acme");
+    const tokens = await server.domain.accounts.listTokens("token-create");
     expect(tokens.map((t) => [t.prefix, t.name, t.revokedAt])).toEqual([[prefix, "ci", null]]);
   });
 
   it("before account start, the token is refused with permission_denied API_USE_NOT_STARTED", async () => {
-    await expectRpcError(call(), Code.PermissionDenied, "ERROR_REASON_API_USE_NOT_STARTED");
+    const { token } = await accountWithToken("not-started", "not_started");
+    await expectRpcError(call(token), Code.PermissionDenied, "ERROR_REASON_API_USE_NOT_STARTED");
     await expectRpcError(
       setupClients(server, token).mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE }),
       Code.PermissionDenied,
@@ -168,38 +183,39 @@ describe("account and token administration through the CLI, against a running se
     );
   });
 
-  it("after account start acme, the token works", async () => {
-    const run = await ok("account", "start", "acme");
-    expect(run.stdout).toBe("account acme: API use active\n");
-    const api = setupClients(server, token);
-    const created = await api.mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE });
-    certificateId = created.certificate!.id;
-    expect((await call()).certificate!.id).toBe(certificateId);
-    expect((await api.certificates.checkCertificateStatus({ certificateId })).certificate!.id).toBe(certificateId);
+  it("after account start <account>, the token works", async () => {
+    const { token } = await accountWithToken("starting", "not_started");
+    const run = await ok("account", "start", "starting");
+    expect(run.stdout).toBe("account starting: API use active\n");
+    const certificateId = await mockCertificate(token);
+    expect((await call(token, certificateId)).certificate!.id).toBe(certificateId);
+    expect((await setupClients(server, token).certificates.checkCertificateStatus({ certificateId })).certificate!.id).toBe(certificateId);
   });
 
-  it("certificate link acme <certificate> <user>: the certificate belongs to that user from then on", async () => {
+  it("certificate link <account> <certificate> <user>: the certificate belongs to that user from then on", async () => {
+    const { token } = await accountWithToken("linking", "active");
+    const certificateId = await mockCertificate(token);
     const api = setupClients(server, token);
     const other = await api.mock.createMockCertificate({ type: CertificateType.JPKI_CARD_USER_AUTHENTICATION });
     const otherUser = other.user!.id;
-    expect((await call()).user!.id).not.toBe(otherUser);
-    const run = await ok("certificate", "link", "acme", certificateId.toUpperCase(), otherUser);
-    expect(run.stdout).toBe(`certificate ${certificateId} of account acme now belongs to user ${otherUser}\n`);
-    expect((await call()).user!.id).toBe(otherUser);
+    expect((await call(token, certificateId)).user!.id).not.toBe(otherUser);
+    const run = await ok("certificate", "link", "linking", certificateId.toUpperCase(), otherUser);
+    expect(run.stdout).toBe(`certificate ${certificateId} of account linking now belongs to user ${otherUser}\n`);
+    expect((await call(token, certificateId)).user!.id).toBe(otherUser);
     // The user's latest certificate can now be the linked one (same notBefore second: the later-stored wins).
     const latest = await api.certificates.checkUserCertificateStatus({ userId: otherUser, certificateType: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE });
     expect(latest.certificate!.id).toBe(certificateId);
 
     for (const [args, message] of [
-      [["certificate", "link", "acme", randomUUID(), otherUser], "no certificate with this id"],
-      [["certificate", "link", "acme", certificateId, randomUUID()], "no user with this id"],
+      [["certificate", "link", "linking", randomUUID(), otherUser], "no certificate with this id"],
+      [["certificate", "link", "linking", certificateId, randomUUID()], "no user with this id"],
     ] as const) {
       const failed = await shomei(...args);
       expect(failed.code).toBe(1);
       expect(failed.stderr).toContain(message);
       expectNoStackTrace(failed);
     }
-    const usage = await shomei("certificate", "link", "acme");
+    const usage = await shomei("certificate", "link", "linking");
     expect(usage.code).toBe(2);
   });
 
@@ -242,19 +258,22 @@ describe("account and token administration through the CLI, against a running se
   }, 120_000);
 
   it("account list shows the account and its API status", async () => {
+    await server.domain.accounts.create("listed", "active");
     const run = await ok("account", "list");
-    const account = await server.domain.accounts.get("acme");
-    expect(run.stdout).toMatch(new RegExp(`^acme\\t${account.id}\\tactive\\t\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`, "m"));
+    const account = await server.domain.accounts.get("listed");
+    expect(run.stdout).toMatch(new RegExp(`^listed\\t${account.id}\\tactive\\t\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`, "m"));
   });
 
-  it("token list acme shows the prefix, name and last use, never the secret", async () => {
-    const run = await ok("token", "list", "acme");
+  it("token list <account> shows the prefix, name and last use, never the secret", async () => {
+    const { token, prefix } = await accountWithToken("token-list", "active");
+    // A call with the token, whose use the server records.
+    await mockCertificate(token);
+    const run = await ok("token", "list", "token-list");
     const lines = run.stdout.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
     const [shownPrefix, name, created, lastUsed, state] = lines[0]!.split("\t");
     expect({ shownPrefix, name, state }).toEqual({ shownPrefix: prefix, name: "ci", state: "active" });
     expect(created).toMatch(/^created \d{4}-\d\d-\d\dT/);
-    // The server used the token above.
     expect(lastUsed).toMatch(/^last used \d{4}-\d\d-\d\dT/);
     const secret = token.slice(17);
     expect(run.stdout).not.toContain(secret);
@@ -263,10 +282,11 @@ describe("account and token administration through the CLI, against a running se
   });
 
   it("token revoke <prefix>: the token stops working", async () => {
+    const { token, prefix } = await accountWithToken("token-revoke", "active");
     const run = await ok("token", "revoke", prefix);
     expect(run.stdout).toBe(`revoked token ${prefix}\n`);
-    await expectRpcError(call(), Code.Unauthenticated, "ERROR_REASON_TOKEN_INVALID");
-    const list = await ok("token", "list", "acme");
+    await expectRpcError(call(token), Code.Unauthenticated, "ERROR_REASON_TOKEN_INVALID");
+    const list = await ok("token", "list", "token-revoke");
     expect(list.stdout).toMatch(new RegExp(`^${prefix}\\tci\\t.*\\trevoked \\d{4}-`, "m"));
     // A second revoke of the same prefix is an error, not a silent success.
     const again = await shomei("token", "revoke", prefix);
@@ -275,15 +295,17 @@ describe("account and token administration through the CLI, against a running se
     expectNoStackTrace(again);
   });
 
-  it("account suspend acme: a fresh token of the account is refused with API_USE_SUSPENDED", async () => {
-    const created = await ok("token", "create", "acme", "--name", "second");
-    token = created.stdout.trimEnd();
+  it("account suspend <account>: a fresh token of the account is refused with API_USE_SUSPENDED", async () => {
+    const { token: first } = await accountWithToken("suspended", "active");
+    const certificateId = await mockCertificate(first);
+    const created = await ok("token", "create", "suspended", "--name", "second");
+    const token = created.stdout.trimEnd();
     expect(token).toMatch(tokenPattern);
-    expect((await call()).certificate!.id).toBe(certificateId);
+    expect((await call(token, certificateId)).certificate!.id).toBe(certificateId);
 
-    const run = await ok("account", "suspend", "acme");
-    expect(run.stdout).toBe("account acme: API use suspended\n");
-    await expectRpcError(call(), Code.PermissionDenied, "ERROR_REASON_API_USE_SUSPENDED");
+    const run = await ok("account", "suspend", "suspended");
+    expect(run.stdout).toBe("account suspended: API use suspended\n");
+    await expectRpcError(call(token, certificateId), Code.PermissionDenied, "ERROR_REASON_API_USE_SUSPENDED");
     await expectRpcError(
       setupClients(server, token).certificates.checkCertificateStatus({ certificateId }),
       Code.PermissionDenied,
@@ -370,7 +392,7 @@ describe("account and token administration through the CLI, against a running se
   });
 
   describe("bad usage: non-zero exit, a message, no stack trace", () => {
-    const cases: { args: string[]; code: number; message: RegExp }[] = [
+    const cases: { args: string[]; code: number; message: RegExp; /** An account that must exist first. */ exists?: string }[] = [
       { args: ["account"], code: 2, message: /^shomei account: unknown action "": use create, start, suspend or list$/m },
       { args: ["account", "frobnicate"], code: 2, message: /^shomei account: unknown action "frobnicate": use create, start, suspend or list$/m },
       { args: ["account", "create"], code: 2, message: /^shomei account: account create needs a name$/m },
@@ -378,7 +400,7 @@ describe("account and token administration through the CLI, against a running se
       { args: ["token", "revoke"], code: 2, message: /^shomei token: token revoke needs a token prefix/m },
       { args: ["token", "revoke", "notaprefix"], code: 1, message: /^shomei token: "notaprefix" is not a token prefix \(shm_ and 12 hex digits\)$/m },
       { args: ["token", "create", "nosuch"], code: 1, message: /^shomei token: no account named "nosuch"$/m },
-      { args: ["account", "create", "acme"], code: 1, message: /^shomei account: an account named "acme" already exists$/m },
+      { args: ["account", "create", "already-there"], code: 1, message: /^shomei account: an account named "already-there" already exists$/m, exists: "already-there" },
       { args: ["account", "create", "Not Valid"], code: 1, message: /^shomei account: an account name is 1–63 characters/m },
       { args: ["token", "create", "acme", "--nmae", "x"], code: 2, message: /^shomei token: Unknown option '--nmae'/m },
       { args: ["keys", "rotate", "--alg", "HS256"], code: 2, message: /^shomei keys: unknown algorithm "HS256": use ES256 or RS256$/m },
@@ -386,6 +408,8 @@ describe("account and token administration through the CLI, against a running se
     ];
     for (const c of cases) {
       it(`shomei ${c.args.join(" ")} exits ${c.code}`, async () => {
+        const exists = c.exists;
+        if (exists && !(await server.domain.accounts.list()).some((a) => a.name === exists)) await server.domain.accounts.create(exists);
         const run = await shomei(...c.args);
         expect(run.code).toBe(c.code);
         expect(run.stderr).toMatch(c.message);
