@@ -16,12 +16,12 @@
  */
 export function parsePlainForm(text: string): Record<string, string | string[]> | undefined {
   const form: Record<string, string | string[]> = {};
-  // qs turns escaped brackets into brackets before anything else, so they split parts and stay when a value does not decode.
-  const bracketed = escapedBracket.test(text) ? text.replace(/%5B/gi, "[").replace(/%5D/gi, "]") : text;
-  for (const part of bracketed.split("&")) {
+  for (const part of text.split("&")) {
+    // qs first turns escaped brackets into brackets, so an escaped one splits a part as a raw one does.
+    if (splitAtBracket.test(part)) return undefined;
     const at = part.indexOf("=");
     const rawKey = at === -1 ? part : part.slice(0, at);
-    if (hasBracket.test(rawKey) || part.includes("]=")) return undefined;
+    if (hasBracket.test(rawKey)) return undefined;
     const key = decode(rawKey);
     if (key === "") continue;
     if (key in Object.prototype) return undefined;
@@ -32,8 +32,8 @@ export function parsePlainForm(text: string): Record<string, string | string[]> 
   return form;
 }
 
-const escapedBracket = /%5[bd]/i;
-const hasBracket = /[[\]]/;
+const hasBracket = /[[\]]|%5[bd]/i;
+const splitAtBracket = /(?:\]|%5d)=/i;
 
 /** qs's utf-8 decoder: `+` is a space; an escape that does not decode leaves the text as it was (with its spaces). */
 function decode(text: string): string {
@@ -42,6 +42,7 @@ function decode(text: string): string {
   try {
     return decodeURIComponent(spaced);
   } catch {
-    return spaced;
+    // As qs leaves it: with the brackets it unescaped before anything else.
+    return spaced.replace(/%5B/gi, "[").replace(/%5D/gi, "]");
   }
 }

@@ -6,6 +6,7 @@ import {
   type Interceptor,
 } from "@connectrpc/connect";
 import type { Preauthentication } from "../rpc/auth.ts";
+import { depthCheckedDecoder } from "../rpc/depth-checked-json.ts";
 import type { RpcService } from "../rpc/routes.ts";
 import { createAsyncIterable, type UniversalHandler } from "@connectrpc/connect/protocol";
 import {
@@ -15,7 +16,6 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "../observability/logger.ts";
-import { depthCheckedDecoder } from "./depth-checked-json.ts";
 import { withEmptyRequestBody } from "./empty-request-body.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
 import { answerClientFaults } from "./rpc-client-faults.ts";

@@ -4,9 +4,9 @@ import { compressionNegotiate, createAsyncIterable, type Compression, type Unive
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { pendingConfirmation, type Preauthentication } from "../rpc/auth.ts";
+import { depthCheckedDecoder } from "../rpc/depth-checked-json.ts";
 import type { RpcService } from "../rpc/routes.ts";
 import { headerValue, type AnyRequest, type AnyResponse } from "./exchange.ts";
-import { jsonNestingWithin } from "../domain/json-nesting.ts";
 import { LazyContext } from "./lazy-handler-context.ts";
 import { messageJson } from "./message-json.ts";
 
@@ -107,11 +107,10 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const headers = { get: (name: string) => headerValue(req.headers[name.toLowerCase()]) };
     const auth = await options.authenticate(p.service.typeName, headers, path).catch(() => undefined);
     if (!auth || auth.refused) return { handOver: auth };
-    // Too deep to parse here: the full handler refuses it in its words (depth-checked-json.ts).
-    if (protocol === "connect-json" && !jsonNestingWithin(message)) return { handOver: auth };
     let input: unknown;
     try {
-      input = protocol === "connect-json" ? fromJson(p.input, JSON.parse(message.toString("utf8")), options.jsonOptions) : fromBinary(p.input, message);
+      // The router's decoder: a body nested too deep throws here, and the full handler answers it in its words.
+      input = protocol === "connect-json" ? fromJson(p.input, JSON.parse(depthCheckedDecoder.decode(message)), options.jsonOptions) : fromBinary(p.input, message);
     } catch {
       return { handOver: auth };
     }

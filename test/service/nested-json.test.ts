@@ -25,19 +25,19 @@ const nestedRpcBody = Buffer.from(`{"x":${nestedArrays(524_000)}}`);
 
 /**
  * The longest the event loop was held while `send` ran (the server runs in this process), the best of
- * three tries: the machine's own hiccups only ever add to a try, a stall of the server's is in each.
+ * five tries: a busy machine's hiccups only ever add to a try, a stall of the server's is in each.
  */
-async function eventLoopHeldMs<T>(send: () => Promise<T>): Promise<{ heldMs: number; answers: T[] }> {
+async function eventLoopHeldMs<T>(send: () => Promise<T>): Promise<{ heldMs: number; tries: string; answers: T[] }> {
   const tries: number[] = [];
   const answers: T[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 5; i++) {
     const histogram = monitorEventLoopDelay({ resolution: 1 });
     histogram.enable();
     answers.push(await send());
     histogram.disable();
     tries.push(histogram.max / 1e6);
   }
-  return { heldMs: Math.min(...tries), answers };
+  return { heldMs: Math.min(...tries), tries: tries.map((ms) => `${ms.toFixed(1)} ms`).join(", "), answers };
 }
 
 describe("deeply nested JSON is refused before it is parsed", () => {
@@ -102,12 +102,12 @@ describe("deeply nested JSON is refused before it is parsed", () => {
   ];
   for (const [name, send] of rpcCases) {
     it(`GetServerInfo (no token needed), ${name}: invalid_argument, the event loop held under ${budgetMs} ms`, async () => {
-      const { heldMs, answers } = await eventLoopHeldMs(send);
+      const { heldMs, tries, answers } = await eventLoopHeldMs(send);
       for (const answer of answers) {
         expect(answer.status).toBe(400);
         expect(JSON.parse(answer.body)).toEqual(refusal);
       }
-      expect(heldMs).toBeLessThan(budgetMs);
+      expect(heldMs, `longest hold per try: ${tries}`).toBeLessThan(budgetMs);
     });
   }
 
@@ -132,11 +132,11 @@ describe("deeply nested JSON is refused before it is parsed", () => {
     expect(form.toString().length).toBeLessThan(server.config.maxBodyBytes);
     const body = form.toString();
     const headers = { authorization: basicAuthorization(demo.clientId, demo.clientSecret), "content-type": "application/x-www-form-urlencoded" };
-    const { heldMs, answers } = await eventLoopHeldMs(() => postPar(server, body, headers));
+    const { heldMs, tries, answers } = await eventLoopHeldMs(() => postPar(server, body, headers));
     for (const answer of answers) {
       expect(answer.status).toBe(400);
       expect(answer.json).toEqual({ error: "invalid_request", error_description: "authorization_details nests arrays and objects more than 64 levels deep" });
     }
-    expect(heldMs).toBeLessThan(budgetMs);
+    expect(heldMs, `longest hold per try: ${tries}`).toBeLessThan(budgetMs);
   });
 });
