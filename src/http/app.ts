@@ -6,11 +6,13 @@ import type { Config } from "../config/schema.ts";
 import type { Domain } from "../app/compose.ts";
 import type { OperationsDependencies } from "./routes/health.ts";
 import { registerOperationsRoutes } from "./routes/health.ts";
+import { registerAssetRoutes } from "./routes/assets.ts";
 import { registerHomeRoute } from "./routes/home.ts";
 import { registerMockCaRoutes } from "./routes/mock-ca.ts";
 import { registerAuthorizeRoute } from "./routes/oidc/authorize.ts";
 import { registerDemoCallback } from "./routes/oidc/demo-callback.ts";
 import { registerInteractionPages } from "./routes/oidc/interaction-pages.ts";
+import { registerAccountLogin } from "./routes/oidc/account-login.ts";
 import { registerLogoutRoute } from "./routes/oidc/logout.ts";
 import { registerDiscoveryRoutes } from "./routes/oidc/discovery.ts";
 import { registerGrantRoutes } from "./routes/oidc/grants.ts";
@@ -47,8 +49,9 @@ export function createHttpApp(deps: HttpDependencies): Express {
 
   const router = express.Router();
   registerOperationsRoutes(router, deps);
-  registerHomeRoute(router, deps.config);
   const { oidc } = deps.domain;
+  registerHomeRoute(router, deps.config, oidc);
+  registerAssetRoutes(router);
   registerAuthorizeRoute(router, oidc, deps.config.maxBodyBytes);
   registerParRoute(router, oidc, deps.config.maxBodyBytes);
   registerCors(router);
@@ -59,6 +62,7 @@ export function createHttpApp(deps: HttpDependencies): Express {
   registerGrantRoutes(router, oidc);
   const defaultLocale = deps.config.defaultLocale;
   registerInteractionPages(router, oidc, deps.config.mode === "mock", defaultLocale);
+  registerAccountLogin(router, oidc, defaultLocale);
   registerLogoutRoute(router, oidc, defaultLocale);
   if (deps.domain.mock) {
     registerMockCaRoutes(router, deps.domain.mock);

@@ -17,6 +17,8 @@ export function readCookie(req: IncomingMessage, name: string): string | undefin
 export interface CookieNames {
   session: string;
   browser: string;
+  /** The language of the user's last sign-in pages, for pages outside an interaction (not a secret). */
+  locale: string;
   secure: boolean;
 }
 
@@ -30,6 +32,7 @@ export function cookieNames(baseUrl: string): CookieNames {
   return {
     session: secure ? "__Host-shomei_session" : "shomei_session",
     browser: secure ? "__Host-shomei_browser" : "shomei_browser",
+    locale: secure ? "__Host-shomei_locale" : "shomei_locale",
     secure,
   };
 }

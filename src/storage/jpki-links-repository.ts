@@ -55,6 +55,11 @@ export class JpkiLinksRepository implements JpkiLinkStore, MockCardStore {
     await this.db.updateTable("oidc_jpki_links").set({ status, checked_at: checkedAt }).where("certificate_id", "=", certificateId).execute();
   }
 
+  async deleteLink(userId: string, certificateId: string): Promise<boolean> {
+    const result = await this.db.deleteFrom("oidc_jpki_links").where("certificate_id", "=", certificateId).where("user_id", "=", userId).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
   async insertCardIfAbsent(userId: string, cardSealed: string, now: number): Promise<void> {
     await this.db
       .insertInto("oidc_mock_cards")

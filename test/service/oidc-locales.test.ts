@@ -178,11 +178,13 @@ for (const target of targets) {
     });
 
     it("ui_locales=ja: the sign-in page is Japanese, whatever the browser prefers", async () => {
-      const { page } = await loginPage(new Browser(server.url), { ui_locales: "fr ja" }, { "accept-language": "en-US,en" });
-      expect(languageOf(page)).toEqual({ lang: "ja", h1: "サインイン" });
+      const { path, page } = await loginPage(new Browser(server.url), { ui_locales: "fr ja" }, { "accept-language": "en-US,en" });
+      expect(languageOf(page)).toEqual({ lang: "ja", h1: "ログイン" });
       expect(page.body).toContain("<label for=\"login\">ユーザー名</label>");
-      // The switch offers English as a button of the page's form.
-      expect(page.body).toContain('<button type="submit" form="login-form" name="switch_locale" value="en" lang="en" formnovalidate>English</button>');
+      // The switch offers English as a link to the same page of the interaction, never as a button of its form.
+      const interaction = new URL(path, server.url).searchParams.get("interaction")!;
+      expect(page.body).toContain(`<a href="/auth/login?interaction=${interaction}&amp;ui_locales=en" lang="en" hreflang="en">English</a>`);
+      expect(page.body).not.toContain("switch_locale");
     });
 
     it("ui_locales nobody supports, or malformed, is no error: the browser's language decides", async () => {
@@ -203,7 +205,7 @@ for (const target of targets) {
       const start = await browser.get(authorizeUrl({ client_id: clientId, request_uri: pushed.json!.request_uri as string }), { "accept-language": "en" });
       const path = expectPage(start, "login");
       const page = await browser.get(path, { "accept-language": "en" });
-      expect(languageOf(page)).toEqual({ lang: "ja", h1: "サインイン" });
+      expect(languageOf(page)).toEqual({ lang: "ja", h1: "ログイン" });
       // A failed attempt is explained in Japanese too.
       const failed = await browser.post(path, { csrf: csrfOf(page.body), login: user.login, password: "wrong password" }, { "accept-language": "en" });
       expect(failed.status).toBe(401);
@@ -215,16 +217,15 @@ for (const target of targets) {
       expect(consent.body).toContain(">許可する</button>");
     });
 
-    it("the switch keeps the interaction, its CSRF token and the typed name, and holds for the next pages", async () => {
+    it("the switch keeps the interaction and its CSRF token, and holds for the next pages", async () => {
       const browser = new Browser(server.url);
       const { path, page } = await loginPage(browser, { ui_locales: "ja" });
       const csrf = csrfOf(page.body);
-      const switched = await browser.post(path, { csrf, login: user.login, password: "", switch_locale: "en" });
+      const switched = await browser.get(`${path}&ui_locales=en`);
       expect(switched.status).toBe(200);
       expect(languageOf(switched)).toEqual({ lang: "en", h1: "Sign in" });
       expect(csrfOf(switched.body)).toBe(csrf);
-      expect(switched.body).toContain(`action="${path}"`);
-      expect(switched.body).toContain(`value="${user.login}"`);
+      expect(switched.body).toContain(`action="${path.replace(/&/g, "&amp;")}"`);
       // Reloading the page, and the pages after it, stay English although the request asked for Japanese.
       expect(languageOf(await browser.get(path)).lang).toBe("en");
       const signedIn = await browser.post(path, { csrf, login: user.login, password: user.password });
@@ -233,7 +234,7 @@ for (const target of targets) {
       expect(languageOf(consent)).toEqual({ lang: "en", h1: "locale-app wants to access your account" });
       // A GET with ui_locales switches too; an unsupported language changes nothing.
       expect(languageOf(await browser.get(`${consentPath}&ui_locales=ja`)).lang).toBe("ja");
-      const unsupported = await browser.post(consentPath, { csrf: csrfOf(consent.body), switch_locale: "fr" });
+      const unsupported = await browser.get(`${consentPath}&ui_locales=fr`);
       expect(unsupported.status).toBe(200);
       expect(languageOf(unsupported).lang).toBe("ja");
       // The switch made no decision: the interaction still waits for Allow or Deny, and allowing completes it.
@@ -244,10 +245,10 @@ for (const target of targets) {
       });
     });
 
-    it("a switch without this interaction's CSRF token is refused and changes nothing", async () => {
+    it("a form without this interaction's CSRF token is refused and changes nothing", async () => {
       const browser = new Browser(server.url);
       const { path } = await loginPage(browser, { ui_locales: "ja" });
-      const forged = await browser.post(path, { csrf: "forged", switch_locale: "en" });
+      const forged = await browser.post(path, { csrf: "forged", login: user.login, password: user.password });
       expect(forged.status).toBe(403);
       // The error page speaks the interaction's language.
       expect(languageOf(forged).lang).toBe("ja");
@@ -261,13 +262,13 @@ for (const target of targets) {
       await browser.post(path, { csrf: csrfOf(page.body), login: user.login, password: user.password });
       const confirm = await browser.get("/auth/logout?ui_locales=ja", { "accept-language": "en" });
       expect(confirm.status).toBe(200);
-      expect(languageOf(confirm)).toEqual({ lang: "ja", h1: "サインアウト" });
+      expect(languageOf(confirm)).toEqual({ lang: "ja", h1: "ログアウト" });
       expect(confirm.body).toContain('<input type="hidden" name="ui_locales" value="ja">');
       // Its switch links to the same request in English.
       expect(confirm.body).toContain('href="/auth/logout?ui_locales=en"');
       const done = await browser.post("/auth/logout", { csrf: csrfOf(confirm.body), ui_locales: "ja", confirm: "yes" }, { "accept-language": "en" });
       expect(done.status).toBe(200);
-      expect(languageOf(done)).toEqual({ lang: "ja", h1: "サインアウトしました" });
+      expect(languageOf(done)).toEqual({ lang: "ja", h1: "ログアウトしました" });
     });
 
     describe("Accept-Language", () => {
@@ -306,18 +307,18 @@ for (const target of targets) {
         authorizeUrl({ client_id: "nobody", redirect_uri: "https://evil.example/cb", response_type: "code", scope: "openid", state: "s", ui_locales: "ja" }),
       );
       expect(unknownClient.status).toBe(400);
-      expect(languageOf(unknownClient)).toEqual({ lang: "ja", h1: "このアプリケーションではサインインできません" });
-      expect(unknownClient.body).toContain("このアプリケーションはこのプロバイダーに登録されていません。");
+      expect(languageOf(unknownClient)).toEqual({ lang: "ja", h1: "このアプリではログインできません" });
+      expect(unknownClient.body).toContain("このアプリはこのサービスに登録されていません。");
       expect(unknownClient.body).not.toContain("evil.example");
       const badRedirect = await new Browser(server.url).get(request({ redirect_uri: "https://evil.example/cb" }), { "accept-language": "ja" });
       expect(badRedirect.status).toBe(400);
-      expect(badRedirect.body).toContain("戻り先(redirect_uri)が、このアプリケーションに登録されたものではありません。");
+      expect(badRedirect.body).toContain("戻り先（redirect_uri）が、このアプリに登録されたものではありません。");
       expect(badRedirect.body).not.toContain("evil.example");
       const english = await new Browser(server.url).get(request({ redirect_uri: "https://evil.example/cb" }));
       expect(languageOf(english)).toEqual({ lang: "en", h1: "This sign-in request can't be completed" });
       const expired = await new Browser(server.url).get("/auth/login?interaction=nothing-here", { "accept-language": "ja" });
       expect(expired.status).toBe(400);
-      expect(expired.body).toContain("このサインイン要求は有効期限が切れているか");
+      expect(expired.body).toContain("このログインの手続きは有効期限が切れているか");
       // There the switch links to the same address in English.
       expect(expired.body).toContain('href="/auth/login?interaction=nothing-here&amp;ui_locales=en"');
     });

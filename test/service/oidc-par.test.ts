@@ -133,10 +133,10 @@ for (const target of targets) {
 
     /** The page says in words what the description says to the client. */
     const pageWords: Record<string, string> = {
-      "request_uri is not one this server issued": "The prepared request is not one this provider issued.",
-      "request_uri was issued to another client": "The prepared request belongs to another application.",
-      "request_uri has expired": "The prepared request has expired.",
-      "request_uri has already been used": "The prepared request has already been used.",
+      "request_uri is not one this server issued": "This sign-in was not started by this service. Return to the app and start again.",
+      "request_uri was issued to another client": "This sign-in belongs to another app. Return to the app and start again.",
+      "request_uri has expired": "This sign-in has expired. Return to the app and start again.",
+      "request_uri has already been used": "This sign-in has already been used, for example by opening the same page again. Return to the app and start again.",
     };
 
     function expectInvalidRequestUriPage(reply: Reply, description: string): void {

@@ -46,7 +46,7 @@ describe("message catalogues", () => {
   });
 
   it("the Japanese catalogue is Japanese", () => {
-    expect(catalogues.ja.login.title).toBe("サインイン");
+    expect(catalogues.ja.login.title).toBe("ログイン");
     expect(catalogues.ja.consent.allow).toBe("許可する");
     expect(String(catalogues.ja.login.lead("App"))).toContain("App");
   });

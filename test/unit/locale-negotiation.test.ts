@@ -85,7 +85,8 @@ describe("formats through Intl", () => {
   it("plurals and lists in each language", () => {
     expect(formatsFor("en", "UTC").minutes(1)).toBe("1 minute");
     expect(formatsFor("en", "UTC").minutes(3)).toBe("3 minutes");
-    expect(formatsFor("ja", "UTC").minutes(3)).toBe("3 分");
+    expect(formatsFor("ja", "UTC").minutes(3)).toBe("3分");
+    expect(formatsFor("ja", "UTC").minutes(15)).toBe("15分");
     expect(formatsFor("en", "UTC").and(["a", "b"])).toBe("a and b");
     expect(formatsFor("ja", "UTC").and(["a", "b", "c"])).toBe("a、b、c");
   });

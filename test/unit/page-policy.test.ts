@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contentSecurityPolicy, policyWithFormTargets, withMockCardScript } from "../../src/http/middleware/page-headers.ts";
+import { contentSecurityPolicy, policyWithFormTargets, withPageScripts } from "../../src/http/middleware/page-headers.ts";
 
 const formAction = (policy: string) => policy.split(";").map((d) => d.trim()).find((d) => d.startsWith("form-action"));
 
@@ -21,7 +21,7 @@ describe("page policies", () => {
   });
 
   it("a mock card page keeps its form targets and adds scripts from this origin", () => {
-    const policy = withMockCardScript(policyWithFormTargets(["https://app.example.com/cb"]));
+    const policy = withPageScripts(policyWithFormTargets(["https://app.example.com/cb"]));
     expect(policy).toContain("script-src 'self'");
     expect(formAction(policy)).toBe("form-action 'self' https://app.example.com");
   });

@@ -2,7 +2,7 @@ import type { Locale } from "./locale.ts";
 
 /** Numbers, lists and times in a language's own way, by the platform's Intl: no hand-made plurals or date formats. */
 export interface Formats {
-  /** "3 minutes", "1 minute", "3 分". */
+  /** "3 minutes", "1 minute", "3分". */
   minutes(n: number): string;
   /** "a, b and c", "a、b、c". */
   and(items: readonly string[]): string;
@@ -38,7 +38,8 @@ export function formatsFor(locale: Locale, timeZone: string): Formats {
     const dateTime = new Intl.DateTimeFormat(locale, { year: "numeric", month: "long", day: "numeric", hour: "numeric", minute: "2-digit", ...zone });
     const time = new Intl.DateTimeFormat(locale, { hour: "numeric", minute: "2-digit", ...zone });
     formats = {
-      minutes: (n) => minutes.format(n),
+      // Japanese writes a number and its unit together (「15分」, docs/glossary-ja.md); Intl puts a space between them.
+      minutes: (n) => (locale === "ja" ? minutes.format(n).replace(/(\d)\s+/gu, "$1") : minutes.format(n)),
       and: (items) => list.format(items),
       dateTime: (ms) => dateTime.format(new Date(ms)),
       time: (ms) => time.format(new Date(ms)),

@@ -3,6 +3,7 @@ import type { LanguageSwitch, PageLanguage } from "../pages/layout.ts";
 import { messagesFor } from "./catalogue.ts";
 import { chooseLocale, uiLocalesParameter, type LocaleSources } from "./choose-locale.ts";
 import type { Locale } from "./locale.ts";
+import { rememberedLocale } from "./remembered-locale.ts";
 
 /** The language of a page for this request: see chooseLocale for the order of the sources. */
 export function pageLanguage(
@@ -23,12 +24,15 @@ function pageTimeZone(req: Request): string {
 }
 
 /**
- * A page without a form of its own: the page language follows ui_locales in
- * its query (an application's, or one the switch added), and the switch links
- * to the same address with another ui_locales.
+ * A page outside an interaction: the page language follows ui_locales in its
+ * query (an application's, or one the switch added), then the language the
+ * last sign-in pages spoke (remembered-locale.ts), then the browser's; the
+ * switch links to the same address with another ui_locales.
  */
 export function linkPageLanguage(req: Request, fallback: Locale): PageLanguage {
-  return pageLanguage(req, fallback, { uiLocales: requestUiLocales(req) }, linkSwitch(req));
+  const remembered = rememberedLocale(req);
+  const uiLocales = [...(requestUiLocales(req) ?? []), ...(remembered ? [remembered] : [])];
+  return pageLanguage(req, fallback, { uiLocales }, linkSwitch(req));
 }
 
 /** ui_locales from the query, or from a form body (POST to the authorization endpoint). */
@@ -41,7 +45,6 @@ export function requestUiLocales(req: Request): string[] | undefined {
 function linkSwitch(req: Request): LanguageSwitch {
   const url = new URL(req.originalUrl, "http://page.invalid");
   return {
-    kind: "links",
     href: (locale) => {
       url.searchParams.set("ui_locales", locale);
       return url.pathname + url.search;

@@ -20,10 +20,16 @@ function send(req: Request, res: Response, status: number, error: string, descri
   res.status(status).set("Cache-Control", "no-store");
   const wantsPage = !req.path.startsWith("/api/") && req.accepts(["json", "html"]) === "html";
   if (wantsPage) {
-    res.type("html").send(renderErrorPage(errorPageLanguage(req, res), { status, error, description }));
+    res.type("html").send(renderErrorPage(errorPageLanguage(req, res), { status, error, description, requestId: requestIdOf(res) }));
   } else {
     res.json(description ? { error, error_description: description } : { error });
   }
+}
+
+/** The id the request handler gave this request (X-Request-Id), shown on error pages for support. */
+function requestIdOf(res: Response): string | undefined {
+  const id = res.getHeader("X-Request-Id");
+  return typeof id === "string" ? id : undefined;
 }
 
 /**
@@ -46,7 +52,6 @@ function errorPageSwitch(req: Request): LanguageSwitch | undefined {
   if (names.some((name) => name !== "interaction" && name !== "ui_locales")) return undefined;
   const interaction = typeof req.query.interaction === "string" ? req.query.interaction : undefined;
   return {
-    kind: "links",
     href: (locale) => `${req.path}?${new URLSearchParams({ ...(interaction !== undefined ? { interaction } : {}), ui_locales: locale }).toString()}`,
   };
 }
@@ -75,7 +80,7 @@ function sendOAuthError(err: OAuthError, req: Request, res: Response, issuer: st
   if (res.locals.authorizationErrorPage === true) {
     res.set(oauthErrorHeaders(err));
     res.status(err.status).set("Cache-Control", "no-store").type("html");
-    res.send(renderAuthorizationErrorPage(errorPageLanguage(req, res), { error: err.error, description: err.description }));
+    res.send(renderAuthorizationErrorPage(errorPageLanguage(req, res), { error: err.error, description: err.description, requestId: requestIdOf(res) }));
     return;
   }
   sendAnswer(req, res, errorAnswer(err, logger, req.path));

@@ -29,10 +29,11 @@ function formTargetSource(target: string): string | undefined {
 }
 
 /**
- * A page's policy with scripts from this origin allowed, for mock-mode JPKI
- * pages (the mock card's script file; never inline, never elsewhere).
+ * A page's policy with scripts from this origin allowed, for the JPKI pages
+ * (the copy button's script, and in mock mode the mock card's; never inline,
+ * never elsewhere).
  */
-export function withMockCardScript(policy: string): string {
+export function withPageScripts(policy: string): string {
   return policy.replace("default-src 'none';", "default-src 'none'; script-src 'self';");
 }
 

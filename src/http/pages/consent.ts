@@ -23,7 +23,7 @@ export function describeScope(t: Messages, scope: string): string {
   return Object.hasOwn(words, scope) ? words[scope as keyof typeof words] : scope;
 }
 
-/** The id of the page's form: the language switch's buttons submit it. */
+/** The id of the page's form. */
 export const consentFormId = "consent-form";
 
 /** The consent page: what the client asks for, in words, and one form with Allow and Deny. */

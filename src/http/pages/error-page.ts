@@ -1,4 +1,4 @@
-import { html } from "./html.ts";
+import { type Html, html } from "./html.ts";
 import { page, type PageLanguage } from "./layout.ts";
 import { describeError } from "../i18n/error-descriptions.ts";
 
@@ -7,6 +7,8 @@ export interface AuthorizationErrorPageView {
   error: string;
   /** What went wrong, as the client was told (error_description). */
   description: string;
+  /** The response's X-Request-Id, for a person to quote to support (it finds the request in the logs). */
+  requestId?: string | undefined;
 }
 
 /**
@@ -25,13 +27,14 @@ export function renderAuthorizationErrorPage(lang: PageLanguage, v: Authorizatio
     html`<h1>${title}</h1>
 <div class="alert" role="alert"><p>${said.text}</p></div>
 <p>${t.advice}</p>
-<p class="muted">${t.errorCode}: <code>${v.error}</code></p>
-${!said.known && v.description ? html`<p class="muted">${t.details}: <code lang="en">${v.description}</code></p>` : ""}`,
+<p class="muted">${t.errorCode}${lang.t.common.colon}<code>${v.error}</code></p>
+${requestIdLine(lang, v.requestId)}
+${!said.known && v.description ? html`<p class="muted">${t.details}${lang.t.common.colon}<code lang="en">${v.description}</code></p>` : ""}`,
   );
 }
 
 /** Any other error a browser reaches (no route, too large, unavailable): a title and what happened. */
-export function renderErrorPage(lang: PageLanguage, v: { status: number; error: string; description: string }): string {
+export function renderErrorPage(lang: PageLanguage, v: { status: number; error: string; description: string; requestId?: string | undefined }): string {
   const t = lang.t.errors;
   const title =
     v.status === 404 ? t.notFound : v.status === 413 ? t.tooLarge : v.status === 503 ? t.unavailable : v.status >= 500 ? t.serverError : t.badRequest;
@@ -40,6 +43,11 @@ export function renderErrorPage(lang: PageLanguage, v: { status: number; error: 
     lang,
     title,
     html`<h1>${title}</h1><p>${said.text}</p>
-${!said.known && v.description ? html`<p class="muted">${t.details}: <code lang="en">${v.description}</code></p>` : ""}`,
+${requestIdLine(lang, v.requestId)}
+${!said.known && v.description ? html`<p class="muted">${t.details}${lang.t.common.colon}<code lang="en">${v.description}</code></p>` : ""}`,
   );
+}
+
+function requestIdLine(lang: PageLanguage, requestId: string | undefined): Html | "" {
+  return requestId ? html`<p class="muted" id="request-id">${lang.t.errors.requestId}${lang.t.common.colon}<code>${requestId}</code></p>` : "";
 }

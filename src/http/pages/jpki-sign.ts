@@ -1,5 +1,6 @@
 import type { Messages } from "../i18n/messages/en.ts";
 import { type Html, html } from "./html.ts";
+import { cancelForm } from "./cancel.ts";
 import { page, type PageLanguage } from "./layout.ts";
 
 /** Mock mode only: the card whose key the page hands to its script (never in production). */
@@ -20,8 +21,12 @@ export interface JpkiFormView {
   /** The button's words: continue, or link the certificate. */
   submit: "submit" | "linkSubmit";
   /** A refused attempt: its code (data-error) and message. */
-  error?: { code: string; message: string } | undefined;
+  error?: { code: string; message: string | Html } | undefined;
+  /** The certificate pasted before a refusal, given back so it need not be pasted again (it is public). */
+  certificate?: string | undefined;
   mockCard?: MockCardView | undefined;
+  /** On an interaction's pages: where cancelling posts to (back to the application with access_denied). */
+  cancelAction?: string | undefined;
 }
 
 export interface JpkiStepUpPageView extends JpkiFormView {
@@ -37,10 +42,15 @@ export interface JpkiStepUpPageView extends JpkiFormView {
 
 export interface JpkiSignInPageView extends JpkiFormView {
   clientName: string;
+  /** The same interaction's password sign-in page. */
+  passwordSignIn: string;
 }
 
-/** The mock card's script, served from this origin (the page's CSP allows 'self' scripts in mock mode only). */
+/** The mock card's script, served from this origin in mock mode only (see jpkiPageContentSecurityPolicy). */
 export const mockCardScriptPath = "/assets/mock-card.js";
+
+/** The copy button's script, served from this origin on every JPKI page. */
+export const copyScriptPath = "/assets/copy.js";
 
 /** Step-up with the card: the signed-in user signs a challenge bound to this interaction. */
 export function renderJpkiStepUpPage(lang: PageLanguage, v: JpkiStepUpPageView): string {
@@ -57,7 +67,8 @@ export function renderJpkiStepUpPage(lang: PageLanguage, v: JpkiStepUpPageView):
 ${reasons.length > 0 ? html`<p>${reauth.because}</p>
 <ul class="reasons">${reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ""}
 ${jpkiForm(lang.t, v)}
-<p class="footnote"><a href="/account/jpki">${s.manageLinks}</a></p>`,
+<p class="footnote"><a href="/account/jpki">${s.manageLinks}</a></p>
+${v.cancelAction ? cancelForm(lang.t, v.cancelAction, v.csrfToken) : ""}`,
     scripts(v),
   );
 }
@@ -70,24 +81,38 @@ export function renderJpkiSignInPage(lang: PageLanguage, v: JpkiSignInPageView):
     s.signInTitle,
     html`<h1>${s.signInTitle}</h1>
 <p class="lead">${s.signInLead(v.clientName)}</p>
-${jpkiForm(lang.t, v)}`,
+${jpkiForm(lang.t, v)}
+<p class="footnote"><a href="${v.passwordSignIn}" id="password-sign-in">${s.signInWithPassword}</a></p>
+${v.cancelAction ? cancelForm(lang.t, v.cancelAction, v.csrfToken) : ""}`,
     scripts(v),
   );
 }
 
 export function scripts(v: { mockCard?: MockCardView | undefined }): string[] {
-  return v.mockCard ? [mockCardScriptPath] : [];
+  return v.mockCard ? [copyScriptPath, mockCardScriptPath] : [copyScriptPath];
+}
+
+/** Which field a refusal is about, by its code: marked invalid (aria-invalid) and described by the alert. */
+function invalidField(code: string | undefined): "certificate" | "signature" | undefined {
+  if (code === undefined) return undefined;
+  if (code.startsWith("certificate_")) return "certificate";
+  if (code.startsWith("signature_") || code.startsWith("challenge_")) return "signature";
+  return undefined;
 }
 
 /** The challenge, the two fields the signing app fills, and in mock mode the mock card. */
 export function jpkiForm(t: Messages, v: JpkiFormView): Html {
   const s = t.jpki;
+  const invalid = invalidField(v.error?.code);
+  const describedBy = (field: "certificate" | "signature") => (invalid === field ? `${field}-hint form-error` : `${field}-hint`);
+  const invalidAttr = (field: "certificate" | "signature") => (invalid === field ? html` aria-invalid="true"` : "");
   return html`${v.error ? html`<div class="alert" role="alert" id="form-error" data-error="${v.error.code}"><p>${v.error.message}</p></div>` : ""}
 <p>${s.howTo}</p>
 <div class="field">
 <label for="challenge-text">${s.challengeLabel}</label>
-<pre id="challenge-text">${v.challengeText}</pre>
-<span class="hint">${s.challengeHint}</span>
+<textarea id="challenge-text" class="challenge" rows="2" readonly spellcheck="false" aria-describedby="challenge-hint">${v.challengeText}</textarea>
+<span class="hint" id="challenge-hint">${s.challengeHint}</span>
+<div class="copy"><button type="button" class="button secondary" data-copy="challenge-text" data-copied="${s.copied}" hidden>${s.copy}</button><span class="hint" role="status" id="copy-status"></span></div>
 </div>
 ${v.mockCard ? mockSection(s, v.mockCard, v.challengeText) : ""}
 <form method="post" action="${v.action}" id="jpki-form">
@@ -96,12 +121,12 @@ ${v.mockCard ? mockSection(s, v.mockCard, v.challengeText) : ""}
 <input type="hidden" name="challenge" value="${v.challenge}">
 <div class="field">
 <label for="certificate">${s.certificateLabel}</label>
-<textarea id="certificate" name="certificate" rows="4" required spellcheck="false" aria-describedby="certificate-hint"></textarea>
+<textarea id="certificate" name="certificate" rows="4" required spellcheck="false" aria-describedby="${describedBy("certificate")}"${invalidAttr("certificate")}${invalid === "certificate" ? html` autofocus` : ""}>${v.certificate ?? ""}</textarea>
 <span class="hint" id="certificate-hint">${s.certificateHint}</span>
 </div>
 <div class="field">
 <label for="signature">${s.signatureLabel}</label>
-<textarea id="signature" name="signature" rows="3" required spellcheck="false" aria-describedby="signature-hint"></textarea>
+<input type="text" id="signature" name="signature" required spellcheck="false" autocomplete="off" autocapitalize="none" class="mono" aria-describedby="${describedBy("signature")}"${invalidAttr("signature")}${invalid === "signature" ? html` autofocus` : ""}>
 <span class="hint" id="signature-hint">${s.signatureHint}</span>
 </div>
 <div class="actions"><button type="submit" class="button primary">${s[v.submit]}</button></div>

@@ -2,15 +2,21 @@ import { Html, html } from "./html.ts";
 import type { Messages } from "../i18n/catalogue.ts";
 import { localeNames, locales, type Locale } from "../i18n/locale.ts";
 
+/*
+ * Colours: every text at least 4.5:1 against what it is on, and the edges of
+ * controls (fields, buttons, the language links) at least 3:1 (WCAG 1.4.3,
+ * 1.4.11), in the light and the dark scheme alike; test/browser/keyboard-and-contrast.test.ts
+ * measures them as rendered. --border is for separators only, never a control's edge.
+ */
 const styles = `
-  :root { color-scheme: light dark; --accent: #2f5fd0; --accent-hover: #254db0; --accent-fg: #ffffff; --muted: #6b7280;
-          --card: #ffffff; --bg: #f3f4f6; --fg: #111827; --border: #d1d5db; --field: #ffffff; --subtle: #f9fafb;
+  :root { color-scheme: light dark; --accent: #2f5fd0; --accent-hover: #254db0; --accent-fg: #ffffff; --muted: #5b6270;
+          --card: #ffffff; --bg: #f3f4f6; --fg: #111827; --border: #d1d5db; --control-border: #8a909a; --field: #ffffff; --subtle: #f9fafb;
           --danger: #b42318; --danger-bg: #fef3f2; --danger-border: #fecdca;
           --info: #1e4fa8; --info-bg: #eff4ff; --info-border: #c7d7fe;
           --warn: #8a5a00; --warn-bg: #fffaeb; --warn-border: #f7d99b;
           --ok: #067647; --focus: #2f5fd0; }
   @media (prefers-color-scheme: dark) {
-    :root { --card: #1f2430; --bg: #12151c; --fg: #e5e7eb; --muted: #9ca3af; --border: #3b4252; --field: #161a23; --subtle: #252b38;
+    :root { --card: #1f2430; --bg: #12151c; --fg: #e5e7eb; --muted: #9ca3af; --border: #3b4252; --control-border: #7c8596; --field: #161a23; --subtle: #252b38;
             --accent: #6d8ff0; --accent-hover: #85a2f3; --accent-fg: #0b1020;
             --danger: #fda29b; --danger-bg: #3a1a1a; --danger-border: #6e2b2b;
             --info: #a4bcfd; --info-bg: #1a2340; --info-border: #2f3f75;
@@ -36,14 +42,16 @@ const styles = `
   .top { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between; gap: .5rem 1rem; margin-bottom: 1.5rem; }
   .brand { font-weight: 700; letter-spacing: .04em; color: var(--accent); }
   .languages { display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: 0; list-style: none; font-size: .85rem; }
-  .languages a, .languages button, .languages span { display: inline-block; padding: .15rem .5rem; border-radius: 6px; border: 1px solid var(--border);
+  .languages a, .languages span { display: inline-block; padding: .15rem .5rem; border-radius: 6px; border: 1px solid var(--control-border);
          background: transparent; color: var(--fg); font: inherit; text-decoration: none; cursor: pointer; }
   .languages [aria-current="true"] { background: var(--subtle); font-weight: 600; cursor: default; }
   .muted { color: var(--muted); font-size: .9rem; }
   .lead { font-size: 1.02rem; }
   .lead strong, .client { word-break: break-word; }
   code { font-size: .85rem; overflow-wrap: anywhere; }
-  pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f4f5f7; padding: .75rem; border-radius: 6px; }
+  pre { white-space: pre-wrap; overflow-wrap: anywhere; background: var(--subtle); color: var(--fg); padding: .75rem; border-radius: 6px;
+        border: 1px solid var(--border); }
+  .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .8rem; }
   .footnote { margin: 1.25rem 0 0; }
   :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 
@@ -54,11 +62,12 @@ const styles = `
   .hint { display: block; color: var(--muted); font-size: .85rem; margin-top: .3rem; }
   input[type="text"], input[type="password"], input[type="email"], textarea {
     display: block; width: 100%; padding: .6rem .75rem; font: inherit; color: var(--fg); background: var(--field);
-    border: 1px solid var(--border); border-radius: 8px; transition: border-color .15s, box-shadow .15s; }
+    border: 1px solid var(--control-border); border-radius: 8px; transition: border-color .15s, box-shadow .15s; }
+  textarea[readonly] { background: var(--subtle); }
   textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .8rem; resize: vertical; }
   input[type="text"]:focus, input[type="password"]:focus, input[type="email"]:focus, textarea:focus {
     outline: none; border-color: var(--focus); box-shadow: 0 0 0 3px color-mix(in srgb, var(--focus) 35%, transparent); }
-  input[aria-invalid="true"] { border-color: var(--danger); }
+  input[aria-invalid="true"], textarea[aria-invalid="true"] { border-color: var(--danger); border-width: 2px; }
   input.otp { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 1.35rem; letter-spacing: .35em; max-width: 12rem; }
 
   /* Buttons */
@@ -68,9 +77,15 @@ const styles = `
             border-radius: 8px; border: 1px solid transparent; cursor: pointer; }
   .button.primary { background: var(--accent); color: var(--accent-fg); }
   .button.primary:hover { background: var(--accent-hover); }
-  .button.secondary { background: transparent; color: var(--fg); border-color: var(--border); }
+  .button.secondary { background: transparent; color: var(--fg); border-color: var(--control-border); }
   .button.secondary:hover { background: var(--subtle); }
   .button:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+  /* Cancelling is the page's other way out: after its main form, never pressed by Enter there. */
+  form.cancel { margin-top: 1rem; }
+  form.cancel .button { width: 100%; }
+  .copy { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; margin-top: .5rem; }
+  .copy .button { padding: .35rem .8rem; font-size: .9rem; }
+  .copy .hint { margin: 0; }
 
   /* Messages */
   .alert, .notice, .mock { border: 1px solid; border-radius: 8px; padding: .7rem .9rem; margin: 0 0 1rem; font-size: .95rem; }
@@ -108,11 +123,14 @@ const styles = `
 `;
 
 /**
- * How a page offers the other languages: links (pages without a form; the
- * link carries ui_locales) or buttons that submit the page's form (so the
- * interaction, its CSRF token and what was typed are kept).
+ * How a page offers the other languages: links to the same page in another
+ * language (an interaction's page keeps its interaction through the link).
+ * Never a button of the page's form: a form's first submit button is what
+ * Enter in any of its fields presses, and that must be the page's own action.
  */
-export type LanguageSwitch = { kind: "links"; href: (locale: Locale) => string } | { kind: "form"; formId: string };
+export interface LanguageSwitch {
+  href: (locale: Locale) => string;
+}
 
 /** The language a page is rendered in and its messages. */
 export interface PageLanguage {
@@ -123,20 +141,18 @@ export interface PageLanguage {
   languageSwitch?: LanguageSwitch | undefined;
 }
 
-/** The name of the field the switch's buttons submit. */
-export const switchLocaleField = "switch_locale";
-
 function languageSwitch(lang: PageLanguage): Html | "" {
   const s = lang.languageSwitch;
   if (!s) return "";
-  const item = (locale: Locale) => {
-    if (locale === lang.locale) return html`<li><span aria-current="true" lang="${locale}">${localeNames[locale]}</span></li>`;
-    return s.kind === "links"
-      ? html`<li><a href="${s.href(locale)}" lang="${locale}" hreflang="${locale}">${localeNames[locale]}</a></li>`
-      : html`<li><button type="submit" form="${s.formId}" name="${switchLocaleField}" value="${locale}" lang="${locale}" formnovalidate>${localeNames[locale]}</button></li>`;
-  };
+  const item = (locale: Locale) =>
+    locale === lang.locale
+      ? html`<li><span aria-current="true" lang="${locale}">${localeNames[locale]}</span></li>`
+      : html`<li><a href="${s.href(locale)}" lang="${locale}" hreflang="${locale}">${localeNames[locale]}</a></li>`;
   return html`<nav aria-label="${lang.t.common.languageSwitch}"><ul class="languages">${locales.map(item)}</ul></nav>`;
 }
+
+/** The pages' icon, served by routes/assets.ts (CSP img-src 'self'). */
+export const faviconPath = "/favicon.svg";
 
 /**
  * The frame every server-rendered page shares. `scripts`: same-origin script
@@ -149,6 +165,7 @@ export function page(lang: PageLanguage, title: string, body: Html, scripts: rea
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · shomei</title>
+<link rel="icon" href="${faviconPath}" type="image/svg+xml">
 <style>${new Html(styles)}</style>
 ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
 </head>

@@ -1,12 +1,15 @@
 import { type Html, html } from "./html.ts";
+import { cancelForm } from "./cancel.ts";
 import { page, type PageLanguage } from "./layout.ts";
 
 export interface LoginPageView {
   /** Where the form posts to. */
   action: string;
+  /** Where cancelling posts to (back to the application with access_denied); none outside an authorization request. */
+  cancelAction?: string | undefined;
   csrfToken: string;
-  /** The display name of the client that started the authorization request. */
-  clientName: string;
+  /** The display name of the client that started the authorization request; none for the account pages' sign-in. */
+  clientName?: string | undefined;
   /** Prefills the username (the `login_hint` parameter, or the name typed before a failed attempt). */
   loginHint?: string;
   /** A failed attempt, shown as an alert. */
@@ -17,7 +20,7 @@ export interface LoginPageView {
   jpkiSignIn?: string;
 }
 
-/** The id of the page's form: the language switch's buttons submit it. */
+/** The id of the page's form. */
 export const loginFormId = "login-form";
 
 /** The sign-in form shown when the user has no session. */
@@ -31,7 +34,7 @@ export function renderLoginPage(lang: PageLanguage, v: LoginPageView): string {
     lang,
     t.title,
     html`<h1>${t.title}</h1>
-<p class="lead">${t.lead(v.clientName)}</p>
+<p class="lead">${v.clientName === undefined ? t.accountLead : t.lead(v.clientName)}</p>
 ${v.notice ? html`<div class="notice" role="status"><p>${v.notice}</p></div>` : ""}
 ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}</p></div>` : ""}
 <form method="post" action="${v.action}" id="${loginFormId}">
@@ -46,7 +49,8 @@ ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}<
 </div>
 <div class="actions"><button type="submit" class="button primary">${t.submit}</button></div>
 </form>
-${v.jpkiSignIn ? html`<p class="footnote"><a href="${v.jpkiSignIn}" id="jpki-sign-in">${lang.t.jpki.signInWithCard}</a></p>` : ""}`,
+${v.jpkiSignIn ? html`<p class="footnote"><a href="${v.jpkiSignIn}" id="jpki-sign-in">${lang.t.jpki.signInWithCard}</a></p>` : ""}
+${v.cancelAction ? cancelForm(lang.t, v.cancelAction, v.csrfToken) : ""}`,
   );
 }
 

@@ -1,10 +1,13 @@
 import { type Html, html } from "./html.ts";
+import { cancelForm } from "./cancel.ts";
 import { page, type PageLanguage } from "./layout.ts";
 import { formatsFor } from "../i18n/format.ts";
 
 export interface ReauthPageView {
   /** Where the form posts to. */
   action: string;
+  /** Where cancelling posts to (back to the application with access_denied). */
+  cancelAction: string;
   csrfToken: string;
   clientName: string;
   /** The signed-in user who confirms their identity. */
@@ -28,7 +31,7 @@ export interface ReauthPageView {
   mockOtpHint?: string;
 }
 
-/** The id of the page's form: the language switch's buttons submit it. */
+/** The id of the page's form. */
 export const reauthFormId = "reauth-form";
 
 /** The step-up page: asks the signed-in user for the methods that reach the required level, and says why. */
@@ -42,6 +45,8 @@ export function renderReauthPage(lang: PageLanguage, v: ReauthPageView): string 
   const methods = formats.and([...(v.needsPassword ? [t.methodPassword] : []), ...(v.needsOtp ? [t.methodOtp] : [])]);
   const level = Object.hasOwn(t.acrLevels, v.requiredAcr) ? t.acrLevels[v.requiredAcr as keyof typeof t.acrLevels] : v.requiredAcr;
   const otpDescribedBy = ["otp-hint", otpInvalid ? "form-error" : undefined].filter(Boolean).join(" ");
+  // Focus where the person has to type next: the field that was wrong, else the first one.
+  const focusOtp = v.needsOtp && (!v.needsPassword || (hasError && v.invalidField === "otp"));
   return page(
     lang,
     t.title,
@@ -57,14 +62,14 @@ ${
 }
 ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}</p></div>` : ""}
 ${v.mockOtpHint && v.needsOtp ? html`<div class="mock" role="note"><p>${mockHintText(lang, v.mockOtpHint)}</p></div>` : ""}
-<form method="post" action="${v.action}" id="${reauthFormId}">
+<form method="post" action="${v.action}" id="${reauthFormId}" novalidate>
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 ${
   v.needsPassword
     ? html`<input type="text" autocomplete="username" value="${v.userLogin}" hidden readonly>
 <div class="field">
 <label for="password">${t.password}</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required autofocus${attr("aria-invalid", passwordInvalid ? "true" : undefined)}${attr("aria-describedby", passwordInvalid ? "form-error" : undefined)}>
+<input type="password" id="password" name="password" autocomplete="current-password" required${focusOtp ? "" : html` autofocus`}${attr("aria-invalid", passwordInvalid ? "true" : undefined)}${attr("aria-describedby", passwordInvalid ? "form-error" : undefined)}>
 </div>`
     : ""
 }
@@ -72,13 +77,14 @@ ${
   v.needsOtp
     ? html`<div class="field">
 <label for="otp">${t.otp}</label>
-<input type="text" id="otp" name="otp" class="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" minlength="6" maxlength="6" required${v.needsPassword ? "" : html` autofocus`}${attr("aria-invalid", otpInvalid ? "true" : undefined)} aria-describedby="${otpDescribedBy}">
+<input type="text" id="otp" name="otp" class="otp" inputmode="numeric" autocomplete="one-time-code" maxlength="8" required${focusOtp ? html` autofocus` : ""}${attr("aria-invalid", otpInvalid ? "true" : undefined)} aria-describedby="${otpDescribedBy}">
 <span class="hint" id="otp-hint">${t.otpHint}</span>
 </div>`
     : ""
 }
 <div class="actions"><button type="submit" class="button primary">${t.submit}</button></div>
-</form>`,
+</form>
+${cancelForm(lang.t, v.cancelAction, v.csrfToken)}`,
   );
 }
 

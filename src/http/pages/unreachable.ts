@@ -17,7 +17,7 @@ export interface UnreachablePageView {
   tryAgain: string;
 }
 
-/** The id of the page's form: the language switch's buttons submit it. */
+/** The id of the page's form. */
 export const unreachableFormId = "unreachable-form";
 
 /**

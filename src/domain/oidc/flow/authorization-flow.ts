@@ -4,6 +4,7 @@ import { acrForMethods, methodsToReach, minimumRequestedAcr, reachableAcrs, repo
 import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { AuthorizationRequest, GrantManagementAction } from "../authorization-request.ts";
 import type { OidcClient } from "../client.ts";
+import { carriedMethods } from "../carried-methods.ts";
 import { decideAuthorization, dependsOnReachableAcrs, type DecisionOutcome } from "../decision-flow.ts";
 import { alreadyGranted, applyGrantAction, type GrantContent } from "../grants/index.ts";
 import { OAuthError } from "../oauth-error.ts";
@@ -200,6 +201,17 @@ export class AuthorizationFlow {
 
   /** A successful login (by password unless `amr` says otherwise): a new session (returned, for the cookie) and the next step. */
   async login(interaction: LoadedInteraction, user: OidcUserRow, browserId: string, amr: string[] = ["pwd"]): Promise<{ sessionId: string; step: Step }> {
+    const sessionId = await this.startSession(user, amr);
+    const state: InteractionState = { ...interaction.state, userId: user.id, authenticated: true };
+    await this.save(interaction.id, state);
+    return { sessionId, step: await this.advance(interaction.id, browserId, sessionId) };
+  }
+
+  /**
+   * A new session for the user, signed in with `amr`; its id, for the cookie.
+   * Used by login, and alone by the account pages' sign-in (no application).
+   */
+  async startSession(user: OidcUserRow, amr: string[] = ["pwd"]): Promise<string> {
     const now = this.clock();
     const sessionId = randomToken();
     await this.repository.insertSession({
@@ -211,9 +223,7 @@ export class AuthorizationFlow {
       createdAt: now,
       expiresAt: now + this.settings.sessionLifetimeMs,
     });
-    const state: InteractionState = { ...interaction.state, userId: user.id, authenticated: true };
-    await this.save(interaction.id, state);
-    return { sessionId, step: await this.advance(interaction.id, browserId, sessionId) };
+    return sessionId;
   }
 
   /**
@@ -289,7 +299,33 @@ export class AuthorizationFlow {
     });
     if (outcome.kind !== "reauth") return undefined;
     const methods = methodsToReach(this.settings.policy, outcome.requiredAcr, enrolled);
-    return methods ? { acr: outcome.requiredAcr, methods, reasons: outcome.reasons, authTime: session.authTime } : undefined;
+    if (!methods) return undefined;
+    const carriable = carriedMethods({
+      reasons: outcome.reasons,
+      session: { amr: session.amr, authTime: session.authTime },
+      passwordVerifiedAt: interaction.state.passwordVerifiedAt,
+      now: this.clock(),
+    });
+    // What is carried counts without being asked; something must still be asked, or it is no step-up.
+    const carried = methods.filter((m) => carriable.includes(m));
+    const asked = methods.filter((m) => !carriable.includes(m));
+    return asked.length === 0
+      ? { acr: outcome.requiredAcr, methods, carried: [], reasons: outcome.reasons, authTime: session.authTime }
+      : { acr: outcome.requiredAcr, methods: asked, carried, reasons: outcome.reasons, authTime: session.authTime };
+  }
+
+  /** A step-up found the password right and another method wrong: the password is not asked again (see carriedMethods). */
+  async passwordVerified(interaction: LoadedInteraction): Promise<void> {
+    interaction.state.passwordVerifiedAt = this.clock();
+    await this.save(interaction.id, interaction.state);
+  }
+
+  /**
+   * The user cancelled on one of the interaction's pages: the application
+   * gets access_denied at its (already matched) redirect_uri, as for Deny.
+   */
+  async cancel(interaction: LoadedInteraction): Promise<Step> {
+    return this.fail(interaction.id, interaction.state.request, "access_denied", "the user cancelled the request");
   }
 
   /**

@@ -11,4 +11,6 @@ export interface InteractionState {
   consent?: "allow" | "deny" | undefined;
   /** The language the user chose on a page of this interaction; it outranks ui_locales and the browser's. */
   locale?: string | undefined;
+  /** When a step-up of this interaction found the password right but another method wrong (epoch ms). */
+  passwordVerifiedAt?: number | undefined;
 }

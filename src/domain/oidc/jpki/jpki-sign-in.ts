@@ -100,8 +100,12 @@ export class JpkiSignIn {
     return { userId: link.userId, link, method, amr: [method, "hwk", "sc"] };
   }
 
-  /** Links the certificate that signed the challenge to the signed-in user, once its signature and status are good. */
-  async link(binding: ChallengeBinding, form: SignedChallengeForm, userId: string): Promise<JpkiLinkRow> {
+  /**
+   * Links the certificate that signed the challenge to the signed-in user,
+   * once its signature and status are good; `alreadyLinked` when it was the
+   * user's before (its status is then checked again, nothing else changes).
+   */
+  async link(binding: ChallengeBinding, form: SignedChallengeForm, userId: string): Promise<{ link: JpkiLinkRow; alreadyLinked: boolean }> {
     const der = certificateDer(form.certificate);
     const signature = signatureOctets(form.signature);
     await this.challenges.consume(binding, form.challenge);
@@ -109,7 +113,18 @@ export class JpkiSignIn {
     const existing = await this.links.findLinkByFingerprint(recognized.parsed.fingerprintSha256);
     if (existing && existing.userId !== userId) throw linkedElsewhere();
     const certificateId = await this.verify(der, form.challenge, signature, existing);
-    return existing ? { ...existing, status: "good", checkedAt: this.clock() } : this.insert(userId, recognized, certificateId);
+    if (existing) return { link: { ...existing, status: "good", checkedAt: this.clock() }, alreadyLinked: true };
+    return { link: await this.insert(userId, recognized, certificateId), alreadyLinked: false };
+  }
+
+  /**
+   * The user no longer wants the certificate linked: it stops serving sign-in
+   * and step-up at once (jpki_verified follows the remaining links). The
+   * certificate's record in the provider's account stays, as for any checked
+   * certificate. False when the user has no link to it.
+   */
+  unlink(userId: string, certificateId: string): Promise<boolean> {
+    return this.links.deleteLink(userId, certificateId);
   }
 
   /**

@@ -41,4 +41,6 @@ export interface JpkiLinkStore {
   /** The user's links, oldest first. */
   listLinks(userId: string): Promise<JpkiLinkRow[]>;
   updateLinkStatus(certificateId: string, status: LinkStatus, checkedAt: number): Promise<void>;
+  /** Removes the user's link to the certificate; false when the user has no such link (another user's is never touched). */
+  deleteLink(userId: string, certificateId: string): Promise<boolean>;
 }

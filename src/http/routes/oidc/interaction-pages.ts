@@ -5,15 +5,16 @@ import { csrfToken } from "../../../domain/oidc/flow/secrets.ts";
 import { lookupTag } from "../../../domain/oidc/locales.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
-import { formatsFor } from "../../i18n/format.ts";
+import { rememberLocale } from "../../i18n/remembered-locale.ts";
 import { locales, type Locale } from "../../i18n/locale.ts";
 import { linkPageLanguage, pageLanguage } from "../../i18n/page-language.ts";
 import { pageHeaders, policyWithFormTargets } from "../../middleware/page-headers.ts";
-import { consentFormId, renderConsentPage } from "../../pages/consent.ts";
-import { switchLocaleField, type PageLanguage } from "../../pages/layout.ts";
-import { loginFormId, renderLoginPage } from "../../pages/login.ts";
-import { reauthFormId, renderReauthPage } from "../../pages/reauth.ts";
+import { renderConsentPage } from "../../pages/consent.ts";
+import type { PageLanguage } from "../../pages/layout.ts";
+import { renderLoginPage } from "../../pages/login.ts";
+import { renderReauthPage } from "../../pages/reauth.ts";
 import { requireFormCsrf } from "./form-csrf.ts";
+import { failureMessage, retryTime, wrongPasswordMessage } from "./sign-in-refusals.ts";
 import { sendStep } from "./steps.ts";
 import { createJpkiPages, isJpkiMethod, jpkiForm } from "./jpki-pages.ts";
 import { registerUnreachablePage } from "./unreachable-page.ts";
@@ -23,14 +24,14 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
   const cookies = cookieNames(oidc.issuer);
   const jpki = createJpkiPages(oidc, mockMode, {
     load: (req, res) => load(req, res),
-    ofInteraction: (req, res, interaction, formId) => language(req, res, interaction, formId),
+    ofInteraction: (req, res, interaction) => language(req, res, interaction),
     ofPage: (req) => linkPageLanguage(req, defaultLocale),
     switchLanguage: (interaction, requested) => switchLanguage(interaction, requested),
   });
   jpki.register(router);
   registerUnreachablePage(router, oidc, {
     load: (req, res) => load(req, res),
-    ofInteraction: (req, res, interaction, formId) => language(req, res, interaction, formId),
+    ofInteraction: (req, res, interaction) => language(req, res, interaction),
     switchLanguage: (interaction, requested) => switchLanguage(interaction, requested),
   });
   const form = express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 });
@@ -53,18 +54,23 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
   /**
    * The interaction's language: the user's switch, then the request's
    * ui_locales (kept with the interaction, so also after PAR), then the
-   * browser's. Left in res.locals for an error page of this request.
+   * browser's. Left in res.locals for an error page of this request, and in
+   * the locale cookie for the pages after the interaction (the demo callback,
+   * the account pages). The switch links to this page of the interaction in
+   * another language.
    */
-  function language(req: Request, res: Response, interaction: LoadedInteraction, formId: string): PageLanguage {
+  function language(req: Request, res: Response, interaction: LoadedInteraction): PageLanguage {
     const sources = localeSources(interaction);
     res.locals.localeSources = sources;
-    return pageLanguage(req, defaultLocale, sources, { kind: "form", formId });
+    const switchTo = (locale: Locale) => `${req.path}?${new URLSearchParams({ interaction: interaction.id, ui_locales: locale }).toString()}`;
+    const lang = pageLanguage(req, defaultLocale, sources, { href: switchTo });
+    rememberLocale(req, res, cookies, lang.locale);
+    return lang;
   }
 
   /**
-   * The language switch: its buttons submit the page's form with switch_locale
-   * (a GET with ui_locales does the same), which is remembered for the rest of
-   * the interaction. True when the request was a switch, so it attempts nothing else.
+   * The language switch: a GET with ui_locales (the switch's links), which is
+   * remembered for the rest of the interaction.
    */
   async function switchLanguage(interaction: LoadedInteraction, requested: unknown): Promise<boolean> {
     if (typeof requested !== "string" || requested === "") return false;
@@ -74,32 +80,16 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
   }
 
   const address = (req: Request) => req.socket.remoteAddress ?? "unknown";
-  /** When a paused sign-in may be tried again, in the page's language and time zone: "21:21 日本標準時". */
-  const retryTime = (lang: PageLanguage, seconds: number) => {
-    const formats = formatsFor(lang.locale, lang.timeZone);
-    const at = Date.now() + seconds * 1000;
-    // A time alone is clear within half a day; a longer window (a setting) names the date too.
-    return seconds <= 12 * 3600 ? formats.time(at) : formats.dateTime(at);
-  };
-  /** A failed attempt's words: what was wrong, then the pause it started, or the warning that one attempt is left. */
-  const failure = (
-    lang: PageLanguage,
-    wrong: string,
-    attempt: { attemptsLeft: number; retryAfterSeconds?: number },
-    words: { throttled: (until: string) => string; lastAttempt: string },
-  ) => {
-    const after = attempt.retryAfterSeconds !== undefined ? words.throttled(retryTime(lang, attempt.retryAfterSeconds)) : attempt.attemptsLeft === 1 ? words.lastAttempt : "";
-    return after ? `${wrong} ${after}` : wrong;
-  };
   const browser = (req: Request) => readCookie(req, cookies.browser) ?? "";
   const session = (req: Request) => readCookie(req, cookies.session);
   const bodyOf = (req: Request) => (req.body ?? {}) as Record<string, unknown>;
 
   const loginPage = (req: Request, res: Response, i: LoadedInteraction, status: number, extra: (lang: PageLanguage) => { error?: string; loginHint?: string } = () => ({})) => {
-    const lang = language(req, res, i, loginFormId);
+    const lang = language(req, res, i);
     res.status(status).type("html").send(
       renderLoginPage(lang, {
         action: action("login", i.id),
+        cancelAction: action("cancel", i.id),
         csrfToken: csrfToken(oidc.secretKey, i.id),
         clientName: i.client.name,
         jpkiSignIn: action("login/jpki", i.id),
@@ -119,8 +109,6 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     requireCsrf(req, interaction);
     const body = bodyOf(req);
     const login = typeof body.login === "string" ? body.login.trim() : "";
-    // The typed name comes back with the page in the other language; the password never does.
-    if (await switchLanguage(interaction, body[switchLocaleField])) return loginPage(req, res, interaction, 200, () => ({ loginHint: login }));
     const password = typeof body.password === "string" ? body.password : "";
     if (!login || !password) return loginPage(req, res, interaction, 400, ({ t }) => ({ error: t.login.missingFields, loginHint: login }));
     const attempt = await oidc.signIn.withPassword(login, password, address(req));
@@ -129,7 +117,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
       return loginPage(req, res, interaction, 429, (lang) => ({ error: lang.t.login.throttled(retryTime(lang, attempt.retryAfterSeconds)), loginHint: login }));
     }
     if (attempt.outcome === "failed") {
-      return loginPage(req, res, interaction, 401, (lang) => ({ error: failure(lang, lang.t.login.wrongCredentials, attempt, lang.t.login), loginHint: login }));
+      return loginPage(req, res, interaction, 401, (lang) => ({ error: wrongPasswordMessage(lang, attempt), loginHint: login }));
     }
     const user = attempt.value;
     const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req));
@@ -146,11 +134,12 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
       return sendStep(req, res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     }
     if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpView(req, res, interaction, requirement, status);
-    const lang = language(req, res, interaction, reauthFormId);
+    const lang = language(req, res, interaction);
     const hint = mockMode && requirement.methods.includes("otp") ? oidc.users.currentOtp(interaction.user) : undefined;
     res.status(status).type("html").send(
       renderReauthPage(lang, {
         action: action("reauth", interaction.id),
+        cancelAction: action("cancel", interaction.id),
         csrfToken: csrfToken(oidc.secretKey, interaction.id),
         clientName: interaction.client.name,
         userLogin: interaction.user.login,
@@ -177,7 +166,6 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const interaction = await load(req, res);
     requireCsrf(req, interaction);
     const body = bodyOf(req);
-    if (await switchLanguage(interaction, body[switchLocaleField])) return reauthView(req, res, interaction, 200);
     const sessionId = session(req);
     const requirement = await oidc.flow.reauthRequirement(interaction, sessionId);
     const user = interaction.user;
@@ -185,8 +173,16 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpSubmit(req, res, interaction, requirement, sessionId);
     const secrets = {
       password: typeof body.password === "string" ? body.password : "",
-      otp: typeof body.otp === "string" ? body.otp.trim() : "",
+      // A code copied as "123 456" is still the code.
+      otp: typeof body.otp === "string" ? body.otp.replace(/\s+/gu, "") : "",
     };
+    // Said in the page's language before anything is checked or counted (the form does not let the browser say it).
+    if (requirement.methods.includes("pwd") && secrets.password === "") {
+      return reauthView(req, res, interaction, 400, { message: ({ t }) => t.reauth.missingPassword, field: "password" });
+    }
+    if (requirement.methods.includes("otp") && !/^[0-9]{6}$/.test(secrets.otp)) {
+      return reauthView(req, res, interaction, 400, { message: ({ t }) => t.reauth.otpFormat, field: "otp" });
+    }
     const attempt = await oidc.signIn.reauthenticate(user, requirement.methods, secrets, address(req));
     if (attempt.outcome === "refused") {
       res.set("Retry-After", String(attempt.retryAfterSeconds));
@@ -194,12 +190,14 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     }
     if (attempt.outcome === "failed") {
       const field = attempt.reason;
+      // The password was right: the page asks for the code alone now (the password is never echoed back).
+      if (field === "otp" && requirement.methods.includes("pwd")) await oidc.flow.passwordVerified(interaction);
       return reauthView(req, res, interaction, 401, {
-        message: (lang) => failure(lang, field === "password" ? lang.t.reauth.wrongPassword : lang.t.reauth.wrongOtp, attempt, lang.t.reauth),
+        message: (lang) => failureMessage(lang, field === "password" ? lang.t.reauth.wrongPassword : lang.t.reauth.wrongOtp, attempt, lang.t.reauth),
         field,
       });
     }
-    const methods = attempt.value;
+    const methods = [...requirement.carried, ...attempt.value];
     sendStep(req, res, await oidc.flow.reauthenticated(interaction, sessionId, methods, browser(req)));
   });
 
@@ -208,7 +206,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const request = interaction.state.request;
     const grantAction = await oidc.flow.consentAction(interaction);
     res.type("html").send(
-      renderConsentPage(language(req, res, interaction, consentFormId), {
+      renderConsentPage(language(req, res, interaction), {
         action: action("consent", interaction.id),
         csrfToken: csrfToken(oidc.secretKey, interaction.id),
         clientName: interaction.client.name,
@@ -230,9 +228,15 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const interaction = await load(req, res);
     requireCsrf(req, interaction);
     const body = bodyOf(req);
-    if (await switchLanguage(interaction, body[switchLocaleField])) return consentView(req, res, interaction);
     const decision = body.decision;
     if (decision !== "allow" && decision !== "deny") throw new OAuthError("invalid_request", "choose Allow or Deny");
     sendStep(req, res, await oidc.flow.consent(interaction, decision, browser(req), session(req)));
+  });
+
+  // 「キャンセル／アプリに戻る」 on every page of the interaction: access_denied to the application.
+  router.post("/auth/cancel", pageHeaders, form, async (req, res) => {
+    const interaction = await load(req, res);
+    requireCsrf(req, interaction);
+    sendStep(req, res, await oidc.flow.cancel(interaction));
   });
 }

@@ -9,13 +9,19 @@ import type { AuthMethod } from "../../../domain/oidc/acr.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { demoLogin } from "../../../domain/mock/demo-names.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
-import { contentSecurityPolicy, pageHeaders, withMockCardScript } from "../../middleware/page-headers.ts";
+import { contentSecurityPolicy, pageHeaders, withPageScripts } from "../../middleware/page-headers.ts";
 import { renderJpkiLinkPage, renderJpkiSignInFirstPage } from "../../pages/jpki-link.ts";
-import { mockCardScriptPath, renderJpkiSignInPage, renderJpkiStepUpPage, type MockCardView } from "../../pages/jpki-sign.ts";
-import { switchLocaleField, type PageLanguage } from "../../pages/layout.ts";
+import { copyScript } from "../../pages/copy-script.ts";
+import { copyScriptPath, mockCardScriptPath, renderJpkiSignInPage, renderJpkiStepUpPage, type MockCardView } from "../../pages/jpki-sign.ts";
+import type { PageLanguage } from "../../pages/layout.ts";
 import { mockCardScript } from "../../pages/mock-card-script.ts";
+import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
+import { accountLoginPath } from "./account-login.ts";
 import { requireFormCsrf } from "./form-csrf.ts";
 import { sendStep } from "./steps.ts";
+
+/** The remove button's form: its CSRF token and a certificate id. */
+const removeForm = express.urlencoded({ extended: false, limit: 4 * 1024, parameterLimit: 5 });
 
 /** A PEM certificate and a signature, URL-encoded, with room to spare. */
 export const jpkiForm = express.urlencoded({ extended: false, limit: 64 * 1024, parameterLimit: 20 });
@@ -41,16 +47,13 @@ export interface StepUpRequirement {
 export interface JpkiPageLanguages {
   /** The interaction the request names, in this browser, its language left for an error page of the request. */
   load(req: Request, res: Response): Promise<LoadedInteraction>;
-  /** An interaction's page, whose language switch submits the form `formId`. */
-  ofInteraction(req: Request, res: Response, interaction: LoadedInteraction, formId: string): PageLanguage;
+  /** An interaction's page, whose language switch links to the same page of the interaction. */
+  ofInteraction(req: Request, res: Response, interaction: LoadedInteraction): PageLanguage;
   /** A page outside any interaction (linking certificates): ui_locales in its address, then the browser's. */
   ofPage(req: Request): PageLanguage;
   /** Remembers a switch of language for the interaction; true when the request was one. */
   switchLanguage(interaction: LoadedInteraction, requested: unknown): Promise<boolean>;
 }
-
-/** The id of the form every JPKI page has (the language switch submits it). */
-const jpkiFormId = "jpki-form";
 
 /**
  * The JPKI pages: step-up with the card (a variant of /auth/reauth, which
@@ -66,9 +69,9 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
     return oidc.mockCards.find(userId);
   }
 
-  /** The page's CSP: scripts from this origin only when the mock card's script is on it. */
-  function send(res: Response, status: number, body: string, mockCard: MockCardView | undefined): void {
-    if (mockCard) res.set("Content-Security-Policy", withMockCardScript(String(res.get("Content-Security-Policy") ?? contentSecurityPolicy)));
+  /** A JPKI page with its form: scripts from this origin (the copy button's, the mock card's), on top of the page's policy. */
+  function send(res: Response, status: number, body: string, withForm = true): void {
+    if (withForm) res.set("Content-Security-Policy", withPageScripts(String(res.get("Content-Security-Policy") ?? contentSecurityPolicy)));
     res.status(status).type("html").send(body);
   }
 
@@ -84,7 +87,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
     error?: JpkiError,
   ): Promise<void> {
     const user = interaction.user!;
-    const lang = languages.ofInteraction(req, res, interaction, jpkiFormId);
+    const lang = languages.ofInteraction(req, res, interaction);
     const challenge = await oidc.jpki.challenges.issue({ interactionId: interaction.id });
     const mockCard = await mockCardOf(user.id);
     send(
@@ -92,6 +95,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       status,
       renderJpkiStepUpPage(lang, {
         action: `/auth/reauth?interaction=${encodeURIComponent(interaction.id)}`,
+        cancelAction: `/auth/cancel?interaction=${encodeURIComponent(interaction.id)}`,
         csrfToken: csrfToken(oidc.secretKey, interaction.id),
         challenge,
         challengeText: challengeText(challenge),
@@ -102,9 +106,9 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         needsSignatureCertificate: requirement.methods.includes("jpki_sig"),
         reasons: requirement.reasons,
         error: error && errorOf(lang, error),
+        certificate: keptCertificate(req, error),
         mockCard,
       }),
-      mockCard,
     );
   }
 
@@ -125,6 +129,9 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
   }
 
   function register(router: Router): void {
+    router.get(copyScriptPath, (_req, res) => {
+      res.set("Cache-Control", "no-cache").type("text/javascript").send(copyScript);
+    });
     if (mockMode) {
       router.get(mockCardScriptPath, (_req, res) => {
         res.set("Cache-Control", "no-cache").type("text/javascript").send(mockCardScript);
@@ -133,7 +140,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
 
 
     async function signInView(req: Request, res: Response, interaction: LoadedInteraction, status: number, error?: JpkiError) {
-      const lang = languages.ofInteraction(req, res, interaction, jpkiFormId);
+      const lang = languages.ofInteraction(req, res, interaction);
       const challenge = await oidc.jpki.challenges.issue({ interactionId: interaction.id });
       // Mock mode: the card of the demo user, the one person whose card the mock environment holds.
       const mockCard = await mockCardOf(mockMode ? (await oidc.users.findByLogin(demoLogin))?.id : undefined);
@@ -142,15 +149,17 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         status,
         renderJpkiSignInPage(lang, {
           action: `/auth/login/jpki?interaction=${encodeURIComponent(interaction.id)}`,
+          cancelAction: `/auth/cancel?interaction=${encodeURIComponent(interaction.id)}`,
+          passwordSignIn: `/auth/login?interaction=${encodeURIComponent(interaction.id)}`,
           csrfToken: csrfToken(oidc.secretKey, interaction.id),
           challenge,
           challengeText: challengeText(challenge),
           submit: "submit",
           clientName: interaction.client.name,
           error: error && errorOf(lang, error),
+          certificate: keptCertificate(req, error),
           mockCard,
         }),
-        mockCard,
       );
     }
 
@@ -163,8 +172,6 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
     router.post("/auth/login/jpki", pageHeaders, jpkiForm, async (req, res) => {
       const interaction = await languages.load(req, res);
       requireFormCsrf(oidc.secretKey, interaction.id, req);
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      if (await languages.switchLanguage(interaction, body[switchLocaleField])) return signInView(req, res, interaction, 200);
       try {
         const proof = await oidc.jpki.prove({ interactionId: interaction.id }, signedChallengeOf(req));
         const user = await oidc.users.find(proof.userId);
@@ -180,21 +187,28 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
 
     const session = (req: Request) => readCookie(req, cookies.session);
 
+    /** Nobody is signed in: the page says so and offers the account pages' sign-in, in its language. */
+    function signInFirst(res: Response, lang: PageLanguage): void {
+      send(res, 401, renderJpkiSignInFirstPage(lang, `${accountLoginPath}?ui_locales=${lang.locale}`), false);
+    }
+
     async function linkView(
       req: Request,
       res: Response,
       sessionId: string,
       userId: string,
       status: number,
-      extra: { error?: JpkiError; linked?: boolean } = {},
+      extra: { error?: JpkiError; notice?: "linked" | "alreadyLinked" | "removed" } = {},
     ) {
       const lang = languages.ofPage(req);
       const user = await oidc.users.find(userId);
-      if (!user) return send(res, 401, renderJpkiSignInFirstPage(lang), undefined);
+      if (!user) return signInFirst(res, lang);
       const now = Date.now();
       const links = (await oidc.jpki.linksOf(userId)).map((l) => ({
+        certificateId: l.certificateId,
         type: l.type,
         linkedAt: l.linkedAt,
+        expiresAt: l.notAfter,
         state: l.status === "revoked" ? ("revoked" as const) : l.notAfter <= now ? ("expired" as const) : ("good" as const),
       }));
       const challenge = await oidc.jpki.challenges.issue({ sessionId });
@@ -205,43 +219,67 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         renderJpkiLinkPage(lang, {
           // The language the page is in stays after the form is sent.
           action: `/account/jpki?ui_locales=${lang.locale}`,
+          removeAction: `/account/jpki/remove?ui_locales=${lang.locale}`,
           csrfToken: csrfToken(oidc.secretKey, linkCsrfSubject(sessionId)),
           challenge,
           challengeText: challengeText(challenge),
           submit: "linkSubmit",
           userLogin: user.login,
           links,
-          notice: extra.linked ? lang.t.jpki.linked : undefined,
+          notice: extra.notice,
           error: extra.error && errorOf(lang, extra.error),
+          certificate: keptCertificate(req, extra.error),
           mockCard,
         }),
-        mockCard,
       );
     }
 
-    router.get("/account/jpki", pageHeaders, async (req, res) => {
+    /** The signed-in session and its user, or undefined after the sign-in page was sent. */
+    async function signedIn(req: Request, res: Response): Promise<{ sessionId: string; userId: string } | undefined> {
       const sessionId = session(req);
       const current = await oidc.flow.session(sessionId);
-      if (!sessionId || !current) return send(res, 401, renderJpkiSignInFirstPage(languages.ofPage(req)), undefined);
-      await linkView(req, res, sessionId, current.userId, 200);
+      if (sessionId && current) return { sessionId, userId: current.userId };
+      signInFirst(res, languages.ofPage(req));
+      return undefined;
+    }
+
+    router.get("/account/jpki", pageHeaders, async (req, res) => {
+      const current = await signedIn(req, res);
+      if (current) await linkView(req, res, current.sessionId, current.userId, 200);
     });
 
     router.post("/account/jpki", pageHeaders, jpkiForm, async (req, res) => {
-      const sessionId = session(req);
-      const current = await oidc.flow.session(sessionId);
-      if (!sessionId || !current) return send(res, 401, renderJpkiSignInFirstPage(languages.ofPage(req)), undefined);
-      requireFormCsrf(oidc.secretKey, linkCsrfSubject(sessionId), req);
+      const current = await signedIn(req, res);
+      if (!current) return;
+      requireFormCsrf(oidc.secretKey, linkCsrfSubject(current.sessionId), req);
       try {
-        await oidc.jpki.link({ sessionId }, signedChallengeOf(req), current.userId);
-        await linkView(req, res, sessionId, current.userId, 200, { linked: true });
+        const { alreadyLinked } = await oidc.jpki.link({ sessionId: current.sessionId }, signedChallengeOf(req), current.userId);
+        await linkView(req, res, current.sessionId, current.userId, 200, { notice: alreadyLinked ? "alreadyLinked" : "linked" });
       } catch (error) {
         if (!(error instanceof JpkiError)) throw error;
-        await linkView(req, res, sessionId, current.userId, error.status, { error });
+        await linkView(req, res, current.sessionId, current.userId, error.status, { error });
       }
+    });
+
+    // A link of another user, or none, answers like an unknown id: 404 and nothing removed.
+    router.post("/account/jpki/remove", pageHeaders, removeForm, async (req, res) => {
+      const current = await signedIn(req, res);
+      if (!current) return;
+      requireFormCsrf(oidc.secretKey, linkCsrfSubject(current.sessionId), req);
+      const certificateId = (req.body as Record<string, unknown> | undefined)?.certificate_id;
+      if (typeof certificateId !== "string" || !(await oidc.jpki.unlink(current.userId, certificateId))) {
+        throw new OAuthError("invalid_request", "no such linked certificate", { status: 404 });
+      }
+      await linkView(req, res, current.sessionId, current.userId, 200, { notice: "removed" });
     });
   }
 
   return { stepUpView, stepUpSubmit, register };
+}
+
+/** After a refusal, the certificate pasted is given back (it is public; the signature is not, a new challenge needs a new one). */
+function keptCertificate(req: Request, error: JpkiError | undefined): string | undefined {
+  return error ? signedChallengeOf(req).certificate : undefined;
 }
 
 /** The linking form's CSRF token is bound to the session (there is no interaction). */

@@ -37,7 +37,7 @@ export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: L
       const { csrf: _csrf, ...carried } = hidden;
       return `/auth/logout?${new URLSearchParams({ ...carried, ui_locales: locale }).toString()}`;
     };
-    return pageLanguage(req, defaultLocale, { uiLocales: uiLocalesParameter(raw.ui_locales) }, { kind: "links", href: switchTo });
+    return pageLanguage(req, defaultLocale, { uiLocales: uiLocalesParameter(raw.ui_locales) }, { href: switchTo });
   }
 
   async function handle(req: Request, res: Response, raw: RawParameters) {
@@ -67,6 +67,8 @@ export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: L
     const lang = language(req, raw, hidden);
     // The confirmation ends in a redirect to the registered post_logout_redirect_uri: the page's policy names it.
     if (request.postLogoutRedirectUri) res.set("Content-Security-Policy", policyWithFormTargets([request.postLogoutRedirectUri]));
+    const current = await oidc.flow.session(sessionId);
+    const user = current ? await oidc.users.find(current.userId) : undefined;
     // A confirmation without this session's token did not come from our page: ask again.
     res
       .status(confirming ? 403 : 200)
@@ -74,6 +76,9 @@ export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: L
       .send(
         renderLogoutPage(lang, {
           ...(request.client ? { clientName: request.client.name } : {}),
+          userLogin: user?.login,
+          // Staying signed in goes nowhere the application did not register: the home page, in this language.
+          stayHref: `/?ui_locales=${lang.locale}`,
           hidden,
           ...(confirming ? { error: lang.t.logout.expired } : {}),
         }),

@@ -5,8 +5,7 @@ import { whyOutOfReach } from "../../../domain/oidc/jpki/out-of-reach.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { cookieNames, readCookie } from "../../cookies.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
-import { switchLocaleField } from "../../pages/layout.ts";
-import { renderUnreachablePage, unreachableFormId } from "../../pages/unreachable.ts";
+import { renderUnreachablePage } from "../../pages/unreachable.ts";
 import { requireFormCsrf } from "./form-csrf.ts";
 import type { JpkiPageLanguages } from "./jpki-pages.ts";
 import { sendStep } from "./steps.ts";
@@ -28,7 +27,7 @@ export function registerUnreachablePage(router: Router, oidc: Oidc, languages: P
   async function view(req: Request, res: Response, interaction: LoadedInteraction): Promise<void> {
     const step = await oidc.flow.advance(interaction.id, browser(req), session(req));
     if (step.kind !== "page" || step.page !== "unreachable" || !interaction.user) return sendStep(req, res, step);
-    const lang = languages.ofInteraction(req, res, interaction, unreachableFormId);
+    const lang = languages.ofInteraction(req, res, interaction);
     const { acr, certificateMethod } = oidc.flow.unreachableLevel(interaction);
     const why = whyOutOfReach(await oidc.jpki.linksOf(interaction.user.id), certificateMethod, Date.now());
     res.type("html").send(
@@ -54,8 +53,6 @@ export function registerUnreachablePage(router: Router, oidc: Oidc, languages: P
   router.post("/auth/unreachable", pageHeaders, form, async (req, res) => {
     const interaction = await languages.load(req, res);
     requireFormCsrf(oidc.secretKey, interaction.id, req);
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    if (await languages.switchLanguage(interaction, body[switchLocaleField])) return view(req, res, interaction);
     sendStep(req, res, await oidc.flow.returnUnreachable(interaction.id, browser(req), session(req)));
   });
 }

@@ -1,0 +1,65 @@
+import express, { type Request, type Response, type Router } from "express";
+import { csrfToken, sha256Hex } from "../../../domain/oidc/flow/secrets.ts";
+import type { Oidc } from "../../../domain/oidc/provider.ts";
+import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
+import type { Locale } from "../../i18n/locale.ts";
+import { linkPageLanguage } from "../../i18n/page-language.ts";
+import { pageHeaders } from "../../middleware/page-headers.ts";
+import type { PageLanguage } from "../../pages/layout.ts";
+import { renderLoginPage } from "../../pages/login.ts";
+import { sendSeeOther } from "../../see-other.ts";
+import { browserId } from "./authorize.ts";
+import { requireFormCsrf } from "./form-csrf.ts";
+import { retryTime, wrongPasswordMessage } from "./sign-in-refusals.ts";
+
+/** Where the account pages' sign-in starts, and where it returns (the only account page). */
+export const accountLoginPath = "/account/login";
+const accountHome = "/account/jpki";
+
+/**
+ * Sign-in for the account pages (/account/jpki), which belong to no
+ * application: the same form and the same throttle as an authorization
+ * request's login page, ending in a session and the account page instead of a
+ * redirect to an application. Its CSRF token is bound to the browser's id.
+ */
+export function registerAccountLogin(router: Router, oidc: Oidc, defaultLocale: Locale): void {
+  const cookies = cookieNames(oidc.issuer);
+  const form = express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 });
+  const subject = (browser: string) => `account-login:${sha256Hex(browser)}`;
+  const back = (lang: PageLanguage) => `${accountHome}?ui_locales=${lang.locale}`;
+
+  function show(req: Request, res: Response, lang: PageLanguage, status: number, extra: { error?: string; loginHint?: string } = {}) {
+    const browser = browserId(req, res, cookies);
+    res.status(status).type("html").send(
+      renderLoginPage(lang, {
+        action: `${accountLoginPath}?ui_locales=${lang.locale}`,
+        csrfToken: csrfToken(oidc.secretKey, subject(browser)),
+        ...extra,
+      }),
+    );
+  }
+
+  router.get(accountLoginPath, pageHeaders, async (req, res) => {
+    const lang = linkPageLanguage(req, defaultLocale);
+    if (await oidc.flow.session(readCookie(req, cookies.session))) return sendSeeOther(req, res, back(lang));
+    show(req, res, lang, 200);
+  });
+
+  router.post(accountLoginPath, pageHeaders, form, async (req, res) => {
+    const lang = linkPageLanguage(req, defaultLocale);
+    requireFormCsrf(oidc.secretKey, subject(readCookie(req, cookies.browser) ?? ""), req);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const login = typeof body.login === "string" ? body.login.trim() : "";
+    const password = typeof body.password === "string" ? body.password : "";
+    if (!login || !password) return show(req, res, lang, 400, { error: lang.t.login.missingFields, loginHint: login });
+    const attempt = await oidc.signIn.withPassword(login, password, req.socket.remoteAddress ?? "unknown");
+    if (attempt.outcome === "refused") {
+      res.set("Retry-After", String(attempt.retryAfterSeconds));
+      return show(req, res, lang, 429, { error: lang.t.login.throttled(retryTime(lang, attempt.retryAfterSeconds)), loginHint: login });
+    }
+    if (attempt.outcome === "failed") return show(req, res, lang, 401, { error: wrongPasswordMessage(lang, attempt), loginHint: login });
+    const sessionId = await oidc.flow.startSession(attempt.value);
+    setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
+    sendSeeOther(req, res, back(lang));
+  });
+}
