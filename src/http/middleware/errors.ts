@@ -10,6 +10,7 @@ import type { Locale } from "../i18n/locale.ts";
 import type { LocaleSources } from "../i18n/choose-locale.ts";
 import type { LanguageSwitch } from "../pages/layout.ts";
 import { pageLanguage, requestUiLocales } from "../i18n/page-language.ts";
+import { rememberedLocale } from "../i18n/remembered-locale.ts";
 
 /** Browsers get a page, everything else (APIs, curl) gets JSON; an empty description is left out of the JSON. */
 function send(req: Request, res: Response, status: number, error: string, description: string): void {
@@ -35,10 +36,13 @@ function requestIdOf(res: Response): string | undefined {
 /**
  * An error page's language: the one the interaction's pages spoke when a page
  * route left it (res.locals.localeSources), else ui_locales in the request,
- * Accept-Language, and the configured default.
+ * the language of the last interaction, Accept-Language, and the configured default.
  */
 function errorPageLanguage(req: Request, res: Response) {
-  const sources = (res.locals.localeSources as LocaleSources | undefined) ?? { uiLocales: requestUiLocales(req) };
+  const remembered = rememberedLocale(req);
+  const sources = (res.locals.localeSources as LocaleSources | undefined) ?? {
+    uiLocales: [...(requestUiLocales(req) ?? []), ...(remembered ? [remembered] : [])],
+  };
   return pageLanguage(req, (res.locals.defaultLocale as Locale | undefined) ?? "en", sources, errorPageSwitch(req));
 }
 

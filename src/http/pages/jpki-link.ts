@@ -37,9 +37,11 @@ ${
   v.links.length === 0
     ? html`<p id="no-links">${s.noLinks}</p>`
     : html`<table id="links"><caption>${s.linkedCaption}</caption>
-<thead><tr><th scope="col">${s.typeColumn}</th><th scope="col">${s.linkedAtColumn}</th><th scope="col">${s.expiresColumn}</th><th scope="col">${s.statusColumn}</th><th scope="col">${s.actionsColumn}</th></tr></thead>
+<thead><tr><th scope="col">${s.typeColumn}</th><th scope="col">${s.statusColumn}</th><th scope="col">${s.actionsColumn}</th></tr></thead>
 <tbody>${v.links.map(
-        (l) => html`<tr data-state="${l.state}"><td>${typeOf(l.type)}</td><td>${formats.dateTime(l.linkedAt)}</td><td>${formats.dateTime(l.expiresAt)}</td><td>${s.states[l.state]}</td>
+        // Three columns, the dates under the status: five do not fit a phone.
+        (l) => html`<tr data-state="${l.state}"><td>${typeOf(l.type)}</td>
+<td><span class="state">${s.states[l.state]}</span><span class="muted dates">${s.linkedAtColumn}${lang.t.common.colon}${formats.dateTime(l.linkedAt)}</span><span class="muted dates">${s.expiresColumn}${lang.t.common.colon}${formats.dateTime(l.expiresAt)}</span></td>
 <td><form method="post" action="${v.removeAction}" class="remove"><input type="hidden" name="csrf" value="${v.csrfToken}"><input type="hidden" name="certificate_id" value="${l.certificateId}"><button type="submit" class="button secondary" aria-label="${s.removeLabel(typeOf(l.type))}">${s.remove}</button></form></td></tr>`,
       )}</tbody></table>`
 }

@@ -120,6 +120,10 @@ const styles = `
   td { overflow-wrap: anywhere; }
   th .muted { display: block; font-weight: 400; }
   th .muted code { font-size: .8rem; }
+  #links th { width: auto; }
+  #links .state { display: block; font-weight: 600; }
+  #links .dates { display: block; font-size: .8rem; }
+  #links .button { padding: .35rem .7rem; font-size: .9rem; }
 `;
 
 /**

@@ -11,6 +11,7 @@ import type { PageLanguage } from "../../pages/layout.ts";
 import { uiLocalesParameter } from "../../i18n/choose-locale.ts";
 import type { Locale } from "../../i18n/locale.ts";
 import { pageLanguage } from "../../i18n/page-language.ts";
+import { rememberedLocale } from "../../i18n/remembered-locale.ts";
 
 /**
  * The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0), GET or
@@ -37,7 +38,10 @@ export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: L
       const { csrf: _csrf, ...carried } = hidden;
       return `/auth/logout?${new URLSearchParams({ ...carried, ui_locales: locale }).toString()}`;
     };
-    return pageLanguage(req, defaultLocale, { uiLocales: uiLocalesParameter(raw.ui_locales) }, { href: switchTo });
+    // Without ui_locales, the language of the user's last sign-in pages (remembered-locale.ts), then the browser's.
+    const remembered = rememberedLocale(req);
+    const uiLocales = [...(uiLocalesParameter(raw.ui_locales) ?? []), ...(remembered ? [remembered] : [])];
+    return pageLanguage(req, defaultLocale, { uiLocales }, { href: switchTo });
   }
 
   async function handle(req: Request, res: Response, raw: RawParameters) {
