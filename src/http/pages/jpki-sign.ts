@@ -110,7 +110,7 @@ export function jpkiForm(t: Messages, v: JpkiFormView): Html {
 <p>${s.howTo}</p>
 <div class="field">
 <label for="challenge-text">${s.challengeLabel}</label>
-<textarea id="challenge-text" class="challenge" rows="2" readonly spellcheck="false" aria-describedby="challenge-hint">${v.challengeText}</textarea>
+<textarea id="challenge-text" class="challenge" rows="3" readonly spellcheck="false" aria-describedby="challenge-hint">${v.challengeText}</textarea>
 <span class="hint" id="challenge-hint">${s.challengeHint}</span>
 <div class="copy"><button type="button" class="button secondary" data-copy="challenge-text" data-copied="${s.copied}" hidden>${s.copy}</button><span class="hint" role="status" id="copy-status"></span></div>
 </div>

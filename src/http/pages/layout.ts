@@ -64,10 +64,13 @@ const styles = `
     display: block; width: 100%; padding: .6rem .75rem; font: inherit; color: var(--fg); background: var(--field);
     border: 1px solid var(--control-border); border-radius: 8px; transition: border-color .15s, box-shadow .15s; }
   textarea[readonly] { background: var(--subtle); }
+  /* The text to sign is shown whole, however the screen wraps it. */
+  textarea.challenge { field-sizing: content; resize: none; }
   textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .8rem; resize: vertical; }
   input[type="text"]:focus, input[type="password"]:focus, input[type="email"]:focus, textarea:focus {
     outline: none; border-color: var(--focus); box-shadow: 0 0 0 3px color-mix(in srgb, var(--focus) 35%, transparent); }
-  input[aria-invalid="true"], textarea[aria-invalid="true"] { border-color: var(--danger); border-width: 2px; }
+  input[aria-invalid="true"], textarea[aria-invalid="true"],
+  input[aria-invalid="true"]:focus, textarea[aria-invalid="true"]:focus { border-color: var(--danger); border-width: 2px; }
   input.otp { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 1.35rem; letter-spacing: .35em; max-width: 12rem; }
 
   /* Buttons */
@@ -123,7 +126,8 @@ const styles = `
   #links th { width: auto; }
   #links .state { display: block; font-weight: 600; }
   #links .dates { display: block; font-size: .8rem; }
-  #links .button { padding: .35rem .7rem; font-size: .9rem; }
+  #links .button { padding: .35rem .7rem; font-size: .9rem; white-space: nowrap; }
+  #links td:last-child { width: 1%; overflow-wrap: normal; }
 `;
 
 /**
