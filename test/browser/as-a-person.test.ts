@@ -80,6 +80,9 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
+  /** Script errors and content security policy violations of every page (a page's own 4xx status is not one). */
+  const pageErrors: string[] = [];
+
   /** A phone in dark mode whose browser prefers the other language. */
   async function phone(language: Language): Promise<Page> {
     const context = await browser.newContext({
@@ -91,7 +94,12 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
     });
     contexts.push(context);
     context.setDefaultTimeout(10_000);
-    return context.newPage();
+    const page = await context.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) pageErrors.push(message.text());
+    });
+    return page;
   }
 
   /** A person with a password, an authenticator app and a My Number card (not linked yet). */
@@ -198,6 +206,10 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
 
       await page.goto(`${origin()}/?ui_locales=${language}`);
       await audit(page, language, "home, signed out");
+      // The icon every page names is served, under the pages' policy.
+      const icon = await page.request.get(new URL((await page.locator('link[rel="icon"]').getAttribute("href"))!, origin()).href);
+      expect(icon.status()).toBe(200);
+      expect(icon.headers()["content-type"]).toMatch(/^image\/svg\+xml/);
 
       // Sign-in: type the name and the password, Enter in the password field.
       await page.goto(request(`${language}-high`, language, { acr_values: "high" }));
@@ -283,6 +295,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
       const response = await page.goto(`${server.domain.oidc.endpoints.authorization}?client_id=nobody&response_type=code`);
       expect(await page.locator("#request-id code").innerText()).toBe(response!.headers()["x-request-id"]);
       await audit(page, language, "error page");
+      expect(pageErrors).toEqual([]);
     });
   }
 
@@ -343,6 +356,11 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
     await page.goto(request("refused-card", "en"));
     await page.getByRole("link", { name: words.en.cardLink, exact: true }).click();
     await arrive(page, "/auth/login/jpki", words.en.cardSignIn);
+    // The copy button (a script of our own origin, allowed by the page's policy) copies the text to sign.
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: origin() });
+    await page.getByRole("button", { name: "Copy the text", exact: true }).click();
+    await expect.poll(() => page.locator("#copy-status").innerText()).toBe("Copied.");
+    expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(await page.locator("#challenge-text").inputValue());
     // Not linked to anyone: refused, and the certificate is still there to correct or reuse.
     await pasteSignedChallenge(page, person.card);
     await page.keyboard.press("Enter");
