@@ -60,7 +60,8 @@ export type InteractionPage = "login" | "consent" | "reauth";
  * browser lands on the relying party's callback: signs in on the login page,
  * clicks Allow on the consent page. Returns the pages seen, in order. A
  * re-authentication page fails the flow unless the user can answer it
- * (`otp` gives the current one-time code): then password and code are entered.
+ * (`otp` gives the current one-time code): then the code is entered, and the
+ * password too when the page asks for it (not within minutes of signing in).
  */
 export async function authorizeInBrowser(
   page: Page,
@@ -93,7 +94,8 @@ export async function authorizeInBrowser(
     if (at === "reauth" && !user.otp) throw new Error(`unexpected re-authentication page at ${page.url()}`);
     const before = page.url();
     if (at === "reauth") {
-      await page.getByLabel("Password", { exact: true }).fill(user.password);
+      const password = page.getByLabel("Password", { exact: true });
+      if ((await password.count()) > 0) await password.fill(user.password);
       await page.getByLabel("One-time code", { exact: true }).fill(user.otp!());
       await page.getByRole("button", { name: "Continue", exact: true }).click();
     } else if (at === "login") {
