@@ -307,6 +307,9 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
     await page.getByRole("button", { name: words.ja.cancel, exact: true }).click();
     await page.waitForURL((url) => url.href.startsWith(`${demo.redirectUri}?`));
     expect(Object.fromEntries(new URL(page.url()).searchParams)).toMatchObject({ error: "access_denied", state: "cancel-login" });
+    // The demo application's page in Japanese, the protocol's English description marked as English.
+    expect(await page.locator("html").getAttribute("lang")).toBe("ja");
+    expect(await page.locator('td [lang="en"]').innerText()).toBe("the user cancelled the request");
 
     await page.goto(request("cancel-reauth", "ja", { acr_values: "high" }));
     await type(page, "#login", person.login);

@@ -60,9 +60,12 @@ function has(params: Record<string, string>, key: string): boolean {
   return Object.hasOwn(params, key) && params[key] !== "";
 }
 
+/** Response values are the protocol's: error_description is English by the specification, whatever the page's language. */
+const englishValues = new Set(["error_description"]);
+
 function row(lang: PageLanguage, key: string, label: string, params: Record<string, string>): Html {
   const value = Object.hasOwn(params, key) ? params[key] : undefined;
-  return html`<tr><th scope="row">${label}${label === key ? "" : html`<span class="muted"><code>${key}</code></span>`}</th><td>${
-    value === undefined || value === "" ? html`<span class="muted">${lang.t.demo.notReturned}</span>` : value
-  }</td></tr>`;
+  const cell =
+    value === undefined || value === "" ? html`<span class="muted">${lang.t.demo.notReturned}</span>` : englishValues.has(key) ? html`<span lang="en">${value}</span>` : value;
+  return html`<tr><th scope="row">${label}${label === key ? "" : html`<span class="muted"><code>${key}</code></span>`}</th><td>${cell}</td></tr>`;
 }
