@@ -4,6 +4,7 @@ import { renderReauthPage } from "../../src/http/pages/reauth.ts";
 import { describeScope, renderConsentPage } from "../../src/http/pages/consent.ts";
 import { renderAuthorizationErrorPage } from "../../src/http/pages/error-page.ts";
 import { renderDemoCallbackPage } from "../../src/http/pages/callback-demo.ts";
+import { renderJpkiSignInPage } from "../../src/http/pages/jpki-sign.ts";
 import { messagesFor } from "../../src/http/i18n/catalogue.ts";
 import type { PageLanguage } from "../../src/http/pages/layout.ts";
 
@@ -493,5 +494,47 @@ describe("demo callback page", () => {
     const page = renderDemoCallbackPage(english, { params: { code: "$(touch /tmp/x)-aaaaaaaaaaaaaaaaaaaa", state: "s" }, redeem });
     expect(page).toContain("<h1>Authorization succeeded</h1>");
     expect(page).not.toContain("<pre>");
+  });
+});
+
+describe("JPKI sign-in page", () => {
+  const base = {
+    action: "/auth/login/jpki?interaction=abc",
+    cancelAction: "/auth/cancel?interaction=abc",
+    passwordSignIn: "/auth/login?interaction=abc",
+    csrfToken: "csrf-789",
+    challenge: "c".repeat(43),
+    challengeText: `shomei JPKI sign-in ${"c".repeat(43)}`,
+    submit: "submit" as const,
+    clientName: "Acme Banking",
+  };
+
+  it("labels a read-only field with the text to sign, never a <pre>; the copy button waits for its script", () => {
+    const page = renderJpkiSignInPage(english, base);
+    expect(tags(page, "label").find((l) => l.for === "challenge-text")).toBeDefined();
+    expect(tags(page, "textarea").find((t) => t.id === "challenge-text")).toMatchObject({ readonly: true, "aria-describedby": "challenge-hint" });
+    expect(page).not.toContain('<pre id="challenge-text"');
+    expect(tags(page, "button").find((b) => b["data-copy"] === "challenge-text")).toMatchObject({ type: "button", hidden: true });
+    expect(tags(page, "script").map((s) => s.src)).toEqual(["/assets/copy.js"]);
+    // The signature is one line: Enter in it sends the form.
+    expect(input(page, "signature")).toMatchObject({ type: "text", id: "signature" });
+    // The main form first, then the cancel form; a link back to password sign-in.
+    expectForm(page, "/auth/login/jpki?interaction=abc", "csrf-789");
+    expect(page).toContain('href="/auth/login?interaction=abc" id="password-sign-in"');
+  });
+
+  it("after a refusal marks the field it is about and gives the pasted certificate back, escaped", () => {
+    const pasted = "-----BEGIN CERTIFICATE-----\n</textarea><script>alert(1)</script>\n-----END CERTIFICATE-----";
+    const page = renderJpkiSignInPage(english, { ...base, error: { code: "certificate_not_x509", message: "not a certificate" }, certificate: pasted });
+    // Only the page's own script tag; the pasted text stays inside its field.
+    expect(page.match(/<script/g)).toHaveLength(1);
+    expect(page).not.toContain("</textarea><script>");
+    expect(page).toContain("&lt;/textarea&gt;&lt;script&gt;");
+    const certificate = tags(page, "textarea").find((t) => t.id === "certificate")!;
+    expect(certificate).toMatchObject({ "aria-invalid": "true", "aria-describedby": "certificate-hint form-error", autofocus: true });
+    expect(input(page, "signature")!["aria-invalid"]).toBeUndefined();
+    const signatureRefused = renderJpkiSignInPage(english, { ...base, error: { code: "signature_mismatch", message: "mismatch" } });
+    expect(input(signatureRefused, "signature")).toMatchObject({ "aria-invalid": "true", autofocus: true });
+    expect(tags(signatureRefused, "textarea").find((t) => t.id === "certificate")!["aria-invalid"]).toBeUndefined();
   });
 });
