@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedDemo } from "../../src/domain/mock/demo-seed.ts";
+import { seedMockCard } from "../../src/domain/mock/mock-card-seed.ts";
 import { seedOidcDemo, type OidcDemo } from "../../src/domain/mock/oidc-demo-seed.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser, pageWidths } from "../support/browser.ts";
 import { mockCard, type TestCard } from "../support/jpki.ts";
@@ -69,6 +71,8 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
     dataDir = mkdtempSync(path.join(tmpdir(), "shomei-person-"));
     server = await startTestServer(`sqlite:${path.join(dataDir, "shomei.db")}`, { dataDir });
     demo = await seedOidcDemo(server.domain.oidc, dataDir, Date.now());
+    // The demo user's mock card: the mock environment's section of the card pages (openssl command, key).
+    await seedMockCard(server.domain, await seedDemo(server.domain, dataDir));
     cardAccountId = (await server.domain.accounts.create("person-cards", "active")).id;
     browser = await launchBrowser();
   });
@@ -295,6 +299,28 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
       const response = await page.goto(`${server.domain.oidc.endpoints.authorization}?client_id=nobody&response_type=code`);
       expect(await page.locator("#request-id code").innerText()).toBe(response!.headers()["x-request-id"]);
       await audit(page, language, "error page");
+      expect(pageErrors).toEqual([]);
+    });
+  }
+
+  for (const language of ["ja", "en"] as const) {
+    it(`${language}: the mock card's section (its openssl command and key) reads in the dark too, and its button signs`, async () => {
+      const page = await phone(language);
+      await page.goto(`${demo.jpkiStepUpUrl}&ui_locales=${language}`);
+      await arrive(page, "/auth/login", words[language].login);
+      await type(page, "#login", demo.userLogin);
+      await type(page, "#password", demo.userPassword);
+      await page.keyboard.press("Enter");
+      await arrive(page, "/auth/reauth", words[language].cardStepUp);
+      await page.locator("#mock-card summary").click();
+      expect(await page.locator("#mock-openssl").isVisible()).toBe(true);
+      expect(await page.locator("#mock-card-key").isVisible()).toBe(true);
+      await audit(page, language, "step-up with the mock card");
+      await page.locator("#mock-card-sign").click();
+      // The demo user's first grant to the demo app asks for consent; a later one does not.
+      await page.waitForURL((url) => url.pathname === "/auth/consent" || url.pathname === "/demo/callback");
+      if (new URL(page.url()).pathname === "/auth/consent") await tabToAndPress(page, words[language].consentAllow);
+      await callback(page, language, "demo-jpki");
       expect(pageErrors).toEqual([]);
     });
   }
