@@ -252,7 +252,7 @@ for (const target of await databaseTargets()) {
       const stray = await mockCard(server, accountId);
       for (const [uiLocales, words] of [
         ["en", /^This certificate is not linked to any account yet\. Sign in with your username and password, then link it/],
-        ["ja", /^この電子証明書は、まだどのアカウントにも登録されていません。ユーザー名とパスワードでサインインしてから/],
+        ["ja", /^この電子証明書は、まだどのアカウントにも登録されていません。ユーザー名とパスワードでログインしてから/],
       ] as const) {
         const b = new Browser(server.url);
         const login = expectPage(await b.get(authorizeUrl(params({ ui_locales: uiLocales }))), "login");

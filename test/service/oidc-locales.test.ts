@@ -103,7 +103,7 @@ for (const target of targets) {
         for (const again of [consent, path]) {
           const ended = await browser.get(again, { "accept-language": "en" });
           expect(ended.status).toBe(400);
-          expect(languageOf(ended)).toEqual({ lang: "ja", h1: "このサインインは終了しています" });
+          expect(languageOf(ended)).toEqual({ lang: "ja", h1: "このログインの手続きは終了しています" });
           expect(ended.body).toContain('data-reason="completed"');
           expect(ended.body).toContain(">アプリに戻ってやり直す</a>");
           const back = wayBack(ended);

@@ -87,7 +87,7 @@ for (const target of await databaseTargets()) {
 
     it("warns before the last attempt and says when to try again, in Japan time, in Japanese and English", async () => {
       for (const [uiLocales, warning, paused] of [
-        ["ja", "あと1回失敗すると、パスワードでのサインインがしばらく止まります。", /(\d{1,2}):(\d{2}) 日本標準時以降にもう一度お試しください。マイナンバーカードを登録している場合は/],
+        ["ja", "あと1回失敗すると、パスワードでのログインがしばらく止まります。", /(\d{1,2}):(\d{2}) 日本標準時以降にもう一度お試しください。マイナンバーカードを登録している場合は/],
         ["en", "One more failed attempt will pause sign-in with a password for a while.", /You can try again after (\d{1,2}):(\d{2}) [AP]M Japan Standard Time\. You can still sign in with your My Number card/],
       ] as const) {
         const user = await createUser(server);
