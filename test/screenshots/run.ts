@@ -126,6 +126,7 @@ async function walkPages(
 
     await page.goto(request("screenshots", { acr_values: "high", authorization_details: payment }));
     await at("/auth/login");
+    const firstLogin = page.url();
     await shot("login");
     await type("#login", login);
     await type("#password", "not-the-password");
@@ -179,6 +180,26 @@ async function walkPages(
     await page.locator("#sign-in").click();
     await at("/account/login");
     await shot("account-sign-in");
+    await type("#login", login);
+    await type("#password", password);
+    await page.keyboard.press("Enter");
+    await at("/account/jpki");
+
+    // The card is revoked: the card's step-up is refused, and the level is then out of reach.
+    await w.server.domain.mock!.setStatus(w.accountId, card.certificate.id, { status: "revoked", revokedReason: 1 });
+    await page.goto(request("screenshots-revoked", { acr_values: "very_high" }));
+    await at("/auth/reauth");
+    await signChallenge();
+    await page.keyboard.press("Enter");
+    await at("/auth/unreachable");
+    await shot("level-out-of-reach");
+
+    // An address of a sign-in that already ended.
+    await page.goto(firstLogin);
+    await shot("sign-in-ended");
+    await page.goto(`${w.origin}/auth/logout`);
+    await page.locator("button.primary").click();
+    await page.locator("h1").waitFor();
 
     await page.goto(request("screenshots-cancel"));
     await at("/auth/login");
