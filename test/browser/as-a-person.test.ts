@@ -218,6 +218,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
       // Sign-in: type the name and the password, Enter in the password field.
       await page.goto(request(`${language}-high`, language, { acr_values: "high" }));
       await arrive(page, "/auth/login", w.login);
+      const firstSignIn = page.url();
       await audit(page, language, "sign-in");
       await type(page, "#login", person.login);
       await type(page, "#password", person.password);
@@ -291,6 +292,20 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
       await type(page, "#password", person.password);
       await page.keyboard.press("Enter");
       await arrive(page, "/account/jpki", w.account);
+
+      // The card revoked: its step-up is refused, and the page that says the level is out of reach follows.
+      await server.domain.mock!.setStatus(cardAccountId, person.card.certificateId!, { status: "revoked", revokedReason: 1 });
+      await page.goto(request(`${language}-revoked`, language, { acr_values: "very_high" }));
+      await arrive(page, "/auth/reauth", w.cardStepUp);
+      await pasteSignedChallenge(page, person.card);
+      await page.keyboard.press("Enter");
+      await arrive(page, "/auth/unreachable");
+      await audit(page, language, "level out of reach");
+      // The first sign-in's address again: it has ended.
+      await page.goto(firstSignIn);
+      await audit(page, language, "ended sign-in");
+
+      await page.goto(`${origin()}/account/jpki`);
       await page.getByRole("button", { name: w.remove }).click();
       await expect.poll(() => page.locator("[data-notice]").getAttribute("data-notice")).toBe("removed");
       expect(await page.locator("#links").count()).toBe(0);

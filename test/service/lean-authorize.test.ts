@@ -78,9 +78,12 @@ describe("the authorization endpoint's GET answered without Express answers as t
     };
   }
 
-  /** Codes, interaction ids and new browser ids differ by nature: each is replaced by its kind. */
+  /** Codes, interaction ids, new browser ids and request ids (on error pages) differ by nature: each is replaced by its kind. */
   function blank(a: Answer): Answer {
-    const anew = (text: string) => text.replace(/(code=|interaction=|shomei_browser=)[A-Za-z0-9_-]{43,51}/g, "$1…");
+    const anew = (text: string) =>
+      text
+        .replace(/(code=|interaction=|shomei_browser=)[A-Za-z0-9_-]{43,51}/g, "$1…")
+        .replace(/(id="request-id">[^<]*<code>)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "$1…");
     return { ...a, location: a.location && anew(a.location), cookies: a.cookies.map(anew), body: anew(a.body) };
   }
 
