@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { readJsonFile } from "./json-file.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { authMethods, createAcrPolicy, maxAcrNameLength, type AcrMethodRule, type AcrPolicy, type AuthMethod } from "../../domain/oidc/acr.ts";
 
@@ -49,19 +49,8 @@ function fail(file: string, message: string): DomainError {
  * and the server does not start.
  */
 export function loadAcrPolicyFile(file: string): AcrPolicy {
-  let document: unknown;
-  try {
-    document = JSON.parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    throw fail(file, e.code ? `cannot read it (${e.code})` : `not valid JSON (${e.message})`);
-  }
-  const parsed = fileSchema.safeParse(document);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw fail(file, `${issue.path.join(".") || "the document"} ${issue.message}`);
-  }
-  const levels = parsed.data.levels;
+  const document = readJsonFile(file, fileSchema, fail);
+  const levels = document.levels;
   const rules: AcrMethodRule[] = levels.flatMap((level) => (level.methods ?? []).map((requires) => ({ acr: level.name, requires })));
   const aliases = Object.fromEntries(levels.map((level) => [level.name, level.aliases ?? []]));
   try {

@@ -2,6 +2,7 @@ import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { readJsonFile } from "./json-file.ts";
 import { certificateTypes } from "../../domain/certificates/model.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { TrustAnchor } from "../../domain/trust/trust-anchor.ts";
@@ -70,21 +71,10 @@ const pemBlock = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
  * server does not start half-trusting.
  */
 export function loadTrustAnchorsFile(file: string): TrustAnchor[] {
-  let document: unknown;
-  try {
-    document = JSON.parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    throw fail(file, e.code ? `cannot read it (${e.code})` : `not valid JSON (${e.message})`);
-  }
-  const parsed = fileSchema.safeParse(document);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw fail(file, `${issue.path.join(".") || "the document"} ${issue.message}`);
-  }
+  const document = readJsonFile(file, fileSchema, fail);
   const anchors: TrustAnchor[] = [];
   const seen = new Set<string>();
-  for (const [index, entry] of parsed.data.anchors.entries()) {
+  for (const [index, entry] of document.anchors.entries()) {
     const where = `anchors.${index} ("${entry.name}")`;
     const bundle = path.resolve(path.dirname(file), entry.certificates);
     let text: string;
