@@ -1,11 +1,11 @@
 import { requireUuid } from "../certificates/lookup-errors.ts";
+import { defaultPageSize, maxPageSize } from "../certificates/status-checks.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid } from "../ids.ts";
 import { isCertificateEventType, type CertificateEvent, type EventFilter, type EventStore } from "./model.ts";
+import { decodeEventPageToken, encodeEventPageToken } from "./page-token.ts";
 
-const defaultPageSize = 20;
-const maxPageSize = 100;
 /** Events read per statement while a watch catches up. */
 const watchBatch = 100;
 
@@ -26,21 +26,6 @@ export interface WatchSettings {
 
 function eventNotFound(): DomainError {
   return new DomainError("event_not_found", "no event with this id");
-}
-
-/** Page tokens: base64url of the last event's position; a token of another listing is refused. */
-function encodePageToken(filter: EventFilter, seq: number): string {
-  return Buffer.from(JSON.stringify({ c: filter.certificateId ?? "", t: filter.type ?? "", s: seq })).toString("base64url");
-}
-
-function decodePageToken(filter: EventFilter, token: string): number {
-  try {
-    const value = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as { c?: unknown; t?: unknown; s?: unknown };
-    if (value.c === (filter.certificateId ?? "") && value.t === (filter.type ?? "") && Number.isSafeInteger(value.s)) return value.s as number;
-  } catch {
-    // the error below
-  }
-  throw new DomainError("invalid_page_token", "page_token is not a token from a previous page of this listing", "page_token");
 }
 
 /**
@@ -68,10 +53,10 @@ export class CertificateEvents {
       chosen.type = filter.type;
     }
     const size = pageSize || defaultPageSize;
-    const before = pageToken ? decodePageToken(chosen, pageToken) : undefined;
+    const before = pageToken ? decodeEventPageToken(chosen, pageToken) : undefined;
     const rows = await this.store.listEvents(accountId, chosen, size + 1, before);
     const events = rows.slice(0, size);
-    return { events, nextPageToken: rows.length > size ? encodePageToken(chosen, events.at(-1)!.seq) : "" };
+    return { events, nextPageToken: rows.length > size ? encodeEventPageToken(chosen, events.at(-1)!.seq) : "" };
   }
 
   async get(accountId: string, eventId: string): Promise<CertificateEvent> {

@@ -73,14 +73,11 @@ export function parseCertificate(der: Uint8Array): ParsedCertificate {
 }
 
 function readFields(der: Uint8Array, native: NodeCertificate, fingerprintSha256: string): ParsedCertificate {
-  const at = (step: string) => (error: unknown) => {
-    throw new FieldReadError(step, error);
-  };
-  const publicKey = attempt(() => native.publicKey, at("its subjectPublicKeyInfo cannot be read"));
-  const tbs = attempt(() => readTbsFields(der), at("its structure is malformed"));
+  const publicKey = attempt("its subjectPublicKeyInfo cannot be read", () => native.publicKey);
+  const tbs = attempt("its structure is malformed", () => readTbsFields(der));
   const extension = <T>(oid: string, name: string, read: (value: Uint8Array) => T): T | undefined => {
     const value = tbs.extensions.get(oid);
-    return value === undefined ? undefined : attempt(() => read(value), at(`its ${name} extension is malformed`));
+    return value === undefined ? undefined : attempt(`its ${name} extension is malformed`, () => read(value));
   };
   return {
     der,
@@ -108,11 +105,12 @@ class FieldReadError extends Error {
   }
 }
 
-function attempt<T>(read: () => T, fail: (error: unknown) => never): T {
+/** What `read` returns, or a FieldReadError naming the step that failed. */
+function attempt<T>(step: string, read: () => T): T {
   try {
     return read();
   } catch (error) {
-    return fail(error);
+    throw new FieldReadError(step, error);
   }
 }
 
