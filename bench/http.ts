@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- http`: the paths no comparison covers (Express,
- * discovery, JWKS, an unauthenticated RPC, Verify), as ratios to a bare
+ * discovery, JWKS, an unauthenticated RPC), as ratios to a bare
  * node:http JSON handler measured in the same run by the same load generator.
  * CheckCertificateStatus, batch checks and the OpenID Connect flows are
  * measured against their real peers by bench/compare.ts.
@@ -9,10 +9,9 @@
  *   BENCH_DATABASE_URL='postgres://…/test?options=-c%20search_path%3Dbench' npm run bench -- http   # an empty database or schema
  */
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { verifyRequestBody } from "./verify-request.ts";
 import { baselineSource, connections, load, seconds, start, stopProcess, type Scenario } from "./harness.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "shomei-bench-"));
@@ -28,21 +27,11 @@ try {
     /revoked one: \{"certificateId":"[0-9a-f-]+"\}/,
   );
   children.push(server.child);
-  const token = readFileSync(path.join(dir, "demo-api-token"), "utf8").trim();
   const json = { "content-type": "application/json" };
-  const verifyBody = await verifyRequestBody("http://127.0.0.1:18191", token);
   const scenarios: Scenario[] = [
     { name: "baseline: bare node:http JSON", port: 18190, method: "POST", path: "/", headers: json, body: "{}" },
     { name: "GET /healthz (Express)", port: 18191, method: "GET", path: "/healthz" },
     { name: "GetServerInfo (Connect JSON, no auth)", port: 18191, method: "POST", path: "/service.verify.v2.ServerInfoService/GetServerInfo", headers: json, body: "{}" },
-    {
-      name: "Verify (RSA PKCS#1 v1.5, identifyUser)",
-      port: 18191,
-      method: "POST",
-      path: "/service.verify.v2.VerificationService/Verify",
-      headers: { ...json, authorization: `Bearer ${token}` },
-      body: verifyBody,
-    },
     { name: "GET /.well-known/openid-configuration", port: 18191, method: "GET", path: "/.well-known/openid-configuration" },
     { name: "GET /api/oidc/v1/jwks", port: 18191, method: "GET", path: "/api/oidc/v1/jwks" },
   ];
