@@ -1,5 +1,6 @@
 import { compactVerify, createLocalJWKSet } from "jose";
 import { jwtNestingWithin } from "../json-nesting.ts";
+import { csrfToken, csrfTokenMatches, sha256Hex } from "./flow/secrets.ts";
 import type { OidcClient } from "./client.ts";
 import { signingAlgs } from "./keys/signing-algorithms.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
@@ -69,3 +70,30 @@ async function audienceOfHint(token: string, deps: { issuer: string; keys: Signi
   if (typeof audience !== "string" || audience === "") throw new OAuthError("invalid_request", "id_token_hint names no client");
   return audience;
 }
+
+/**
+ * Where the browser goes once signed out: the registered
+ * post_logout_redirect_uri with the request's state, or nowhere (the
+ * provider's own signed-out page).
+ */
+export function signedOutRedirect(request: LogoutRequest): string | undefined {
+  if (!request.postLogoutRedirectUri) return undefined;
+  const target = new URL(request.postLogoutRedirectUri);
+  if (request.state) target.searchParams.append("state", request.state);
+  return target.toString();
+}
+
+/**
+ * The confirmation's CSRF token, bound to the session (an HMAC of the session
+ * id's hash under the server key): a confirmation from any other page, or for
+ * another session, ends nothing.
+ */
+export function logoutConfirmationToken(secretKey: Buffer, sessionId: string): string {
+  return csrfToken(secretKey, logoutCsrfSubject(sessionId));
+}
+
+export function confirmsLogout(secretKey: Buffer, sessionId: string, presented: unknown): boolean {
+  return csrfTokenMatches(secretKey, logoutCsrfSubject(sessionId), presented);
+}
+
+const logoutCsrfSubject = (sessionId: string) => `logout:${sha256Hex(sessionId)}`;

@@ -1,7 +1,6 @@
 import express, { type Request, type Response, type Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { csrfToken, csrfTokenMatches, sha256Hex } from "../../../domain/oidc/flow/secrets.ts";
-import { resolveLogoutRequest, type LogoutRequest } from "../../../domain/oidc/logout.ts";
+import { confirmsLogout, logoutConfirmationToken, resolveLogoutRequest, signedOutRedirect, type LogoutRequest } from "../../../domain/oidc/logout.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { clearCookie, cookieNames, readCookie } from "../../cookies.ts";
 import { authorizationErrorPages } from "../../middleware/errors.ts";
@@ -20,9 +19,9 @@ import { rememberedLocale } from "../../i18n/remembered-locale.ts";
  * a button: a link or an image alone never signs anyone out. The confirming
  * POST ends the session and returns the browser to the registered
  * post_logout_redirect_uri with state, or shows that the user is signed out.
- * The confirmation carries a CSRF token bound to the session (an HMAC of the
- * session id's hash under the server key), and SameSite=Lax keeps the session
- * cookie off cross-site POSTs, so a forged confirmation ends no session.
+ * The confirmation carries a CSRF token bound to the session
+ * (logoutConfirmationToken), and SameSite=Lax keeps the session cookie off
+ * cross-site POSTs, so a forged confirmation ends no session.
  */
 export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: Locale): void {
   const cookies = cookieNames(oidc.issuer);
@@ -60,14 +59,13 @@ export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: L
       finish(res, request, language(req, raw, carried));
       return;
     }
-    const sessionCsrf = `logout:${sha256Hex(sessionId)}`;
-    if (confirming && csrfTokenMatches(oidc.secretKey, sessionCsrf, raw.csrf)) {
+    if (confirming && confirmsLogout(oidc.secretKey, sessionId, raw.csrf)) {
       await oidc.flow.endSession(sessionId);
       clearCookie(res, cookies, cookies.session);
       finish(res, request, language(req, raw, carried));
       return;
     }
-    const hidden: Record<string, string> = { ...carried, csrf: csrfToken(oidc.secretKey, sessionCsrf) };
+    const hidden: Record<string, string> = { ...carried, csrf: logoutConfirmationToken(oidc.secretKey, sessionId) };
     const lang = language(req, raw, hidden);
     // The confirmation ends in a redirect to the registered post_logout_redirect_uri: the page's policy names it.
     if (request.postLogoutRedirectUri) res.set("Content-Security-Policy", policyWithFormTargets([request.postLogoutRedirectUri]));
@@ -90,13 +88,9 @@ export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: L
   }
 
   function finish(res: Response, request: LogoutRequest, lang: PageLanguage) {
-    if (!request.postLogoutRedirectUri) {
-      res.type("html").send(renderSignedOutPage(lang));
-      return;
-    }
-    const target = new URL(request.postLogoutRedirectUri);
-    if (request.state) target.searchParams.append("state", request.state);
-    res.redirect(303, target.toString());
+    const target = signedOutRedirect(request);
+    if (target === undefined) res.type("html").send(renderSignedOutPage(lang));
+    else res.redirect(303, target);
   }
 
   router.get("/auth/logout", pageHeaders, authorizationErrorPages, (req, res) => handle(req, res, req.query as RawParameters));
