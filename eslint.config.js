@@ -35,6 +35,29 @@ export default tseslint.config(
     rules: { "no-console": "error" },
   },
   {
+    // Connect's protocol layer (the `@connectrpc/connect/protocol*` entry points, connect-node's universal request
+    // and response) is internal to Connect and changes between releases: only src/server/connect-protocol/ works
+    // with it, pinned to one release (pinned-version.ts, test/unit/connect-protocol.test.ts). src/rpc/errors.ts
+    // takes the protocol's code names from it for batch items.
+    files: ["src/**/*.ts"],
+    ignores: ["src/server/connect-protocol/**", "src/rpc/errors.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [{ regex: "^@connectrpc/connect/protocol", message: "Connect's protocol layer is used only in src/server/connect-protocol/." }],
+          paths: [
+            {
+              name: "@connectrpc/connect-node",
+              importNames: ["universalRequestFromNodeRequest", "universalResponseToNodeResponse"],
+              message: "Connect's protocol layer is used only in src/server/connect-protocol/.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The domain holds the rules and owns its types; transports, storage and the composition root depend on it,
     // never the other way round (docs/architecture.md, Layers). Storage is reached through the narrow store
     // interfaces the domain declares.

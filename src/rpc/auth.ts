@@ -1,64 +1,35 @@
-import {
-  createContextKey,
-  createContextValues,
-  type ContextValues,
-  type HandlerContext,
-  type Interceptor,
-} from "@connectrpc/connect";
-import type { AccountRow, Accounts, RememberedAuthentication } from "../domain/accounts/accounts.ts";
-import type { ConfirmCaller } from "../domain/certificates/status-checks.ts";
+import { createContextKey, createContextValues, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import type { Accounts } from "../domain/accounts/accounts.ts";
+import { CallerNotConfirmed, type Caller } from "../domain/accounts/caller.ts";
 import { DomainError } from "../domain/errors.ts";
 
-/** The outcome of authenticating a call: its account, or why it has none. */
-type Authentication = { account: AccountRow } | { refused: DomainError };
-
-const authenticationKey = createContextKey<Authentication | undefined>(undefined, { description: "API token authentication" });
-
 /**
- * A call admitted on the lookup this instance remembers, not yet confirmed
- * by a read of the auth version (Accounts.authenticateRemembered). Nothing
- * may be written or answered before `confirm` resolves: the handler confirms
- * with the version its first statement read, and whoever answers confirms
- * (reading the version) if the handler did not.
+ * How a call was admitted: its caller, or why it is refused. While the
+ * caller is still to confirm (admitted on a remembered token), the token is
+ * kept to authenticate it in full if the call cannot confirm it.
  */
-export class PendingConfirmation {
-  private outcome: Promise<void> | undefined;
+type Admission = { caller: Caller; token?: string } | { refused: DomainError };
 
-  constructor(
-    private readonly accounts: Accounts,
-    private readonly token: string,
-    private readonly remembered: RememberedAuthentication,
-  ) {}
+const admissionKey = createContextKey<Admission | undefined>(undefined, { description: "API token admission" });
 
-  /** Once per call: later calls get the first outcome. Rejects with the refusal (a DomainError) when the token no longer passes. */
-  confirm(observedVersion: number | undefined): Promise<void> {
-    this.outcome ??= this.accounts.confirmRemembered(this.token, this.remembered, observedVersion).then(() => undefined);
-    return this.outcome;
-  }
+/** The caller of a call to a service behind API tokens (see RpcService.access). */
+export function callerOf(context: HandlerContext): Caller {
+  const admission = context.values.get(admissionKey);
+  if (!admission || !("caller" in admission)) throw new TypeError("no admitted caller: is the service registered with access api_token?");
+  return admission.caller;
 }
 
-const pendingKey = createContextKey<PendingConfirmation | undefined>(undefined, { description: "API token authentication to confirm" });
-
-const alreadyConfirmed: ConfirmCaller = async () => undefined;
-
-/** What a handler that reads the auth version with its first statement passes on (see confirmedByFirstRead). */
-export function callerConfirmation(context: HandlerContext): ConfirmCaller {
-  const pending = context.values.get(pendingKey);
-  return pending ? (version) => pending.confirm(version) : alreadyConfirmed;
+/** The account a call acts for, for every method that does not confirm its caller itself (see RpcService.confirmedByFirstRead). */
+export function callerAccountId(context: HandlerContext): string {
+  const caller = callerOf(context);
+  if (caller.unconfirmedAt !== undefined) throw new TypeError("the caller is still to confirm: pass the Caller to a domain call that confirms it");
+  return caller.accountId;
 }
 
-/** The pending confirmation of a call, for the transports that answer it. */
-export function pendingConfirmation(values: ContextValues): PendingConfirmation | undefined {
-  return values.get(pendingKey);
-}
-
-/** The account the call acts for; only for services behind `bearerAuthentication`. */
-export function callerAccount(context: HandlerContext): AccountRow {
-  const authentication = context.values.get(authenticationKey);
-  if (!authentication || !("account" in authentication)) {
-    throw new TypeError("no authenticated account: is the service behind bearerAuthentication?");
-  }
-  return authentication.account;
+export interface Preauthentication {
+  contextValues: ContextValues;
+  /** The call will be refused whatever its body holds. */
+  refused: boolean;
 }
 
 const bearer = /^Bearer ([\x21-\x7e]+)$/i;
@@ -72,79 +43,103 @@ function bearerToken(header: string | null): string {
   return token;
 }
 
-async function authenticate(accounts: Accounts, header: string | null): Promise<Authentication> {
-  try {
-    return { account: await accounts.authenticate(bearerToken(header)) };
-  } catch (error) {
-    if (error instanceof DomainError) return { refused: error };
-    throw error;
-  }
-}
-
-/** From the lookup this instance remembers, to be confirmed (see PendingConfirmation); undefined when a full authentication must decide. */
-function authenticateRemembered(accounts: Accounts, header: string | null): { account: AccountRow; pending: PendingConfirmation } | undefined {
-  let token: string;
-  try {
-    token = bearerToken(header);
-  } catch {
-    return undefined;
-  }
-  const remembered = accounts.authenticateRemembered(token);
-  return remembered && { account: remembered.account, pending: new PendingConfirmation(accounts, token, remembered) };
-}
-
-export interface Preauthentication {
-  contextValues: ContextValues;
-  /** The call will be refused whatever its body holds. */
-  refused: boolean;
-}
-
 /**
- * Authenticates a call from its headers alone, before its body is read, so
- * that a caller without a valid token learns that first (and its body is
- * never decoded). The outcome travels in the context values to
- * `bearerAuthentication`, which refuses or admits the call.
+ * "Authorization: Bearer <API token>" on every call but those of public
+ * services, as each service's registration says (RpcService.access).
  *
- * The procedures in `confirmedByFirstRead` (paths such as
- * "/service.verify.v2.CertificateService/CheckCertificateStatus") read the
- * auth version with their first statement and confirm with it
- * (callerConfirmation): a token this instance remembers is admitted without
- * a read of its own, pending that confirmation. Every other call, and a
- * token not remembered, is authenticated in full here.
+ * The transport runs `beforeBody` on the headers, before the body is read,
+ * so that a caller without a valid token learns that first (and its body is
+ * never decoded); the interceptor then refuses or admits the call with that
+ * outcome, or authenticates from the header when the transport did not.
+ *
+ * A method listed in `confirmedByFirstRead` may be admitted on a token this
+ * instance remembers, without a read: its Caller is then unconfirmed, and
+ * its domain call confirms it with the auth version its first statement
+ * reads (see Caller). When the call fails in any way, or its request never
+ * reaches the interceptor, the token is authenticated in full and a refusal
+ * is answered instead of the call's own outcome: a revoked token is refused
+ * whatever its request holds.
  */
-export function preauthenticate(accounts: Accounts, publicServices: ReadonlySet<string>, confirmedByFirstRead: ReadonlySet<string> = new Set()) {
-  return async (service: string, headers: Pick<Headers, "get">, procedure?: string): Promise<Preauthentication> => {
-    const contextValues = createContextValues();
-    if (publicServices.has(service)) return { contextValues, refused: false };
-    const remembered = procedure !== undefined && confirmedByFirstRead.has(procedure) ? authenticateRemembered(accounts, headers.get("authorization")) : undefined;
-    if (remembered) {
-      contextValues.set(authenticationKey, { account: remembered.account });
-      contextValues.set(pendingKey, remembered.pending);
-      return { contextValues, refused: false };
-    }
-    const authentication = await authenticate(accounts, headers.get("authorization"));
-    contextValues.set(authenticationKey, authentication);
-    return { contextValues, refused: "refused" in authentication };
-  };
-}
+export class RpcAuthentication {
+  /**
+   * publicServices: type names ("service.verify.v2.ServerInfoService");
+   * confirmedByFirstRead: procedure paths ("/service.verify.v2.CertificateService/CheckCertificateStatus").
+   */
+  constructor(
+    private readonly accounts: Accounts,
+    private readonly publicServices: ReadonlySet<string>,
+    private readonly confirmedByFirstRead: ReadonlySet<string>,
+  ) {}
 
-/**
- * Requires "Authorization: Bearer <token>" on every call except those of the
- * public services, and makes the token's account available to handlers. Uses
- * the outcome of `preauthenticate` when the transport ran it, and
- * authenticates from the header otherwise.
- */
-export function bearerAuthentication(accounts: Accounts, publicServices: ReadonlySet<string>): Interceptor {
-  return (next) => async (req) => {
-    if (publicServices.has(req.service.typeName)) return next(req);
-    let authentication = req.contextValues.get(authenticationKey);
-    if (!authentication) {
-      authentication = await authenticate(accounts, req.header.get("authorization"));
-      req.contextValues.set(authenticationKey, authentication);
+  async beforeBody(service: string, procedure: string, headers: Pick<Headers, "get">): Promise<Preauthentication> {
+    const contextValues = createContextValues();
+    if (this.publicServices.has(service)) return { contextValues, refused: false };
+    const header = headers.get("authorization");
+    const remembered = this.confirmedByFirstRead.has(procedure) ? this.rememberedAdmission(header) : undefined;
+    const admission = remembered ?? (await this.admitInFull(header));
+    contextValues.set(admissionKey, admission);
+    return { contextValues, refused: "refused" in admission };
+  }
+
+  readonly interceptor: Interceptor = (next) => async (req) => {
+    if (this.publicServices.has(req.service.typeName)) return next(req);
+    let admission = req.contextValues.get(admissionKey);
+    if (!admission) {
+      admission = await this.admitInFull(req.header.get("authorization"));
+      req.contextValues.set(admissionKey, admission);
     }
-    if ("refused" in authentication) throw authentication.refused;
-    // A call admitted on a remembered lookup and handed here (its body did not take the fast path) is confirmed before it runs.
-    await req.contextValues.get(pendingKey)?.confirm(undefined);
-    return next(req);
+    if ("refused" in admission) throw admission.refused;
+    if (admission.caller.unconfirmedAt === undefined) return next(req);
+    const token = admission.token!;
+    try {
+      const response = await next(req);
+      // The call confirmed its caller (its domain call throws CallerNotConfirmed otherwise).
+      req.contextValues.set(admissionKey, { caller: { accountId: admission.caller.accountId } });
+      await this.accounts.confirmedUse(token);
+      return response;
+    } catch (error) {
+      const confirmed = await this.admitInFull(req.header.get("authorization"));
+      req.contextValues.set(admissionKey, confirmed);
+      if ("refused" in confirmed) throw confirmed.refused;
+      // Nothing was written: the call runs again for the caller authenticated in full.
+      if (error instanceof CallerNotConfirmed) return next(req);
+      throw error;
+    }
   };
+
+  /**
+   * For a call whose caller was admitted on a remembered token and whose
+   * request never reached the interceptor (its body could not be read): the
+   * context values of a refusal when a full authentication refuses the
+   * token, for the transport to answer instead.
+   */
+  async refusalOfUnreadCall(values: ContextValues): Promise<ContextValues | undefined> {
+    const admission = values.get(admissionKey);
+    if (!admission || !("caller" in admission) || admission.caller.unconfirmedAt === undefined) return undefined;
+    const confirmed = await this.admitInFull(`Bearer ${admission.token!}`);
+    if (!("refused" in confirmed)) return undefined;
+    return createContextValues().set(admissionKey, confirmed);
+  }
+
+  private async admitInFull(header: string | null): Promise<Admission> {
+    try {
+      const account = await this.accounts.authenticate(bearerToken(header));
+      return { caller: { accountId: account.id } };
+    } catch (error) {
+      if (error instanceof DomainError) return { refused: error };
+      throw error;
+    }
+  }
+
+  /** An admission from the lookup this instance remembers, still to confirm; undefined when a full authentication must decide. */
+  private rememberedAdmission(header: string | null): Admission | undefined {
+    let token: string;
+    try {
+      token = bearerToken(header);
+    } catch {
+      return undefined;
+    }
+    const caller = this.accounts.rememberedCaller(token);
+    return caller && { caller, token };
+  }
 }

@@ -9,9 +9,6 @@ import type { Logger } from "../observability/logger.ts";
  * error becomes its Connect code with a google.rpc.ErrorInfo detail; a lost
  * database becomes `unavailable` (clients retry it); anything else is logged
  * with its stack and answered as a bare `internal`, never with its message.
- * That answer's wording differs from the protocol layer's "internal error",
- * which the transport takes to mean a request it could not read (see
- * src/server/rpc-client-faults.ts).
  */
 export function errorBoundary(logger: Logger): Interceptor {
   return (next) => async (req) => {
@@ -33,8 +30,8 @@ async function* mapStreamErrors<T>(messages: AsyncIterable<T>, logger: Logger, p
   }
 }
 
-/** What errorBoundary answers for an error a handler threw (the unary fast path answers the same). */
-export function boundaryError(error: unknown, logger: Logger, procedure: string): ConnectError {
+/** What errorBoundary answers for an error a handler threw. */
+function boundaryError(error: unknown, logger: Logger, procedure: string): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof DamagedInputError) logger.warn({ procedure, field: error.field, problem: error.message }, "damaged input refused");
   if (error instanceof DomainError) return toConnectError(error);

@@ -1,4 +1,4 @@
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import { CertificateService } from "../../gen/service/verify/v2/certificate_service_pb.ts";
 import { EventService } from "../../gen/service/verify/v2/event_service_pb.ts";
@@ -18,35 +18,33 @@ export interface RpcDependencies {
   domain: Domain;
 }
 
-/** Services callable without an API token. */
-export const publicServices: ReadonlySet<string> = new Set([ServerInfoService.typeName]);
-
-/** A service and the object that implements it. */
+/**
+ * A service, the object that implements it, and who may call it: anyone
+ * (`public`), or an API account with "Authorization: Bearer <API token>".
+ * `confirmedByFirstRead` names the methods whose domain call reads the auth
+ * version with its first statement and confirms the caller with it (see
+ * Caller): a token this instance remembers costs them no read of its own.
+ */
 export interface RpcService {
   service: DescService;
   implementation: Partial<ServiceImpl<DescService>>;
+  access: "public" | "api_token";
+  confirmedByFirstRead?: readonly DescMethod[];
 }
 
-/** Every RPC service. Each service class takes its domain services in its constructor. */
+/** Every RPC, registered here once: the router, the authentication and the error boundary all read this list. */
 export function rpcServices(deps: RpcDependencies): RpcService[] {
   return [
-    service(ServerInfoService, new ServerInfoHandler(deps.config.mode)),
-    service(CertificateService, new CertificateHandler(deps.domain.statusChecks, deps.domain.batchChecks)),
-    service(VerificationService, new VerificationHandler(deps.domain.verifications)),
-    service(EventService, new EventHandler(deps.domain.events, deps.domain.oidc.issuer)),
-    service(MockService, deps.domain.mock ? new MockHandler(deps.domain.mock) : new DisabledMockHandler()),
+    service(ServerInfoService, new ServerInfoHandler(deps.config.mode), { access: "public" }),
+    service(CertificateService, new CertificateHandler(deps.domain.statusChecks, deps.domain.batchChecks), {
+      access: "api_token",
+      confirmedByFirstRead: [CertificateService.method.checkCertificateStatus],
+    }),
+    service(VerificationService, new VerificationHandler(deps.domain.verifications), { access: "api_token" }),
+    service(EventService, new EventHandler(deps.domain.events, deps.domain.oidc.issuer), { access: "api_token" }),
+    service(MockService, deps.domain.mock ? new MockHandler(deps.domain.mock) : new DisabledMockHandler(), { access: "api_token" }),
   ];
 }
-
-/** Services whose plain unary Connect calls take the fast path (src/server/unary-fast-path.ts): the certificate checks. */
-export const fastPathServices: ReadonlySet<string> = new Set([CertificateService.typeName]);
-
-/**
- * Procedures whose handler reads the auth version with its first statement
- * and confirms the caller with it before anything else (see preauthenticate):
- * a remembered API token costs them no read of its own.
- */
-export const confirmedByFirstRead: ReadonlySet<string> = new Set([`/${CertificateService.typeName}/${CertificateService.method.checkCertificateStatus.name}`]);
 
 /** Registers the services with a Connect router. */
 export function registerServices(router: ConnectRouter, services: readonly RpcService[]): void {
@@ -58,6 +56,6 @@ export function routes(router: ConnectRouter, deps: RpcDependencies): void {
   registerServices(router, rpcServices(deps));
 }
 
-function service<S extends DescService>(desc: S, implementation: ServiceImpl<S>): RpcService {
-  return { service: desc, implementation: implementation as unknown as Partial<ServiceImpl<DescService>> };
+function service<S extends DescService>(desc: S, implementation: ServiceImpl<S>, policy: Pick<RpcService, "access" | "confirmedByFirstRead">): RpcService {
+  return { service: desc, implementation: implementation as unknown as Partial<ServiceImpl<DescService>>, ...policy };
 }

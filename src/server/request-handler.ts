@@ -5,7 +5,7 @@ import type { Express } from "express";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
-import type { RpcHandler } from "./rpc-handler.ts";
+import type { RpcHandler } from "./connect-protocol/rpc-handler.ts";
 import { endUnreadBodyOnAnswer } from "./unread-http2-body.ts";
 
 export interface RequestHandlerOptions {

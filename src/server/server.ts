@@ -4,9 +4,8 @@ import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
 import { configuredAcrPolicy } from "../app/compose-oidc.ts";
-import { bearerAuthentication, preauthenticate } from "../rpc/auth.ts";
-import { boundaryError, errorBoundary } from "../rpc/interceptors.ts";
-import { confirmedByFirstRead, fastPathServices, publicServices, registerServices, rpcServices } from "../rpc/routes.ts";
+import { rpcPolicy } from "../rpc/policy.ts";
+import { rpcServices } from "../rpc/routes.ts";
 import { openDatabase, type Database } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { ServerKeyCheckRepository } from "../storage/server-key-check-repository.ts";
@@ -14,7 +13,7 @@ import { ensureServerKeyMatches } from "../domain/credentials/server-key-check.t
 import { adaptToHttp2 } from "./express-on-http2.ts";
 import { listen, type Listener } from "./one-port.ts";
 import { createRequestHandler, type RequestHandler } from "./request-handler.ts";
-import { createRpcHandler } from "./rpc-handler.ts";
+import { createRpcHandler } from "./connect-protocol/rpc-handler.ts";
 import { logCrlRefresh } from "./crl-refresh-log.ts";
 import { logOcspFetch } from "./ocsp-fetch-log.ts";
 
@@ -54,19 +53,8 @@ export function createApplication(
   metrics.watchCrlLists(() => domain.crlLists.snapshot());
   metrics.watchOcsp(() => domain.ocspResponses.snapshot());
   const httpDeps = { config, database, domain, logger, metrics, isDraining, isStartingUp };
-  const services = rpcServices({ config, domain });
-  const rpc = createRpcHandler({
-    routes: (router) => registerServices(router, services),
-    // Outermost first: errors of every later interceptor pass through the boundary.
-    interceptors: [errorBoundary(logger), bearerAuthentication(domain.accounts, publicServices)],
-    readMaxBytes: config.maxBodyBytes,
-    beforeBody: preauthenticate(domain.accounts, publicServices, confirmedByFirstRead),
-    fastPath: {
-      services: services.filter((s) => fastPathServices.has(s.service.typeName)),
-      toError: (error, procedure) => boundaryError(error, logger, procedure),
-    },
-    logger,
-  });
+  const policy = rpcPolicy(rpcServices({ config, domain }), { accounts: domain.accounts, logger, readMaxBytes: config.maxBodyBytes });
+  const rpc = createRpcHandler(policy, logger);
   return createRequestHandler({
     rpc,
     http1App: createHttp1Handler(httpDeps),

@@ -157,7 +157,7 @@ function toToken(row: {
  * The row `authVersion` reads, as a column of another statement: a status
  * check reads it beside its certificate, and a caller admitted on a
  * remembered token is confirmed with it, with no statement of its own (see
- * preauthenticate).
+ * Caller).
  */
 export const authVersionColumn = sql<number | null>`(select "version" from "api_auth_version" where "id" = 1)`.as("auth_version");
 

@@ -1,25 +1,19 @@
-import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, RememberedTokenWithAccount, TokenWithAccount } from "../domain/accounts/model.ts";
+import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, TokenWithAccount } from "../domain/accounts/model.ts";
 import type { AccountsRepository } from "./accounts-repository.ts";
 import { sharedRowReads, type StatementCalls } from "./coalesced-calls.ts";
 
-/** Tokens kept; beyond this the oldest entry goes first. */
+/** Touches remembered; beyond this the oldest entry goes first. */
 const capacity = 10_000;
 
 /**
- * The accounts store with authenticated-call lookups kept in memory. Every
- * call still reads one row, `api_auth_version`, which triggers change on
- * every token revocation or deletion and every change of an account's API
- * status, whichever instance or tool made it; an entry read under another
- * version is read again. So a revoked token is refused on the very next call
- * on every instance, and a busy token costs one indexed one-row read instead
- * of the token, its account and a touch.
- *
- * Touches are also remembered: a token touched within the interval by this
- * instance is not touched again (the database keeps the same rule, so this
- * only saves the statement).
+ * The accounts repository with the two statements every authenticated call
+ * makes made cheaper. The auth version (Accounts reads it on every call to
+ * know whether the token lookup it remembers still holds) is read once for
+ * the calls made at the same time. Touches are remembered: a token touched
+ * within the interval by this instance is not touched again (the database
+ * keeps the same rule, so this only saves the statement).
  */
 export class CachedAccountStore implements AccountStore {
-  private readonly tokens = new Map<string, RememberedTokenWithAccount>();
   private readonly touched = new Map<string, number>();
   /** Calls made at the same time share one read of the version, begun after each of them (see sharedRowReads). */
   private readonly versionReads: StatementCalls<undefined, number | undefined>;
@@ -28,23 +22,12 @@ export class CachedAccountStore implements AccountStore {
     this.versionReads = sharedRowReads(inner.dialect, () => this.inner.authVersion());
   }
 
-  async findTokenWithAccount(prefix: string): Promise<TokenWithAccount | undefined> {
-    // Read before the token: a change committed in between leaves the entry under the older version.
-    const version = await this.versionReads.call(undefined);
-    const cached = this.tokens.get(prefix);
-    if (cached && cached.version === version) return cached.found;
-    const found = await this.inner.findTokenWithAccount(prefix);
-    this.tokens.delete(prefix);
-    if (found && version !== undefined) {
-      this.tokens.set(prefix, { version, found });
-      if (this.tokens.size > capacity) this.tokens.delete(this.tokens.keys().next().value!);
-    }
-    return found;
+  authVersion(): Promise<number | undefined> {
+    return this.versionReads.call(undefined);
   }
 
-  /** The lookup as last read, under the version it was read under; nothing is read (see Accounts.authenticateRemembered). */
-  rememberedTokenWithAccount(prefix: string): RememberedTokenWithAccount | undefined {
-    return this.tokens.get(prefix);
+  findTokenWithAccount(prefix: string): Promise<TokenWithAccount | undefined> {
+    return this.inner.findTokenWithAccount(prefix);
   }
 
   async touchToken(id: string, now: number, intervalMs: number): Promise<void> {
@@ -56,13 +39,11 @@ export class CachedAccountStore implements AccountStore {
     if (this.touched.size > capacity) this.touched.delete(this.touched.keys().next().value!);
   }
 
-  async revokeToken(prefix: string, now: number): Promise<boolean> {
-    this.tokens.delete(prefix);
+  revokeToken(prefix: string, now: number): Promise<boolean> {
     return this.inner.revokeToken(prefix, now);
   }
 
-  async setApiStatus(id: string, status: ApiStatus, now: number): Promise<void> {
-    this.tokens.clear();
+  setApiStatus(id: string, status: ApiStatus, now: number): Promise<void> {
     return this.inner.setApiStatus(id, status, now);
   }
 

@@ -55,7 +55,7 @@ for (const target of targets) {
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    const check = async (method: CheckMethod) => (await server.domain.statusChecks.checkCertificate(accountId, cert.certificate.id, method)).status;
+    const check = async (method: CheckMethod) => (await server.domain.statusChecks.checkCertificate({ accountId }, cert.certificate.id, method)).status;
     const ocsp = (...args: string[]) =>
       openssl(dir, "ocsp", "-issuer", "ca.pem", "-url", `${server.url}/mock/ocsp`, "-CAfile", "ca.pem", "-resp_text", ...args);
 
@@ -119,7 +119,7 @@ for (const target of targets) {
       await server.domain.mock!.setStatus(accountId, cert.certificate.id, { status: "unknown" });
       expect(await check("ocsp")).toMatchObject({ status: "unknown", checkMethod: "ocsp" });
       await expect(check("crl")).rejects.toMatchObject({ code: "source_unavailable" });
-      const unspecified = await server.domain.statusChecks.checkCertificate(accountId, cert.certificate.id);
+      const unspecified = await server.domain.statusChecks.checkCertificate({ accountId }, cert.certificate.id);
       expect(unspecified.status).toMatchObject({ status: "unknown", checkMethod: "ocsp" });
     });
 

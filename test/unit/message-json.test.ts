@@ -19,7 +19,7 @@ import * as errors from "../../gen/service/verify/v2/errors_pb.ts";
 import * as mockService from "../../gen/service/verify/v2/mock_service_pb.ts";
 import * as serverInfo from "../../gen/service/verify/v2/server_info_pb.ts";
 import * as verificationService from "../../gen/service/verify/v2/verification_service_pb.ts";
-import { messageJson } from "../../src/server/message-json.ts";
+import { messageJson } from "../../src/server/connect-protocol/message-json.ts";
 import { SeededRandom } from "../support/seeded-random.ts";
 
 /** Every message type of the service's own files, and of google.rpc's error details. */

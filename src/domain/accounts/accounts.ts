@@ -1,4 +1,5 @@
 import type { AccountRow, AccountStore, ApiStatus, ApiTokenRow, TokenWithAccount } from "./model.ts";
+import type { Caller } from "./caller.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { newId } from "../ids.ts";
@@ -14,6 +15,8 @@ const accountNamePattern = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 /** API accounts (tenants) and their tokens. */
 export class Accounts {
+  private readonly lookups = new Map<string, RememberedLookup>();
+
   constructor(
     private readonly repository: AccountStore,
     private readonly clock: Clock,
@@ -45,6 +48,7 @@ export class Accounts {
   async setApiStatus(name: string, status: ApiStatus): Promise<AccountRow> {
     const account = await this.get(name);
     const now = this.clock();
+    this.lookups.clear();
     await this.repository.setApiStatus(account.id, status, now);
     return { ...account, apiStatus: status, updatedAt: now };
   }
@@ -74,6 +78,7 @@ export class Accounts {
 
   async revokeToken(prefix: string): Promise<void> {
     if (!isApiTokenPrefix(prefix)) throw new DomainError("invalid_field", `"${prefix}" is not a token prefix (shm_ and 12 hex digits)`, "prefix");
+    this.lookups.delete(prefix);
     if (!(await this.repository.revokeToken(prefix, this.clock()))) {
       throw new DomainError("token_invalid", `no active token with prefix ${prefix}`);
     }
@@ -86,56 +91,64 @@ export class Accounts {
    */
   async authenticate(token: string): Promise<AccountRow> {
     const prefix = apiTokenPrefix(token);
-    const found = prefix ? await this.repository.findTokenWithAccount(prefix) : undefined;
+    const found = prefix ? await this.lookup(prefix) : undefined;
     const account = admitted(token, found);
     await this.repository.touchToken(found!.token.id, this.clock(), tokenTouchIntervalMs);
     return account;
   }
 
   /**
-   * authenticate() from the lookup this instance remembers, without reading
-   * the auth version: undefined when nothing is remembered or the remembered
-   * lookup would not admit the token (authenticate() then decides). The
-   * caller must confirm it (confirmRemembered) with the auth version read by
-   * its own first statement, before it writes or answers anything: that is
-   * what lets a status check read the version with its certificate instead
-   * of in a statement of its own.
+   * A caller admitted from the lookup this instance remembers, without
+   * reading anything: unconfirmed until its call reads the same auth version
+   * (see Caller). Undefined when nothing remembered would admit the token;
+   * authenticate() then decides.
    */
-  authenticateRemembered(token: string): RememberedAuthentication | undefined {
+  rememberedCaller(token: string): Caller | undefined {
     const prefix = apiTokenPrefix(token);
-    const remembered = prefix ? this.repository.rememberedTokenWithAccount?.(prefix) : undefined;
+    const remembered = prefix ? this.lookups.get(prefix) : undefined;
     if (!remembered) return undefined;
     try {
-      return { account: admitted(token, remembered.found), version: remembered.version, tokenId: remembered.found.token.id };
+      return { accountId: admitted(token, remembered.found).id, unconfirmedAt: remembered.version };
     } catch {
       return undefined;
     }
   }
 
+  /** Records the use of a token whose remembered caller its call confirmed, as authenticate() does (at most once per interval). */
+  async confirmedUse(token: string): Promise<void> {
+    const remembered = this.lookups.get(apiTokenPrefix(token) ?? "");
+    if (remembered) await this.repository.touchToken(remembered.found.token.id, this.clock(), tokenTouchIntervalMs);
+  }
+
   /**
-   * Confirms a remembered authentication with the auth version the caller
-   * read after the call began (undefined: none was read, so read it now).
-   * The same version: the remembered lookup still holds. Another: the token
-   * is authenticated afresh, and refused if it no longer passes.
+   * The token's lookup under the current auth version: the one remembered
+   * while the version holds, read again otherwise. So a revoked token is
+   * refused on the very next call on every instance, and a busy token costs
+   * a read of the version instead of the token and its account.
    */
-  async confirmRemembered(token: string, remembered: RememberedAuthentication, observedVersion: number | undefined): Promise<AccountRow> {
-    if (observedVersion !== remembered.version) {
-      const account = await this.authenticate(token);
-      if (account.id !== remembered.account.id) throw new DomainError("token_invalid", "the API token is not valid");
-      return account;
+  private async lookup(prefix: string): Promise<TokenWithAccount | undefined> {
+    // Read before the token: a change committed in between leaves the entry under the older version.
+    const version = await this.repository.authVersion();
+    const remembered = this.lookups.get(prefix);
+    if (remembered && remembered.version === version) return remembered.found;
+    const found = await this.repository.findTokenWithAccount(prefix);
+    this.lookups.delete(prefix);
+    if (found && version !== undefined) {
+      this.lookups.set(prefix, { version, found });
+      if (this.lookups.size > rememberedCapacity) this.lookups.delete(this.lookups.keys().next().value!);
     }
-    await this.repository.touchToken(remembered.tokenId, this.clock(), tokenTouchIntervalMs);
-    return remembered.account;
+    return found;
   }
 }
 
-/** An authentication from a remembered lookup, valid once confirmed (Accounts.confirmRemembered). */
-export interface RememberedAuthentication {
-  account: AccountRow;
-  /** The auth version the lookup was read under. */
+/** A token lookup as this instance last read it, with the auth version it was read under. */
+interface RememberedLookup {
   version: number;
-  tokenId: string;
+  found: TokenWithAccount;
 }
+
+/** Lookups kept; beyond this the oldest goes first. */
+const rememberedCapacity = 10_000;
 
 /**
  * The account a token acts for, or why it is refused. Unknown and revoked

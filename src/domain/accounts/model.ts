@@ -27,12 +27,6 @@ export interface TokenWithAccount {
   account: AccountRow;
 }
 
-/** A lookup kept in memory, with the auth version (see AccountStore) it was read under. */
-export interface RememberedTokenWithAccount {
-  version: number;
-  found: TokenWithAccount;
-}
-
 /** What Accounts needs from storage; src/storage implements it. */
 export interface AccountStore {
   insertAccount(account: AccountRow): Promise<void>;
@@ -44,11 +38,11 @@ export interface AccountStore {
   /** The token with this prefix and its account, in one read: what every authenticated call needs. */
   findTokenWithAccount(prefix: string): Promise<TokenWithAccount | undefined>;
   /**
-   * The token and account as this instance last read them, and the auth
-   * version they were read under, without reading anything: only a store
-   * that keeps lookups in memory has them (see Accounts.authenticateRemembered).
+   * The API auth version: it changes whenever a token is revoked or deleted
+   * or an account's API status changes, whoever changed it. A token lookup
+   * read under the current version still holds.
    */
-  rememberedTokenWithAccount?(prefix: string): RememberedTokenWithAccount | undefined;
+  authVersion(): Promise<number | undefined>;
   listTokens(accountId: string): Promise<ApiTokenRow[]>;
   /** False when no live token has the prefix. */
   revokeToken(prefix: string, now: number): Promise<boolean>;

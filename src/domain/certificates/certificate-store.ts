@@ -32,7 +32,7 @@ export interface CertificateStore {
   /** Removes a user that owns nothing: one created for a certificate another call registered first. */
   deleteUserWithoutCertificates(accountId: string, userId: string): Promise<void>;
   findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined>;
-  /** findCertificate, with the API auth version read in the same statement (to confirm the caller with; see ConfirmCaller). */
+  /** findCertificate, with the API auth version read in the same statement (to confirm a caller admitted on a remembered token with; see Caller). */
   findCertificateWithAuthVersion(accountId: string, certificateId: string): Promise<CertificateWithAuthVersion>;
   findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>>;
   /** The user's latest certificate (latest notBefore, then most recently stored), optionally of one type. */

@@ -1,3 +1,4 @@
+import { confirmCaller, type Caller } from "../accounts/caller.ts";
 import type { CertificateStore } from "./certificate-store.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
@@ -23,15 +24,6 @@ export interface StatusPage {
 export const defaultPageSize = 20;
 export const maxPageSize = 100;
 
-/**
- * Confirms the caller's authentication with the API auth version a read
- * begun after the call returned (undefined: none came back, read it now);
- * rejects with the refusal when the caller's token no longer passes. The
- * transport admits some calls on a token it remembers and leaves this to
- * the check's first read, which costs it no statement of its own.
- */
-export type ConfirmCaller = (authVersion: number | undefined) => Promise<void>;
-
 /** Chooses the revocation source for a certificate (mock environment, CRL, OCSP…). */
 export type SourceResolver = (certificate: StoredCertificate) => RevocationSource;
 
@@ -49,14 +41,14 @@ export class CertificateStatusChecks {
   ) {}
 
   /**
-   * With `confirmCaller`, the caller's authentication is confirmed with the
-   * auth version read with the certificate, before the check asks any source
-   * or writes anything (see ConfirmCaller).
+   * The certificate is read with the auth version, which confirms a caller
+   * admitted on a remembered token (see Caller) before the check asks any
+   * source or writes anything.
    */
-  async checkCertificate(accountId: string, certificateId: string, method?: CheckMethod, confirmCaller?: ConfirmCaller): Promise<CheckResult> {
+  async checkCertificate(caller: Caller, certificateId: string, method?: CheckMethod): Promise<CheckResult> {
     requireUuid(certificateId, "certificate_id");
-    const { certificate, authVersion } = await this.repository.findCertificateWithAuthVersion(accountId, canonicalUuid(certificateId));
-    await confirmCaller?.(authVersion);
+    const { certificate, authVersion } = await this.repository.findCertificateWithAuthVersion(caller.accountId, canonicalUuid(certificateId));
+    confirmCaller(caller, authVersion);
     if (!certificate) throw certificateNotFound();
     return { certificate, status: await this.check(certificate, method) };
   }

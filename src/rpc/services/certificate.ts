@@ -21,7 +21,7 @@ import {
 } from "../../../gen/service/verify/v2/certificate_service_pb.ts";
 import type { BatchStatusChecks } from "../../domain/certificates/batch-checks.ts";
 import type { CertificateStatusChecks } from "../../domain/certificates/status-checks.ts";
-import { callerAccount, callerConfirmation } from "../auth.ts";
+import { callerAccountId, callerOf } from "../auth.ts";
 import { certificateMessage, certificateTypeFrom, checkMethodFrom, statusMessage, userMessage } from "../convert.ts";
 import { toBatchCheckError } from "../errors.ts";
 
@@ -34,7 +34,7 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
 
   async checkCertificateStatus(req: CheckCertificateStatusRequest, context: HandlerContext) {
     const method = checkMethodFrom(req.checkMethod);
-    const result = await this.checks.checkCertificate(callerAccount(context).id, req.certificateId, method, callerConfirmation(context));
+    const result = await this.checks.checkCertificate(callerOf(context), req.certificateId, method);
     return create(CheckCertificateStatusResponseSchema, {
       certificate: certificateMessage(result.certificate),
       certificateStatus: statusMessage(result.status),
@@ -43,7 +43,7 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
 
   async checkCertificateStatusByContent(req: CheckCertificateStatusByContentRequest, context: HandlerContext) {
     const method = checkMethodFrom(req.checkMethod);
-    const result = await this.checks.checkCertificateContent(callerAccount(context).id, req.certificate, method);
+    const result = await this.checks.checkCertificateContent(callerAccountId(context), req.certificate, method);
     return create(CheckCertificateStatusByContentResponseSchema, {
       certificate: certificateMessage(result.certificate),
       certificateStatus: statusMessage(result.status),
@@ -53,7 +53,7 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
   async checkUserCertificateStatus(req: CheckUserCertificateStatusRequest, context: HandlerContext) {
     const type = certificateTypeFrom(req.certificateType, "certificate_type", false);
     const method = checkMethodFrom(req.checkMethod);
-    const result = await this.checks.checkUser(callerAccount(context).id, req.userId, type, method);
+    const result = await this.checks.checkUser(callerAccountId(context), req.userId, type, method);
     return create(CheckUserCertificateStatusResponseSchema, {
       user: userMessage(result.user),
       certificate: certificateMessage(result.certificate),
@@ -62,7 +62,7 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
   }
 
   async getCertificate(req: GetCertificateRequest, context: HandlerContext) {
-    const result = await this.checks.getCertificate(callerAccount(context).id, req.certificateId);
+    const result = await this.checks.getCertificate(callerAccountId(context), req.certificateId);
     return create(GetCertificateResponseSchema, {
       certificate: certificateMessage(result.certificate),
       user: userMessage(result.user),
@@ -70,7 +70,7 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
   }
 
   async listCertificateStatuses(req: ListCertificateStatusesRequest, context: HandlerContext) {
-    const page = await this.checks.listStatuses(callerAccount(context).id, req.certificateId, req.pageSize, req.pageToken);
+    const page = await this.checks.listStatuses(callerAccountId(context), req.certificateId, req.pageSize, req.pageToken);
     return create(ListCertificateStatusesResponseSchema, {
       certificateStatuses: page.statuses.map(statusMessage),
       nextPageToken: page.nextPageToken,
@@ -78,7 +78,7 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
   }
 
   async getCertificateStatus(req: GetCertificateStatusRequest, context: HandlerContext) {
-    const result = await this.checks.getStatus(callerAccount(context).id, req.certificateStatusId);
+    const result = await this.checks.getStatus(callerAccountId(context), req.certificateStatusId);
     return create(GetCertificateStatusResponseSchema, {
       certificate: certificateMessage(result.certificate),
       certificateStatus: statusMessage(result.status),
@@ -87,7 +87,7 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
 
   async batchCheckCertificateStatus(req: BatchCheckCertificateStatusRequest, context: HandlerContext) {
     const method = checkMethodFrom(req.checkMethod);
-    const items = await this.batches.checkCertificates(callerAccount(context).id, req.certificateIds, method);
+    const items = await this.batches.checkCertificates(callerAccountId(context), req.certificateIds, method);
     return create(BatchCheckCertificateStatusResponseSchema, {
       results: items.map((item) =>
         item.error
@@ -104,7 +104,7 @@ export class CertificateHandler implements ServiceImpl<typeof CertificateService
   async batchCheckUserCertificateStatus(req: BatchCheckUserCertificateStatusRequest, context: HandlerContext) {
     const type = certificateTypeFrom(req.certificateType, "certificate_type", false);
     const method = checkMethodFrom(req.checkMethod);
-    const items = await this.batches.checkUsers(callerAccount(context).id, req.userIds, type, method);
+    const items = await this.batches.checkUsers(callerAccountId(context), req.userIds, type, method);
     return create(BatchCheckUserCertificateStatusResponseSchema, {
       results: items.map((item) =>
         item.error

@@ -16,7 +16,7 @@ import {
 } from "../../../gen/service/verify/v2/event_service_pb.ts";
 import type { CertificateEvents } from "../../domain/events/events.ts";
 import type { CertificateEvent } from "../../domain/events/model.ts";
-import { callerAccount } from "../auth.ts";
+import { callerAccountId } from "../auth.ts";
 import { certificateTypeMessage, checkMethodMessage, statusMessageOf } from "../convert.ts";
 
 /** EventService: the account's certificate events, read, listed and watched. */
@@ -28,16 +28,16 @@ export class EventHandler implements ServiceImpl<typeof EventService> {
   ) {}
 
   async listEvents(req: ListEventsRequest, context: HandlerContext) {
-    const page = await this.events.list(callerAccount(context).id, { certificateId: req.certificateId, type: req.type }, req.pageSize, req.pageToken);
+    const page = await this.events.list(callerAccountId(context), { certificateId: req.certificateId, type: req.type }, req.pageSize, req.pageToken);
     return create(ListEventsResponseSchema, { events: page.events.map((e) => this.message(e)), nextPageToken: page.nextPageToken });
   }
 
   async getEvent(req: GetEventRequest, context: HandlerContext) {
-    return create(GetEventResponseSchema, { event: this.message(await this.events.get(callerAccount(context).id, req.eventId)) });
+    return create(GetEventResponseSchema, { event: this.message(await this.events.get(callerAccountId(context), req.eventId)) });
   }
 
   async *watchEvents(req: WatchEventsRequest, context: HandlerContext): AsyncGenerator<WatchEventsResponse> {
-    for await (const item of this.events.watchEvents(callerAccount(context).id, req.afterEventId, context.signal)) {
+    for await (const item of this.events.watchEvents(callerAccountId(context), req.afterEventId, context.signal)) {
       yield create(WatchEventsResponseSchema, {
         kind: "event" in item ? { case: "event", value: this.message(item.event) } : { case: "heartbeat", value: timestampFromMs(item.heartbeat) },
       });

@@ -13,7 +13,7 @@ import {
 import { isRevocationReasonCode } from "../../domain/certificates/model.ts";
 import { DomainError, invalidField } from "../../domain/errors.ts";
 import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
-import { callerAccount } from "../auth.ts";
+import { callerAccountId } from "../auth.ts";
 import { personFrom } from "../content-convert.ts";
 import type { MockKeyAlgorithm } from "../../domain/mock-ca/keys.ts";
 import type { CheckMethod } from "../../domain/certificates/model.ts";
@@ -25,7 +25,7 @@ export class MockHandler implements ServiceImpl<typeof MockService> {
 
   async createMockCertificate(req: CreateMockCertificateRequest, context: HandlerContext) {
     const type = certificateTypeFrom(req.type, "type", true)!;
-    const created = await this.environment.createCertificate(callerAccount(context).id, {
+    const created = await this.environment.createCertificate(callerAccountId(context), {
       type,
       userId: req.userId || undefined,
       commonName: req.commonName || undefined,
@@ -46,7 +46,7 @@ export class MockHandler implements ServiceImpl<typeof MockService> {
     if (req.revokedReason !== undefined && !isRevocationReasonCode(req.revokedReason)) {
       throw invalidField("revoked_reason", `revoked_reason ${req.revokedReason} is not an RFC 5280 reason`);
     }
-    const state = await this.environment.setStatus(callerAccount(context).id, req.certificateId, {
+    const state = await this.environment.setStatus(callerAccountId(context), req.certificateId, {
       status,
       revokedReason: req.revokedReason,
       revokedAt: millis(req.revokedAt, "revoked_at"),

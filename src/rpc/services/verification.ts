@@ -20,7 +20,7 @@ import { invalidField } from "../../domain/errors.ts";
 import type { HashAlgorithm } from "../../domain/verification/hash-algorithm.ts";
 import type { VerificationRecord, VerificationResult } from "../../domain/verification/model.ts";
 import type { Verifications, VerificationView } from "../../domain/verification/verifications.ts";
-import { callerAccount } from "../auth.ts";
+import { callerAccountId } from "../auth.ts";
 import { contentMessage } from "../content-convert.ts";
 import { certificateMessage, checkMethodFrom, statusMessage } from "../convert.ts";
 
@@ -67,7 +67,7 @@ export class VerificationHandler implements ServiceImpl<typeof VerificationServi
   constructor(private readonly verifications: Verifications) {}
 
   async verify(req: VerifyRequest, context: HandlerContext) {
-    const view = await this.verifications.verify(callerAccount(context).id, {
+    const view = await this.verifications.verify(callerAccountId(context), {
       certificate: req.certificate,
       hashAlgorithm: hashFrom(req.hashAlgorithm),
       digest: req.digest,
@@ -79,12 +79,12 @@ export class VerificationHandler implements ServiceImpl<typeof VerificationServi
   }
 
   async getVerification(req: GetVerificationRequest, context: HandlerContext) {
-    return create(GetVerificationResponseSchema, viewFields(await this.verifications.get(callerAccount(context).id, req.verificationId)));
+    return create(GetVerificationResponseSchema, viewFields(await this.verifications.get(callerAccountId(context), req.verificationId)));
   }
 
   async listVerifications(req: ListVerificationsRequest, context: HandlerContext) {
     const page = await this.verifications.list(
-      callerAccount(context).id,
+      callerAccountId(context),
       { userId: req.userId || undefined, certificateId: req.certificateId || undefined },
       req.pageSize,
       req.pageToken,
@@ -93,7 +93,7 @@ export class VerificationHandler implements ServiceImpl<typeof VerificationServi
   }
 
   async deleteVerification(req: DeleteVerificationRequest, context: HandlerContext) {
-    await this.verifications.delete(callerAccount(context).id, req.verificationId);
+    await this.verifications.delete(callerAccountId(context), req.verificationId);
     return create(DeleteVerificationResponseSchema, {});
   }
 }

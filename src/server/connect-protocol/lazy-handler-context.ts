@@ -1,6 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { ContextValues, HandlerContext } from "@connectrpc/connect";
-import { headerValue, type AnyRequest, type AnyResponse } from "./exchange.ts";
+import { headerValue, type AnyRequest, type AnyResponse } from "../exchange.ts";
 
 /**
  * A HandlerContext that builds what a handler asks for only when it asks:

@@ -1,18 +1,35 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import { createAsyncIterable, encodeEnvelope, readAllBytes, type UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { codeFromString } from "@connectrpc/connect/protocol-connect";
 import { findTrailerError, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 
+const reachedKey = createContextKey(false, { description: "the request reached the interceptors" });
+
 /**
- * Connect reads and decodes the request message before any interceptor runs,
- * and reports bytes that do not decode (a protobuf binary message, an
- * envelope, a compressed body, a GET request's base64 message) as `internal`:
- * a server fault, when the fault is the client's. Our own code answers
- * `internal` only with errorBoundary's message, so an `internal` whose
- * message names a decoding step, or is the protocol layer's bare "internal
- * error" (what it says when reading the request threw), is about the
- * request's bytes, and is answered as `invalid_argument` with a message that
- * names the expected message, without the decoder's details.
+ * The outermost interceptor: a call that reaches it had its request read,
+ * decompressed and decoded. connect-node does all of that before any
+ * interceptor runs, so a call that never reached it failed on its request.
+ */
+export const markReached: Interceptor = (next) => (req) => {
+  req.contextValues.set(reachedKey, true);
+  return next(req);
+};
+
+export function reachedImplementation(values: ContextValues): boolean {
+  return values.get(reachedKey);
+}
+
+/**
+ * Connect reads and decodes the request message before any interceptor
+ * runs, and reports bytes that do not decode (a protobuf binary message, an
+ * envelope, a compressed body, a GET request's base64 message) as
+ * `internal`: a server fault, when the fault is the client's. A call that
+ * never reached the interceptors (markReached) and failed as `internal`
+ * failed on its request, so it is answered as `invalid_argument` with a
+ * message that names the expected message, without the decoder's details.
+ * Nothing here reads an error's wording: what decides is where the call
+ * stopped and the code the protocol carries.
  *
  * Errors are rewritten where each protocol carries them: the JSON body of a
  * Connect unary error, the gRPC trailers, and the gRPC-Web trailer frame.
@@ -20,7 +37,8 @@ import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect
  * wrapped, because their status arrives only after the body.
  *
  * One more client fault is answered the HTTP way: a Connect unary request in
- * a content coding we do not support gets 415 with Accept-Encoding (RFC 9110
+ * a content coding we do not support (the only `unimplemented` Connect
+ * raises before the interceptors) gets 415 with Accept-Encoding (RFC 9110
  * §15.5.16), rather than the protocol's 501. gRPC keeps its UNIMPLEMENTED
  * status, which travels in an HTTP 200.
  */
@@ -28,15 +46,26 @@ export async function answerClientFaults(
   response: UniversalServerResponse,
   inputTypeName: string,
   acceptedEncodings: string[],
+  reached: boolean,
 ): Promise<UniversalServerResponse> {
+  if (reached) return response;
   const message = `the request body is not a valid ${inputTypeName} message`;
   const contentType = response.header?.get("content-type") ?? "";
   const isConnectError = response.body && contentType.startsWith("application/json") && !response.header?.has("content-encoding");
-  if (isConnectError && response.status === 500) {
-    return rewriteConnectError(response, await readAllBytes(response.body!, Number.MAX_SAFE_INTEGER), message);
-  }
-  if (isConnectError && response.status === 501) {
-    return rewriteUnsupportedEncoding(response, await readAllBytes(response.body!, Number.MAX_SAFE_INTEGER), acceptedEncodings);
+  if (isConnectError && (response.status === 500 || response.status === 501)) {
+    const body = await readAllBytes(response.body!, Number.MAX_SAFE_INTEGER);
+    const code = connectErrorCode(body);
+    if (code === Code.Internal) return withConnectError(response, 400, { code: "invalid_argument", message });
+    if (code === Code.Unimplemented) {
+      const accepted = acceptedEncodings.join(", ");
+      return withConnectError(
+        response,
+        415,
+        { code: "invalid_argument", message: `the request's content coding is not supported: use one of ${accepted}, or none` },
+        { "accept-encoding": accepted },
+      );
+    }
+    return { ...response, body: createAsyncIterable([body]) };
   }
   if (response.trailer && /^application\/grpc(\+|;|$)/.test(contentType) && response.body) {
     const trailer = response.trailer;
@@ -49,12 +78,11 @@ export async function answerClientFaults(
   return response;
 }
 
-const decodeFailure = /^(internal error$|parse binary: |received compressed envelope|invalid envelope, already compressed|decompression failed)/;
-
-/** The code and message of a Connect unary error body, if it is one. */
-function connectError(body: Uint8Array): { code?: unknown; message?: unknown } | undefined {
+/** The code of a Connect unary error body (its `code` field, in the protocol's string form), if it is one. */
+function connectErrorCode(body: Uint8Array): Code | undefined {
   try {
-    return JSON.parse(Buffer.from(body).toString("utf8")) as { code?: unknown; message?: unknown };
+    const { code } = JSON.parse(Buffer.from(body).toString("utf8")) as { code?: unknown };
+    return typeof code === "string" ? codeFromString(code) : undefined;
   } catch {
     return undefined;
   }
@@ -74,33 +102,9 @@ function withConnectError(
   return { ...response, status, header, body: createAsyncIterable([body]) };
 }
 
-/** A Connect unary error is a JSON body; the response was read, so it is always returned with a fresh one. */
-function rewriteConnectError(response: UniversalServerResponse, body: Uint8Array, message: string): UniversalServerResponse {
-  const error = connectError(body);
-  if (error?.code !== "internal" || typeof error.message !== "string" || !decodeFailure.test(error.message)) {
-    return { ...response, body: createAsyncIterable([body]) };
-  }
-  return withConnectError(response, 400, { code: "invalid_argument", message });
-}
-
-function rewriteUnsupportedEncoding(response: UniversalServerResponse, body: Uint8Array, acceptedEncodings: string[]): UniversalServerResponse {
-  const error = connectError(body);
-  if (error?.code !== "unimplemented" || typeof error.message !== "string" || !error.message.startsWith("unknown compression")) {
-    return { ...response, body: createAsyncIterable([body]) };
-  }
-  const accepted = acceptedEncodings.join(", ");
-  return withConnectError(
-    response,
-    415,
-    { code: "invalid_argument", message: `the request's content coding is not supported: use one of ${accepted}, or none` },
-    { "accept-encoding": accepted },
-  );
-}
-
-/** Rewrites gRPC trailer fields in place; true when they described a decoding failure. */
+/** Rewrites gRPC trailer fields in place; true when they carried `internal`. */
 function rewriteTrailer(trailer: Headers, message: string): boolean {
-  const error = findTrailerError(trailer);
-  if (error?.code !== Code.Internal || !decodeFailure.test(error.rawMessage)) return false;
+  if (findTrailerError(trailer)?.code !== Code.Internal) return false;
   setTrailerStatus(trailer, new ConnectError(message, Code.InvalidArgument));
   return true;
 }

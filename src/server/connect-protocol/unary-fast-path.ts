@@ -1,12 +1,11 @@
 import { create, fromBinary, fromJson, isMessage, toBinary, type DescMessage, type Message, type DescService, type JsonReadOptions } from "@bufbuild/protobuf";
-import { createServiceImplSpec, type ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { compressionNegotiate, createAsyncIterable, type Compression, type UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { Code, ConnectError, createServiceImplSpec, type HandlerContext, type Interceptor, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import { compressionNegotiate, type Compression } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { pendingConfirmation, type Preauthentication } from "../rpc/auth.ts";
-import { depthCheckedDecoder } from "../rpc/depth-checked-json.ts";
-import type { RpcService } from "../rpc/routes.ts";
-import { headerValue, type AnyRequest, type AnyResponse } from "./exchange.ts";
+import type { Preauthentication } from "../../rpc/auth.ts";
+import type { RpcService } from "../../rpc/routes.ts";
+import { headerValue, type AnyRequest, type AnyResponse } from "../exchange.ts";
 import { LazyContext } from "./lazy-handler-context.ts";
 import { messageJson } from "./message-json.ts";
 
@@ -18,32 +17,30 @@ interface FastProcedure {
   output: DescMessage;
   /** The output's JSON form, as toJsonString writes it (see messageJson). */
   outputJson: (message: Message) => string;
-  impl: (input: never, context: HandlerContext) => unknown;
+  /** The implementation inside the router's interceptors: the output message, or what they throw. */
+  call: (request: UnaryRequest) => Promise<Message>;
 }
 
+/** What the router is given too: the fast path derives everything it does from the same values. */
 export interface FastPathOptions {
-  services: RpcService[];
+  /** The registrations the router serves (RpcPolicy.services): every unary procedure of them. */
+  services: readonly RpcService[];
+  /** The router's interceptors, in the router's order. */
+  interceptors: readonly Interceptor[];
   readMaxBytes: number;
-  jsonOptions: Partial<JsonReadOptions>;
+  /** The router's JSON options; its text decoder too. */
+  jsonOptions: Partial<JsonReadOptions> & { textDecoder: { decode(input: Uint8Array): string } };
   acceptCompression: Compression[];
   /** Connect's own default: smaller responses are sent as they are. */
   compressMinBytes: number;
-  /**
-   * The same authentication the slow path runs before the body; refused calls are left to it. Given the
-   * procedure, it may admit a call pending confirmation (see PendingConfirmation), which this path then
-   * makes sure of before it answers.
-   */
-  authenticate: (service: string, headers: Pick<Headers, "get">, procedure?: string) => Promise<Preauthentication>;
-  /** What errorBoundary makes of a handler's error. */
-  toError: (error: unknown, procedure: string) => ConnectError;
-  /** Rewrites Connect error responses as the slow path does (see rpc-client-faults.ts). */
-  rewriteError: (response: UniversalServerResponse, inputTypeName: string) => Promise<UniversalServerResponse>;
+  /** The authentication the transport runs on the headers before the body (RpcAuthentication.beforeBody); refused calls are left to the router. */
+  beforeBody: (service: string, procedure: string, headers: Pick<Headers, "get">) => Promise<Preauthentication>;
 }
 
 /** The request body for the full handler: all of it read already, or what was read followed by the rest. */
 export type ReadBody = Uint8Array | AsyncIterable<Uint8Array>;
 
-/** Hands the call to the full handler: the body read so far, and the authentication when it was done (not done again). */
+/** Hands the call to the router: the body read so far, and the authentication when it was done (not done again). */
 export type Fallback = (body: ReadBody, auth?: Preauthentication) => void;
 
 export interface FastPath {
@@ -66,29 +63,32 @@ const protocols: Record<string, Protocol> = {
 
 /**
  * Unary calls in their plainest form, answered without connect-node's
- * router: Connect (POST, `application/json` or `application/proto`, a
- * Content-Length, no compressed body, no timeout, no protocol version other
- * than 1) and gRPC over HTTP/2 (`application/grpc` or `+proto`, one
- * uncompressed message, no timeout). No web Headers, no AbortSignal, no
- * async iterables; head and body written together. Connect's per-call
- * machinery costs more than a status check's own work on SQLite.
+ * per-call machinery: Connect (POST, `application/json` or
+ * `application/proto`, a Content-Length, no compressed body, no timeout, no
+ * protocol version other than 1) and gRPC over HTTP/2 (`application/grpc`
+ * or `+proto`, one uncompressed message, no timeout). No web Headers, no
+ * AbortSignal, no async iterables unless something asks for them; head and
+ * body written together. Connect's per-call machinery costs more than a
+ * status check's own work on SQLite (docs/performance.md).
  *
- * It decodes and encodes with the same generated schemas and the same
- * options, calls the same service implementation, answers errors with
- * Connect's own serialisers through the same boundary, and hands anything
- * else to the full handler, with the body it already read: a refused token,
- * a body that does not decode (so the slow path words the error), oversized
- * bodies, streaming, GET, compression, gRPC-Web. Tests prove both paths give
- * the same bytes (test/service/unary-fast-path.test.ts).
- *
- * Interceptors are not run here: the two the server has (errorBoundary and
- * bearerAuthentication) are done by `toError` and `authenticate`. A new
- * interceptor must be mirrored here or the procedures left to the slow path.
+ * Nothing here is declared twice. The procedures are every unary method of
+ * the registrations the router serves; a call runs through the router's own
+ * interceptors (authentication, error boundary, whatever the policy adds)
+ * in the router's order, after the same authentication before the body; it
+ * decodes with the router's JSON options and the generated schemas, and
+ * answers errors with Connect's own serialisers. Anything else goes to the
+ * router with the body already read: a refused token, a body that does not
+ * decode (so the router words the error), oversized bodies, streaming, GET,
+ * compression, gRPC-Web. Tests prove both paths give the same bytes
+ * (test/service/unary-fast-path.test.ts); test/unit/connect-protocol.test.ts
+ * holds the Connect release this is written against.
  */
 export function createFastPath(options: FastPathOptions): FastPath {
   const procedures = new Map<string, FastProcedure>();
   for (const { service, implementation } of options.services) {
     const spec = createServiceImplSpec(service, implementation);
+    // Connect's order (applyInterceptors): the first interceptor is the outermost.
+    const interceptors = [...options.interceptors].reverse();
     for (const method of Object.values(spec.methods)) {
       if (method.kind !== "unary") continue;
       procedures.set(`/${service.typeName}/${method.method.name}`, {
@@ -97,34 +97,30 @@ export function createFastPath(options: FastPathOptions): FastPath {
         input: method.method.input,
         output: method.method.output,
         outputJson: messageJson(method.method.output),
-        impl: method.impl as FastProcedure["impl"],
+        call: intercepted(method.method, method.impl as Implementation, interceptors),
       });
     }
   }
 
-  /** Authenticates, decodes and runs the call; `handOver` when the full handler must take it instead. */
+  /** Authenticates, decodes and runs the call through the interceptors; `handOver` when the router must take it instead. */
   async function run(req: AnyRequest, res: AnyResponse, path: string, p: FastProcedure, protocol: Protocol, message: Buffer) {
     const headers = { get: (name: string) => headerValue(req.headers[name.toLowerCase()]) };
-    const auth = await options.authenticate(p.service.typeName, headers, path).catch(() => undefined);
+    const auth = await options.beforeBody(p.service.typeName, path, headers).catch(() => undefined);
     if (!auth || auth.refused) return { handOver: auth };
-    let input: unknown;
+    let input: Message;
     try {
-      // The router's decoder: a body nested too deep throws here, and the full handler answers it in its words.
-      input = protocol === "connect-json" ? fromJson(p.input, JSON.parse(depthCheckedDecoder.decode(message)), options.jsonOptions) : fromBinary(p.input, message);
+      // The router's decoder: a body nested too deep throws here, and the router answers it in its words.
+      input = protocol === "connect-json" ? fromJson(p.input, JSON.parse(options.jsonOptions.textDecoder.decode(message)), options.jsonOptions) : fromBinary(p.input, message);
     } catch {
       return { handOver: auth };
     }
     const context = new LazyContext(req, res, p, path, auth.contextValues, protocol === "grpc" ? "grpc" : "connect");
-    // Nothing is answered before a call admitted on a remembered token is confirmed: the handler confirms with its first read, or this does.
-    const pending = pendingConfirmation(auth.contextValues);
     try {
-      const result = await p.impl(input as never, context);
-      await pending?.confirm(undefined);
-      const output = isMessage(result, p.output) ? result : create(p.output, result as never);
+      const output = await p.call(unaryRequest(context, p, input));
       return { context, output: protocol === "connect-json" ? Buffer.from(p.outputJson(output)) : toBinary(p.output, output) };
     } catch (thrown) {
-      const refusal: unknown = pending ? await pending.confirm(undefined).then(() => undefined, (error: unknown) => error) : undefined;
-      return { context, error: options.toError(refusal ?? thrown, path) };
+      // As Connect's handlers: the error boundary makes every error a ConnectError; anything else is a bare internal.
+      return { context, error: thrown instanceof ConnectError ? thrown : new ConnectError("internal error", Code.Internal, undefined, undefined, thrown) };
     }
   }
 
@@ -136,7 +132,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const header = new Headers({ "content-type": "application/json", "content-length": String(out.byteLength) });
       outcome.error.metadata.forEach((value, key) => header.set(key, value));
       const status = codeToHttpStatus(outcome.error.code);
-      return writeUniversal(res, await options.rewriteError({ status, header, body: createAsyncIterable([out]) }, p.input.typeName));
+      res.writeHead(status, Object.fromEntries(header));
+      res.end(out);
+      return;
     }
     let out = outcome.output;
     const compression = compressionNegotiate(options.acceptCompression, null, headerValue(req.headers["accept-encoding"]), "Accept-Encoding");
@@ -246,11 +244,58 @@ function sorted(head: Record<string, string>, extra: Headers): Record<string, st
   return Object.fromEntries(all);
 }
 
-async function writeUniversal(res: AnyResponse, response: UniversalServerResponse): Promise<void> {
-  const chunks: Uint8Array[] = [];
-  if (response.body) for await (const chunk of response.body) chunks.push(chunk);
-  const head: Record<string, string> = {};
-  response.header?.forEach((value, key) => (head[key] = value));
-  res.writeHead(response.status, head);
-  res.end(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+
+type Implementation = (input: never, context: HandlerContext) => unknown;
+type UnaryNext = (request: UnaryRequest) => Promise<UnaryResponse>;
+
+const contextKey = Symbol("fast path handler context");
+type FastRequest = UnaryRequest & { [contextKey]: LazyContext };
+
+/** The implementation wrapped in the interceptors as Connect's invokeUnaryImplementation wraps it, without its eager context. */
+function intercepted(method: HandlerContext["method"], impl: Implementation, reversed: readonly Interceptor[]): (request: UnaryRequest) => Promise<Message> {
+  const innermost: UnaryNext = async (request) => {
+    const context = (request as FastRequest)[contextKey];
+    const result = await impl(request.message as never, context);
+    const message = isMessage(result, method.output) ? result : create(method.output, result as never);
+    return unaryResponse(context, method, message);
+  };
+  const next = reversed.reduce((inner, interceptor) => interceptor(inner as never) as unknown as UnaryNext, innermost);
+  return async (request) => (await next(request)).message as Message;
+}
+
+/** A request as Connect hands interceptors one; the header objects and the signal are made only when read. */
+function unaryRequest(context: LazyContext, p: FastProcedure, message: Message): FastRequest {
+  return {
+    [contextKey]: context,
+    stream: false,
+    message,
+    method: p.method,
+    service: p.service,
+    requestMethod: "POST",
+    contextValues: context.values,
+    get url() {
+      return context.url;
+    },
+    get signal() {
+      return context.signal;
+    },
+    get header() {
+      return context.requestHeader;
+    },
+  } as FastRequest;
+}
+
+function unaryResponse(context: LazyContext, method: HandlerContext["method"], message: Message): UnaryResponse {
+  return {
+    stream: false,
+    message,
+    method,
+    service: method.parent,
+    get header() {
+      return context.responseHeader;
+    },
+    get trailer() {
+      return context.responseTrailer;
+    },
+  } as UnaryResponse;
 }

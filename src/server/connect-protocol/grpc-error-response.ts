@@ -2,7 +2,7 @@ import { ConnectError, type Code } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
-import type { AnyResponse } from "./exchange.ts";
+import type { AnyResponse } from "../exchange.ts";
 
 /**
  * Answers a gRPC or gRPC-Web call with an error status when the protocol
