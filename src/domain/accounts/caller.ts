@@ -4,7 +4,7 @@
  * instance remembers, read under API auth version `unconfirmedAt`: it is
  * then not yet confirmed, and the domain call that serves it must read the
  * current auth version with its first statement and see that same version
- * (confirmCaller) before it asks any source or writes anything. That saves
+ * (assertCallerConfirmed) before it asks any source or writes anything. That saves
  * the statement a full authentication spends reading the version.
  */
 export interface Caller {
@@ -27,6 +27,6 @@ export class CallerNotConfirmed extends Error {
 }
 
 /** Throws CallerNotConfirmed unless the caller is confirmed, or was admitted under the version the call's first read saw. */
-export function confirmCaller(caller: Caller, authVersionRead: number | undefined): void {
+export function assertCallerConfirmed(caller: Caller, authVersionRead: number | undefined): void {
   if (caller.unconfirmedAt !== undefined && caller.unconfirmedAt !== authVersionRead) throw new CallerNotConfirmed();
 }

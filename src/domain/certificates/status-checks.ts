@@ -1,4 +1,4 @@
-import { confirmCaller, type Caller } from "../accounts/caller.ts";
+import { assertCallerConfirmed, type Caller } from "../accounts/caller.ts";
 import type { CertificateStore } from "./certificate-store.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
@@ -48,7 +48,7 @@ export class CertificateStatusChecks {
   async checkCertificate(caller: Caller, certificateId: string, method?: CheckMethod): Promise<CheckResult> {
     requireUuid(certificateId, "certificate_id");
     const { certificate, authVersion } = await this.repository.findCertificateWithAuthVersion(caller.accountId, canonicalUuid(certificateId));
-    confirmCaller(caller, authVersion);
+    assertCallerConfirmed(caller, authVersion);
     if (!certificate) throw certificateNotFound();
     return { certificate, status: await this.check(certificate, method) };
   }
