@@ -26,7 +26,7 @@ const grpc = protocols.find((p) => p.name === "gRPC over HTTP/2")!;
 /**
  * CheckCertificateStatus admits a token the instance remembers without
  * reading the auth version first, and confirms it with the version read
- * beside the certificate (src/rpc/auth.ts, PendingConfirmation). These
+ * beside the certificate (the Caller of src/domain/accounts/caller.ts). These
  * change the token or its account from another connection (another
  * instance) between two calls: the next call must be answered exactly as a
  * call authenticated in full would be, and write nothing when refused.

@@ -18,7 +18,7 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 
 /**
  * Plain Connect unary calls to the certificate procedures skip connect-node's
- * router (src/server/unary-fast-path.ts). Each request here is sent as is
+ * router (src/server/connect-protocol/unary-fast-path.ts). Each request here is sent as is
  * (taking the fast path) and again with a header that sends it down the full
  * Connect handler (a generous `connect-timeout-ms`, which changes nothing
  * else): status, headers and body bytes must be the same. A check writes a
