@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import express, { type Express } from "express";
 import { demoClientId } from "../domain/mock/demo-names.ts";
@@ -16,16 +15,14 @@ import { registerAccountLogin } from "./routes/oidc/account-login.ts";
 import { registerLogoutRoute } from "./routes/oidc/logout.ts";
 import { registerDiscoveryRoutes } from "./routes/oidc/discovery.ts";
 import { registerGrantRoutes } from "./routes/oidc/grants.ts";
-import { parEndpoint, registerParRoute } from "./routes/oidc/par.ts";
+import { registerParRoute } from "./routes/oidc/par.ts";
 import { registerTokenAdministrationRoutes } from "./routes/oidc/token-administration.ts";
-import { registerTokenRoute, tokenEndpoint } from "./routes/oidc/token.ts";
+import { registerTokenRoute } from "./routes/oidc/token.ts";
 import { registerUserinfoRoute } from "./routes/oidc/userinfo.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { securityHeaders } from "./middleware/page-headers.ts";
 import { registerCors } from "./middleware/cors.ts";
 import { errorHandler, notFound } from "./middleware/errors.ts";
-import { leanClientEndpoints } from "./lean-client-endpoints.ts";
-import { leanAuthorize } from "./lean-authorize.ts";
 
 export interface HttpDependencies extends OperationsDependencies {
   config: Config;
@@ -33,10 +30,10 @@ export interface HttpDependencies extends OperationsDependencies {
 }
 
 /**
- * The Express application for everything that is not an RPC: operations
- * endpoints now, the OpenID Connect routes and pages as they arrive. Built by a
- * function so the HTTP/2 listener can have its own instance (see
- * express-on-http2.ts); all state lives in the dependencies, never in here.
+ * The Express application for everything that is not an RPC, on HTTP/1.1 and
+ * HTTP/2 alike (see src/server/express-on-http2.ts): the operations
+ * endpoints, the OpenID Connect routes and pages. All state lives in the
+ * dependencies, never in here.
  */
 export function createHttpApp(deps: HttpDependencies): Express {
   const app = express();
@@ -47,16 +44,20 @@ export function createHttpApp(deps: HttpDependencies): Express {
   app.use(securityHeaders);
   app.use(bodyLimit(deps.config.maxBodyBytes));
 
+  const { oidc } = deps.domain;
+  // The calls every sign-in makes, first, so that no other route is tried before them: PAR and the
+  // authorization endpoint on the way in, the token endpoint on the way out. Each route parses what it
+  // needs itself (the token route sets its CORS headers too, see registerFormEndpoint).
+  registerParRoute(app, oidc, deps.config.maxBodyBytes);
+  registerAuthorizeRoute(app, oidc, deps.config.maxBodyBytes);
+  registerTokenRoute(app, oidc, deps.config.maxBodyBytes);
+
   const router = express.Router();
   registerOperationsRoutes(router, deps);
-  const { oidc } = deps.domain;
   registerHomeRoute(router, deps.config, oidc);
   registerAssetRoutes(router);
-  registerAuthorizeRoute(router, oidc, deps.config.maxBodyBytes);
-  registerParRoute(router, oidc, deps.config.maxBodyBytes);
   registerCors(router);
   registerDiscoveryRoutes(router, oidc);
-  registerTokenRoute(router, oidc, deps.config.maxBodyBytes);
   registerTokenAdministrationRoutes(router, oidc, deps.config.maxBodyBytes);
   registerUserinfoRoute(router, oidc);
   registerGrantRoutes(router, oidc);
@@ -79,21 +80,3 @@ export function createHttpApp(deps: HttpDependencies): Express {
   app.use(errorHandler(deps.logger, oidc.issuer, defaultLocale));
   return app;
 }
-
-/**
- * The HTTP/1.1 handler for everything that is not an RPC: PAR and token
- * posts in their plainest shape, and the authorization endpoint's plain
- * GET, answered without Express (see leanClientEndpoints and
- * leanAuthorize), everything else by the Express app. HTTP/2 requests
- * go to the Express app alone.
- */
-export function createHttp1Handler(deps: HttpDependencies): (req: IncomingMessage, res: ServerResponse) => void {
-  const app = createHttpApp(deps);
-  const oidc = deps.domain.oidc;
-  const clientEndpoints = leanClientEndpoints(oidc, deps.logger, [parEndpoint(oidc, deps.config.maxBodyBytes), tokenEndpoint(oidc, deps.config.maxBodyBytes)]);
-  const authorizeEndpoint = leanAuthorize(oidc, app);
-  return (req, res) => {
-    if (!clientEndpoints(req, res) && !authorizeEndpoint(req, res)) app(req, res);
-  };
-}
-

@@ -1,7 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
-import type { Express } from "express";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
@@ -10,9 +8,8 @@ import { endUnreadBodyOnAnswer } from "./unread-http2-body.ts";
 
 export interface RequestHandlerOptions {
   rpc: RpcHandler;
-  /** HTTP/1.1 requests that are not procedures: the Express app, with PAR and token posts taken first (see createHttp1Handler). */
-  http1App: (req: IncomingMessage, res: ServerResponse) => void;
-  http2App: Express;
+  /** Requests that are not procedures, on either protocol: the Express app (see expressOnBothProtocols). */
+  http: (req: AnyRequest, res: AnyResponse) => void;
   logger: Logger;
   metrics: Metrics;
   isDraining: () => boolean;
@@ -78,13 +75,8 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
       );
     });
 
-    if (procedure) {
-      rpc.handle(req, res, procedure);
-    } else if (http2) {
-      options.http2App(req as unknown as IncomingMessage, res as unknown as ServerResponse);
-    } else {
-      options.http1App(req as IncomingMessage, res as ServerResponse);
-    }
+    if (procedure) rpc.handle(req, res, procedure);
+    else options.http(req, res);
   };
   return Object.assign(handle, { inFlight: () => inFlight });
 }

@@ -1,5 +1,5 @@
 import type { Config } from "../config/schema.ts";
-import { createHttp1Handler, createHttpApp } from "../http/app.ts";
+import { createHttpApp } from "../http/app.ts";
 import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
@@ -10,7 +10,7 @@ import { openDatabase, type Database } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { ServerKeyCheckRepository } from "../storage/server-key-check-repository.ts";
 import { ensureServerKeyMatches } from "../domain/credentials/server-key-check.ts";
-import { adaptToHttp2 } from "./express-on-http2.ts";
+import { expressOnBothProtocols } from "./express-on-http2.ts";
 import { listen, type Listener } from "./one-port.ts";
 import { createRequestHandler, type RequestHandler } from "./request-handler.ts";
 import { createRpcHandler } from "./connect-protocol/rpc-handler.ts";
@@ -57,8 +57,7 @@ export function createApplication(
   const rpc = createRpcHandler(policy, logger);
   return createRequestHandler({
     rpc,
-    http1App: createHttp1Handler(httpDeps),
-    http2App: adaptToHttp2(createHttpApp(httpDeps)),
+    http: expressOnBothProtocols(createHttpApp(httpDeps)),
     logger,
     metrics,
     isDraining,

@@ -99,6 +99,12 @@ describe("the import graph of src", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("has no second, lean path beside a framework: no file name under src contains \"lean\"", () => {
+    // A request path beside Express or Connect (its own parsing, errors and dispatch) was named lean-*; speed comes from within the framework.
+    const lean = (readdirSync(srcRoot, { recursive: true }) as string[]).filter((f) => /lean/i.test(path.basename(f))).sort();
+    expect(lean).toEqual([]);
+  });
 });
 
 /** What in <root>/domain does I/O itself: imports of node's I/O modules and calls of the global fetch. */

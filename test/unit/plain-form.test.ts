@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parsePlainForm } from "../../src/http/plain-form.ts";
 import { SeededRandom } from "../support/seeded-random.ts";
 
-/** qs as express.urlencoded({ extended: false, parameterLimit: 100 }) calls it (and as the lean endpoints did). */
+/** qs as express.urlencoded({ extended: false, parameterLimit: 100 }) calls it (and as src/http/middleware/form-body.ts calls it for a form that is not plain). */
 function viaQs(text: string, count: number): unknown {
   return qs.parse(text, { allowPrototypes: true, arrayLimit: count, depth: 0, charset: "utf-8", parameterLimit: 100, strictDepth: true });
 }

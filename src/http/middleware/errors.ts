@@ -104,7 +104,7 @@ function sendInteractionEnded(err: InteractionEnded, req: Request, res: Response
 }
 
 /** What an error is answered with, whatever the page or JSON around it: the status, headers of its own, the error and its description. */
-export interface ErrorAnswer {
+interface ErrorAnswer {
   status: number;
   headers: Record<string, string>;
   error: string;
@@ -116,10 +116,9 @@ export interface ErrorAnswer {
  * with their status and challenge; client mistakes (body-parser and friends
  * mark them with a status and `expose`) explained; an unavailable database
  * as 503 with Retry-After; anything else logged and answered without
- * details. The Express handler below and the form endpoints served without
- * Express (src/http/lean-client-endpoints.ts) answer through it alike.
+ * details.
  */
-export function errorAnswer(err: unknown, logger: Logger, path: string): ErrorAnswer {
+function errorAnswer(err: unknown, logger: Logger, path: string): ErrorAnswer {
   if (err instanceof OAuthError) {
     if (err.reason) logger.debug({ path, error: err.error, reason: err.reason }, "oauth error");
     return { status: err.status, headers: oauthErrorHeaders(err), error: err.error, description: err.description };

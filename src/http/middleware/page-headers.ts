@@ -48,7 +48,7 @@ export const securityHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
-/** The headers securityHeaders sets (also set by the form endpoints served without Express). */
+/** The headers securityHeaders sets. */
 export const securityHeaderValues: Readonly<Record<string, string>> = {
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
@@ -65,7 +65,7 @@ export const pageHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
-/** The headers pageHeaders sets (also set by the authorization endpoint served without Express). */
+/** The headers pageHeaders sets. */
 export const pageHeaderValues: Readonly<Record<string, string>> = {
   "Cache-Control": "no-store",
   Pragma: "no-cache",

@@ -7,7 +7,6 @@ import { linkPageLanguage } from "../../i18n/page-language.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
 import type { PageLanguage } from "../../pages/layout.ts";
 import { renderLoginPage } from "../../pages/login.ts";
-import { sendSeeOther } from "../../see-other.ts";
 import { browserId } from "./authorize.ts";
 import { requireFormCsrf } from "./form-csrf.ts";
 import { retryTime, wrongPasswordMessage } from "./sign-in-refusals.ts";
@@ -41,7 +40,7 @@ export function registerAccountLogin(router: Router, oidc: Oidc, defaultLocale: 
 
   router.get(accountLoginPath, pageHeaders, async (req, res) => {
     const lang = linkPageLanguage(req, defaultLocale);
-    if (await oidc.flow.session(readCookie(req, cookies.session))) return sendSeeOther(req, res, back(lang));
+    if (await oidc.flow.session(readCookie(req, cookies.session))) return res.redirect(303, back(lang));
     show(req, res, lang, 200);
   });
 
@@ -60,6 +59,6 @@ export function registerAccountLogin(router: Router, oidc: Oidc, defaultLocale: 
     if (attempt.outcome === "failed") return show(req, res, lang, 401, { error: wrongPasswordMessage(lang, attempt), loginHint: login });
     const sessionId = await oidc.flow.startSession(attempt.value);
     setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
-    sendSeeOther(req, res, back(lang));
+    res.redirect(303, back(lang));
   });
 }

@@ -1,8 +1,10 @@
-import express, { type Request, type RequestHandler } from "express";
+import type { IRouter, Request, RequestHandler, Response } from "express";
 import type { OidcClient } from "../../../domain/oidc/client.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
+import { corsHeaders } from "../../middleware/cors.ts";
+import { formBody, formType } from "../../middleware/form-body.ts";
 import { dpopHeaders } from "./dpop-headers.ts";
 
 export interface ClientEndpointOptions {
@@ -26,7 +28,7 @@ export interface ClientCall {
 export interface FormEndpoint {
   path: string;
   options: ClientEndpointOptions;
-  /** Answers cross-origin calls (see corsPaths). */
+  /** Answers cross-origin calls (see corsPaths): its answers carry the CORS headers. */
   cors: boolean;
   answer(call: ClientCall): Promise<{ status: number; body: unknown }>;
 }
@@ -74,18 +76,18 @@ export async function identifyCaller(oidc: Oidc, options: ClientEndpointOptions,
 export function clientEndpoint(
   oidc: Oidc,
   options: ClientEndpointOptions,
-  handle: (call: ClientCall, req: Request, res: express.Response) => Promise<void>,
+  handle: (call: ClientCall, req: Request, res: Response) => Promise<void>,
 ): RequestHandler[] {
   return [
     (req, res, next) => {
       res.set(clientEndpointHeaders(oidc));
-      if (!req.is("application/x-www-form-urlencoded")) {
+      if (!req.is(formType)) {
         next(new OAuthError("invalid_request", "the body must be application/x-www-form-urlencoded"));
         return;
       }
       next();
     },
-    express.urlencoded({ extended: false, limit: options.limitBytes, parameterLimit: 100 }),
+    formBody(options.limitBytes),
     async (req, res) => {
       const evidence = { authorization: req.headers.authorization, form: (req.body ?? {}) as RawParameters, dpopProofs: dpopHeaders(req), remoteAddress: req.socket.remoteAddress ?? "unknown" };
       await handle(await identifyCaller(oidc, options, evidence), req, res);
@@ -93,10 +95,15 @@ export function clientEndpoint(
   ];
 }
 
-/** A FormEndpoint as an Express route. */
-export function registerFormEndpoint(router: express.Router, oidc: Oidc, endpoint: FormEndpoint): void {
+/**
+ * A FormEndpoint as an Express route, its answer as JSON. The route carries
+ * its own CORS headers: it may be registered before the CORS middleware of
+ * its path (see createHttpApp).
+ */
+export function registerFormEndpoint(router: IRouter, oidc: Oidc, endpoint: FormEndpoint): void {
   router.post(
     endpoint.path,
+    ...(endpoint.cors ? [corsHeaders] : []),
     ...clientEndpoint(oidc, endpoint.options, async (call, _req, res) => {
       const { status, body } = await endpoint.answer(call);
       res.status(status).json(body);

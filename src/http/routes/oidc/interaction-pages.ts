@@ -122,7 +122,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const user = attempt.value;
     const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req));
     setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
-    sendStep(req, res, step);
+    sendStep(res, step);
   });
 
   type ReauthError = { message: (lang: PageLanguage) => string; field?: "password" | "otp" };
@@ -131,7 +131,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const requirement = await oidc.flow.reauthRequirement(interaction, session(req));
     if (!requirement || !interaction.user) {
       // Nothing to step up (the session changed or ended): let the flow decide again.
-      return sendStep(req, res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
+      return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     }
     if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpView(req, res, interaction, requirement, status);
     const lang = language(req, res, interaction);
@@ -169,7 +169,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const sessionId = session(req);
     const requirement = await oidc.flow.reauthRequirement(interaction, sessionId);
     const user = interaction.user;
-    if (!requirement || !user || !sessionId) return sendStep(req, res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
+    if (!requirement || !user || !sessionId) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
     if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpSubmit(req, res, interaction, requirement, sessionId);
     const secrets = {
       password: typeof body.password === "string" ? body.password : "",
@@ -198,11 +198,11 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
       });
     }
     const methods = [...requirement.carried, ...attempt.value];
-    sendStep(req, res, await oidc.flow.reauthenticated(interaction, sessionId, methods, browser(req)));
+    sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, methods, browser(req)));
   });
 
   async function consentView(req: Request, res: Response, interaction: LoadedInteraction) {
-    if (!interaction.user) return sendStep(req, res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
+    if (!interaction.user) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     const request = interaction.state.request;
     const grantAction = await oidc.flow.consentAction(interaction);
     res.type("html").send(
@@ -230,13 +230,13 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const body = bodyOf(req);
     const decision = body.decision;
     if (decision !== "allow" && decision !== "deny") throw new OAuthError("invalid_request", "choose Allow or Deny");
-    sendStep(req, res, await oidc.flow.consent(interaction, decision, browser(req), session(req)));
+    sendStep(res, await oidc.flow.consent(interaction, decision, browser(req), session(req)));
   });
 
   // 「キャンセル／アプリに戻る」 on every page of the interaction: access_denied to the application.
   router.post("/auth/cancel", pageHeaders, form, async (req, res) => {
     const interaction = await load(req, res);
     requireCsrf(req, interaction);
-    sendStep(req, res, await oidc.flow.cancel(interaction));
+    sendStep(res, await oidc.flow.cancel(interaction));
   });
 }

@@ -119,11 +119,11 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         userId: interaction.user!.id,
         methods: requirement.methods,
       });
-      sendStep(req, res, await oidc.flow.reauthenticated(interaction, sessionId, proof.amr, browser(req)));
+      sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, proof.amr, browser(req)));
     } catch (error) {
       if (!(error instanceof JpkiError)) throw error;
       // A card found revoked may have been the only way to the level: then the flow says why, not this form again.
-      if (!(await oidc.flow.reauthRequirement(interaction, sessionId))) return sendStep(req, res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
+      if (!(await oidc.flow.reauthRequirement(interaction, sessionId))) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
       await stepUpView(req, res, interaction, requirement, error.status, error);
     }
   }
@@ -178,7 +178,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         if (!user) throw notLinkedToAnyone();
         const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req), proof.amr);
         setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
-        sendStep(req, res, step);
+        sendStep(res, step);
       } catch (error) {
         if (!(error instanceof JpkiError)) throw error;
         await signInView(req, res, interaction, error.status, error);

@@ -1,4 +1,4 @@
-import type { Router } from "express";
+import type { IRouter } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { registerFormEndpoint, type FormEndpoint } from "./client-endpoint.ts";
 
@@ -25,6 +25,6 @@ export function parEndpoint(oidc: Oidc, limitBytes: number): FormEndpoint {
   };
 }
 
-export function registerParRoute(router: Router, oidc: Oidc, limitBytes: number): void {
+export function registerParRoute(router: IRouter, oidc: Oidc, limitBytes: number): void {
   registerFormEndpoint(router, oidc, parEndpoint(oidc, limitBytes));
 }

@@ -1,4 +1,4 @@
-import type { Router } from "express";
+import type { IRouter } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { registerFormEndpoint, type FormEndpoint } from "./client-endpoint.ts";
 
@@ -12,6 +12,6 @@ export function tokenEndpoint(oidc: Oidc, limitBytes: number): FormEndpoint {
   };
 }
 
-export function registerTokenRoute(router: Router, oidc: Oidc, limitBytes: number): void {
+export function registerTokenRoute(router: IRouter, oidc: Oidc, limitBytes: number): void {
   registerFormEndpoint(router, oidc, tokenEndpoint(oidc, limitBytes));
 }

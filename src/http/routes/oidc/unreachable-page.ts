@@ -26,7 +26,7 @@ export function registerUnreachablePage(router: Router, oidc: Oidc, languages: P
 
   async function view(req: Request, res: Response, interaction: LoadedInteraction): Promise<void> {
     const step = await oidc.flow.advance(interaction.id, browser(req), session(req));
-    if (step.kind !== "page" || step.page !== "unreachable" || !interaction.user) return sendStep(req, res, step);
+    if (step.kind !== "page" || step.page !== "unreachable" || !interaction.user) return sendStep(res, step);
     const lang = languages.ofInteraction(req, res, interaction);
     const { acr, certificateMethod } = oidc.flow.unreachableLevel(interaction);
     const why = whyOutOfReach(await oidc.jpki.linksOf(interaction.user.id), certificateMethod, Date.now());
@@ -53,6 +53,6 @@ export function registerUnreachablePage(router: Router, oidc: Oidc, languages: P
   router.post("/auth/unreachable", pageHeaders, form, async (req, res) => {
     const interaction = await languages.load(req, res);
     requireFormCsrf(oidc.secretKey, interaction.id, req);
-    sendStep(req, res, await oidc.flow.returnUnreachable(interaction.id, browser(req), session(req)));
+    sendStep(res, await oidc.flow.returnUnreachable(interaction.id, browser(req), session(req)));
   });
 }
