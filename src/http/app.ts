@@ -31,7 +31,7 @@ export interface HttpDependencies extends OperationsDependencies {
 
 /**
  * The Express application for everything that is not an RPC, on HTTP/1.1 and
- * HTTP/2 alike (see src/server/express-on-http2.ts): the operations
+ * HTTP/2 alike (see src/server/express-on-node.ts): the operations
  * endpoints, the OpenID Connect routes and pages. All state lives in the
  * dependencies, never in here.
  */

@@ -7,6 +7,7 @@ import type { Duplex } from "node:stream";
 import { addressKey } from "../domain/credentials/client-address.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
+import type { RequestClasses } from "./express-on-node.ts";
 
 /** What one client may hold and how long it may take; see docs/reference/operations.md, Configuration. */
 export interface ConnectionLimits {
@@ -27,6 +28,8 @@ export interface ListenOptions {
   tls?: { certFile: string; keyFile: string } | undefined;
   limits: ConnectionLimits;
   logger: Logger;
+  /** The classes the servers make requests and responses from (see expressOnNode); Node's own when not given. */
+  requestClasses?: RequestClasses | undefined;
 }
 
 export interface Listener {
@@ -89,7 +92,7 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
 
   // Advertised so that clients know the limit (RFC 9113 §6.5.2): larger header lists are refused by
   // nghttp2 whether or not it is announced, as REFUSED_STREAM, which a client may retry elsewhere.
-  const h2options: http2.ServerOptions = { settings: { maxConcurrentStreams: 250, maxHeaderListSize: 65_536 } };
+  const h2options: http2.ServerOptions = { settings: { maxConcurrentStreams: 250, maxHeaderListSize: 65_536 }, ...options.requestClasses?.http2 };
   if (options.tls) {
     const secure = http2.createSecureServer(
       {
@@ -97,6 +100,10 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
         cert: readFileSync(options.tls.certFile),
         key: readFileSync(options.tls.keyFile),
         allowHTTP1: true,
+        ...(options.requestClasses && {
+          Http1IncomingMessage: options.requestClasses.http1.IncomingMessage,
+          Http1ServerResponse: options.requestClasses.http1.ServerResponse,
+        }),
         ALPNProtocols: ["h2", "http/1.1"],
         handshakeTimeout: limits.headersTimeoutMs,
       },
@@ -120,6 +127,7 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
         requestTimeout: limits.requestTimeoutMs,
         keepAliveTimeout: limits.keepAliveTimeoutMs,
         connectionsCheckingInterval: timeoutCheckIntervalMs,
+        ...options.requestClasses?.http1,
       },
       dispatch as http.RequestListener,
     );

@@ -8,7 +8,7 @@ import { endUnreadBodyOnAnswer } from "./unread-http2-body.ts";
 
 export interface RequestHandlerOptions {
   rpc: RpcHandler;
-  /** Requests that are not procedures, on either protocol: the Express app (see expressOnBothProtocols). */
+  /** Requests that are not procedures, on either protocol: the Express app (see expressOnNode). */
   http: (req: AnyRequest, res: AnyResponse) => void;
   logger: Logger;
   metrics: Metrics;

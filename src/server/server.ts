@@ -10,7 +10,7 @@ import { openDatabase, type Database } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { ServerKeyCheckRepository } from "../storage/server-key-check-repository.ts";
 import { ensureServerKeyMatches } from "../domain/credentials/server-key-check.ts";
-import { expressOnBothProtocols } from "./express-on-http2.ts";
+import { expressOnNode, type ExpressOnNode } from "./express-on-node.ts";
 import { listen, type Listener } from "./one-port.ts";
 import { createRequestHandler, type RequestHandler } from "./request-handler.ts";
 import { createRpcHandler } from "./connect-protocol/rpc-handler.ts";
@@ -48,6 +48,7 @@ export function createApplication(
   logger: Logger,
   isDraining: () => boolean,
   isStartingUp: () => boolean = () => false,
+  express: ExpressOnNode = expressOnNode(),
 ): RequestHandler {
   const metrics = new Metrics();
   metrics.watchCrlLists(() => domain.crlLists.snapshot());
@@ -57,7 +58,7 @@ export function createApplication(
   const rpc = createRpcHandler(policy, logger);
   return createRequestHandler({
     rpc,
-    http: expressOnBothProtocols(createHttpApp(httpDeps)),
+    http: express.attach(createHttpApp(httpDeps)),
     logger,
     metrics,
     isDraining,
@@ -83,6 +84,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
     let draining = false;
     let startingUp = options.holdReadiness === true;
     const app: { handler?: RequestHandler } = {};
+    // Node's servers make requests with the Express app's prototypes once it is attached (see expressOnNode).
+    const express = expressOnNode();
     // The handler is built after binding, so that with PORT=0 the derived base URL names the real port.
     listener = await listen(
       (req, res) => {
@@ -94,6 +97,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
         host: config.host,
         port: config.port,
         tls: config.tlsCertFile && config.tlsKeyFile ? { certFile: config.tlsCertFile, keyFile: config.tlsKeyFile } : undefined,
+        requestClasses: express.classes,
         limits: {
           headersTimeoutMs: config.headersTimeoutMs,
           requestTimeoutMs: config.requestTimeoutMs,
@@ -112,7 +116,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       onOcspFetch: (report) => logOcspFetch(logger, report),
       acrPolicy,
     });
-    const ready = createApplication(effective, database, domain, logger, () => draining, () => startingUp);
+    const ready = createApplication(effective, database, domain, logger, () => draining, () => startingUp, express);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
     await domain.crlLists.start();
     app.handler = ready;
