@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
+import { RawClient, type HttpTransport } from "../support/raw-client.ts";
 import { basicAuthorization, pkce, registerClient } from "../support/oidc.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -129,6 +130,26 @@ describe("PAR and token posts answer each form as its case says, with or without
       duplex: "half",
     } as RequestInit);
     expect(chunked.status).toBe(201);
+  });
+
+  it("over h2c each case answers as over HTTP/1.1: one app, one route, one error handler for both", async () => {
+    const raw = new RawClient(server.url, 10_000);
+    const send = async (transport: HttpTransport, path: string, body: Buffer, headers: Record<string, string>) => {
+      const reply = await raw.send({ transport, method: "POST", path, headers: { "content-type": "application/x-www-form-urlencoded", "content-length": String(body.length), ...headers }, body });
+      const json = JSON.parse(reply.body.toString("utf8")) as Record<string, unknown>;
+      const read = (name: string) => reply.headers[name] ?? null;
+      return { status: reply.status, body: "request_uri" in json ? { ...json, request_uri: typeof json.request_uri } : json, headers: comparedHeaders.map(read) };
+    };
+    try {
+      for (const [name, path, body, headers, status] of cases) {
+        const sent = Buffer.from(body());
+        const overHttp1 = await send("http1", path, sent, headers);
+        expect(overHttp1.status, name).toBe(status);
+        expect(await send("h2c", path, sent, headers), name).toEqual(overHttp1);
+      }
+    } finally {
+      raw.close();
+    }
   });
 
   it("PAR is logged and measured under its route", async () => {
