@@ -4,7 +4,6 @@ import { loadOrCreateKeyFile } from "../adapters/files/key-file.ts";
 import { AccountsRepository } from "../storage/accounts-repository.ts";
 import { CachedAccountStore } from "../storage/cached-account-store.ts";
 import { CertificatesRepository } from "../storage/certificates-repository.ts";
-import { CertificatesWithMockStates } from "../storage/certificates-with-mock-states.ts";
 import type { Database } from "../storage/database.ts";
 import { MockRepository } from "../storage/mock-repository.ts";
 import { Accounts } from "../domain/accounts/accounts.ts";
@@ -117,9 +116,7 @@ export function createDomain(
   options: DomainOptions = {},
 ): Domain {
   const mockMode = config.mode === "mock";
-  // In mock mode a certificate read by id brings its mock state along, for the mock source to take.
-  const certificatesWithStates = mockMode ? new CertificatesWithMockStates(database) : undefined;
-  const certificates = certificatesWithStates ?? new CertificatesRepository(database);
+  const certificates = new CertificatesRepository(database);
   const mockRepository = new MockRepository(database);
   const unconfigured = new UnconfiguredSource();
   const crlLists = new CrlLists(
@@ -160,7 +157,7 @@ export function createDomain(
     await Promise.all([crlLists.reissued(issuer, mockCrlUrl(config)), ocspResponses.forget({ issuerAnchor: issuer.id, serialNumber })]);
   };
   const mock = mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config), mockOcspUrl(config), mockChanged) : undefined;
-  const mockSource = new MockCaSource(mockRepository, { crl: crlSource, ocsp: ocspSource }, order, mockReady, certificatesWithStates);
+  const mockSource = new MockCaSource(mockRepository, { crl: crlSource, ocsp: ocspSource }, order, mockReady);
   // Production mode never consults the mock: its certificates get no source, so no status at all.
   // Certificates of a configured anchor get theirs from the anchor's CRLs and OCSP responders, in either mode;
   // in mock mode the mock CA's go through the same sources, to this server's own CRL and OCSP routes.

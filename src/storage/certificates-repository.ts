@@ -27,7 +27,7 @@ const insertStatusRows = preparedInsert<Tables>("certificate_statuses");
  * not the certificate's PEM (most of a row's bytes, kept in overflow pages on
  * SQLite) or its subject, which no check uses.
  */
-export const certificateColumns = [
+const certificateColumns = [
   "id", "account_id", "user_id", "type", "origin", "serial_number", "issuer", "not_before", "not_after",
   "fingerprint_sha256", "crl_distribution_points", "ocsp_urls", "trust_anchor", "created_at",
 ] as const satisfies readonly (keyof CertificateTable)[];
@@ -68,9 +68,9 @@ interface CertificateKey {
   certificateId: string;
 }
 
-/** Certificates read by id, each a function making an object of its own, and the auth version read with them (undefined when no row came back). */
-export interface CertificatesRead {
-  found: Map<string, () => StoredCertificate>;
+/** Certificates' rows read by id, and the auth version read with them (undefined when no row came back). */
+interface CertificatesRead {
+  found: Map<string, CertificateRow>;
   authVersion: number | undefined;
 }
 
@@ -84,7 +84,7 @@ export class CertificatesRepository implements CertificateStore {
   private readonly certificateReads: StatementCalls<CertificateKey, CertificateWithAuthVersion>;
   private readonly statusWrites: StatementCalls<StatusRecord, void>;
 
-  constructor(protected readonly database: Database) {
+  constructor(private readonly database: Database) {
     this.certificateReads = statementCalls(database.dialect, (keys) => this.readTogether(keys), maxParameters - 1);
     this.statusWrites = groupedWrites(database.dialect, (records) => this.insertStatuses(records), statusGroupRows);
   }
@@ -198,26 +198,26 @@ export class CertificatesRepository implements CertificateStore {
     return keys.map(({ accountId, certificateId }) => {
       const read = byAccount.get(accountId)!;
       if (read.status === "rejected") return read;
-      return { status: "fulfilled", value: { certificate: read.value.found.get(certificateId)?.(), authVersion: read.value.authVersion } };
+      return { status: "fulfilled", value: { certificate: certificateOf(read.value.found.get(certificateId)), authVersion: read.value.authVersion } };
     });
   }
 
   /** The account's certificates with these ids (at most the parameter limit less one), in one statement. */
-  protected async certificatesById(accountId: string, ids: readonly string[]): Promise<CertificatesRead> {
+  private async certificatesById(accountId: string, ids: readonly string[]): Promise<CertificatesRead> {
     const db = this.database.db;
     const rows = await readByIds(this.database.dialect, ids, {
       one: (id) => certificateById(db, accountId, id),
       array: (all) => certificatesByIdArray(db, accountId, all),
       list: (all) => certificatesByIds(db, "sqlite", accountId, all).execute(),
     });
-    return { found: new Map(rows.map((row) => [row.id, () => toCertificate(row)])), authVersion: authVersionOf(rows) };
+    return { found: new Map(rows.map((row) => [row.id, row])), authVersion: authVersionOf(rows) };
   }
 
-  /** The same read as a single check's (with the mock state, in the mock environment), a slice of ids at a time. */
+  /** The same read as a single check's, a slice of ids at a time. */
   async findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>> {
     const found = new Map<string, StoredCertificate>();
     for (const ids of distinctInChunks(certificateIds, 1)) {
-      for (const [id, make] of (await this.certificatesById(accountId, ids)).found) found.set(id, make());
+      for (const [id, row] of (await this.certificatesById(accountId, ids)).found) found.set(id, toCertificate(row));
     }
     return found;
   }
@@ -381,7 +381,11 @@ function toStatusRow(s: StatusRecord): Insertable<CertificateStatusTable> {
   };
 }
 
-export function toCertificate(row: CertificateRow): StoredCertificate {
+function certificateOf(row: CertificateRow | undefined): StoredCertificate | undefined {
+  return row && toCertificate(row);
+}
+
+function toCertificate(row: CertificateRow): StoredCertificate {
   return {
     id: row.id,
     accountId: row.account_id,

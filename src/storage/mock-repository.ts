@@ -160,7 +160,7 @@ export class MockRepository implements MockStore {
   }
 }
 
-export function toState(row: Selectable<MockCertificateStateTable>): MockCertificateState {
+function toState(row: Selectable<MockCertificateStateTable>): MockCertificateState {
   return {
     certificateId: row.certificate_id,
     status: row.status as Status,

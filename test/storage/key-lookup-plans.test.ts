@@ -5,7 +5,6 @@ import type { StoredCertificate } from "../../src/domain/certificates/model.ts";
 import { MockEnvironment } from "../../src/domain/mock/mock-environment.ts";
 import { AccountsRepository } from "../../src/storage/accounts-repository.ts";
 import { certificatesByIds, CertificatesRepository, usersByIds } from "../../src/storage/certificates-repository.ts";
-import { CertificatesWithMockStates, withStatesByIds } from "../../src/storage/certificates-with-mock-states.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { mockStatesBySerials, MockRepository } from "../../src/storage/mock-repository.ts";
@@ -55,25 +54,22 @@ for (const target of targets) {
       const dialect = database.dialect;
       const own = certificates.slice(0, 7).map((c) => c.id).sort();
       expect((await certificatesByIds(database.db, dialect, accountId, ids()).execute()).map((r) => r.id).sort()).toEqual(own);
-      expect((await withStatesByIds(database.db, dialect, accountId, ids()).execute()).map((r) => r.id).sort()).toEqual(own);
       expect((await usersByIds(database.db, dialect, accountId, userIds()).execute()).map((r) => r.id).sort()).toEqual(
         certificates.slice(0, 7).map((c) => c.userId).sort(),
       );
     });
 
     it("the repositories' reads of several ids answer the same at every size (on PostgreSQL one statement text for all)", async () => {
-      for (const repository of [new CertificatesRepository(database), new CertificatesWithMockStates(database)]) {
-        for (const size of [2, 3, 8, 33]) {
-          const own = certificates.slice(0, size).map((c) => c.id);
-          const found = await repository.findCertificates(accountId, [...own, foreign.id]);
-          expect([...found.keys()].sort()).toEqual([...own].sort());
-          expect(found.get(own[1]!)).toMatchObject({ id: own[1], accountId, serialNumber: certificates[1]!.serialNumber });
-        }
+      const repository = new CertificatesRepository(database);
+      for (const size of [2, 3, 8, 33]) {
+        const own = certificates.slice(0, size).map((c) => c.id);
+        const found = await repository.findCertificates(accountId, [...own, foreign.id]);
+        expect([...found.keys()].sort()).toEqual([...own].sort());
+        expect(found.get(own[1]!)).toMatchObject({ id: own[1], accountId, serialNumber: certificates[1]!.serialNumber });
       }
       const texts = (build: (ids: string[]) => Compilable<unknown>) => new Set([2, 3, 33].map((n) => build(certificates.slice(0, n).map((c) => c.id)).compile().sql)).size;
       const dialect = database.dialect;
       expect(texts((ids) => certificatesByIds(database.db, dialect, accountId, ids))).toBe(dialect === "postgres" ? 1 : 3);
-      expect(texts((ids) => withStatesByIds(database.db, dialect, accountId, ids))).toBe(dialect === "postgres" ? 1 : 3);
     });
 
     /** The same reads as a planner would see them with the account condition written plainly. */
@@ -87,7 +83,6 @@ for (const target of targets) {
         return rows.rows.map((r) => r.detail).join(" | ");
       };
       expect(await plan(certificatesByIds(database.db, "sqlite", accountId, ids()))).toMatch(/USING INDEX sqlite_autoindex_certificates_1 \(id=\?\)/);
-      expect(await plan(withStatesByIds(database.db, "sqlite", accountId, ids()))).toMatch(/SEARCH c USING INDEX sqlite_autoindex_certificates_1 \(id=\?\)/);
       expect(await plan(usersByIds(database.db, "sqlite", accountId, userIds()))).toMatch(/USING INDEX sqlite_autoindex_certificate_users_1 \(id=\?\)/);
       // Written plainly: the account's index, every row of the account.
       expect(await plan(plainCertificates())).toMatch(/USING INDEX certificates_(user_not_before|user_latest|account_fingerprint) \(account_id=\?\)/);
@@ -108,7 +103,6 @@ for (const target of targets) {
         return rows.rows.map((r) => r["QUERY PLAN"]).join(" | ");
       };
       expect(await plan(certificatesByIds(database.db, "postgres", accountId, ids()))).toMatch(/(using|on) certificates_pkey /);
-      expect(await plan(withStatesByIds(database.db, "postgres", accountId, ids()))).toMatch(/(using|on) certificates_pkey /);
       expect(await plan(usersByIds(database.db, "postgres", accountId, userIds()))).toMatch(/(using|on) certificate_users_pkey /);
       // Written plainly, the same reads go through an index led by the account column: every row of the account.
       expect(await plan(plainCertificates())).toMatch(/(using|on) certificates_(user_not_before|user_latest|account_fingerprint) /);

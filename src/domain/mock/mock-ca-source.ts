@@ -1,4 +1,4 @@
-import { noStatesReadWithCertificates, type MockCertificateState, type MockStore, type StatesReadWithCertificates } from "./mock-store.ts";
+import type { MockCertificateState, MockStore } from "./mock-store.ts";
 import type { CheckMethod, StoredCertificate } from "../certificates/model.ts";
 import type { DomainError } from "../errors.ts";
 import { MethodSelectingSource } from "../certificates/method-selecting-source.ts";
@@ -23,7 +23,6 @@ export class MockCaSource extends BatchFirstSource {
     private readonly defaultOrder: readonly CheckMethod[],
     /** Makes the mock CA an issuer the CRL and OCSP sources know (once; it is created on first use). */
     private readonly ready: () => Promise<void>,
-    private readonly readWithCertificates: StatesReadWithCertificates = noStatesReadWithCertificates,
   ) {
     super();
     this.notCovered = {
@@ -35,8 +34,9 @@ export class MockCaSource extends BatchFirstSource {
   }
 
   /**
-   * One read of the states (none when they were read with the certificates; one more when some are mock
-   * certificates verified by another account), then one batch per kind of offer.
+   * One read of the states for the whole batch (one more when some are mock certificates verified by
+   * another account), then one batch per kind of offer. The states are read here, through the mock's own
+   * store, as any source reads its own data: the certificate store knows nothing of them.
    */
   async checkMany(certificates: readonly StoredCertificate[], preferred: CheckMethod | undefined, now: number): Promise<(RevocationAnswer | DomainError)[]> {
     await this.ready();
@@ -63,10 +63,8 @@ export class MockCaSource extends BatchFirstSource {
   }
 
   private async states(certificates: readonly StoredCertificate[]): Promise<(MockCertificateState | undefined)[]> {
-    const known = certificates.map((c) => this.readWithCertificates.take(c));
-    const unread = certificates.filter((_, i) => known[i] === undefined).map((c) => c.id);
-    const byId = unread.length ? await this.repository.findStates(unread) : new Map<string, MockCertificateState>();
-    const own = certificates.map((c, i) => known[i] ?? byId.get(c.id));
+    const byId = await this.repository.findStates(certificates.map((c) => c.id));
+    const own = certificates.map((c) => byId.get(c.id));
     // A mock certificate verified by another account is a row of that account: its state is the issued certificate's.
     const verified = certificates.filter((c, i) => !own[i] && c.origin !== "mock");
     const byFingerprint = verified.length ? await this.repository.findStatesByFingerprints(verified.map((c) => c.fingerprintSha256)) : new Map<string, MockCertificateState>();

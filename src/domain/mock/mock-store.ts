@@ -1,4 +1,4 @@
-import type { CheckMethod, RevocationReasonCode, Status, StoredCertificate } from "../certificates/model.ts";
+import type { CheckMethod, RevocationReasonCode, Status } from "../certificates/model.ts";
 
 /** The mock CA's certificate and key, shared by every instance on the database. */
 export interface MockAuthorityRow {
@@ -48,19 +48,3 @@ export interface MockStore {
   /** The mock certificates with these serial numbers and their states (null: never set); serials never issued are missing. */
   findStatesBySerials(serialNumbers: readonly string[]): Promise<Map<string, MockCertificateState | null>>;
 }
-
-/**
- * States read in the same statement as their certificates, so that a check
- * of a certificate just read need not read its state again (src/storage
- * joins the two when the mock environment is on).
- */
-export interface StatesReadWithCertificates {
-  /**
-   * The state read with this certificate object (null: it has none), or
-   * undefined when none was. Each is handed out once: an object kept and
-   * checked again later has its state read anew, never an old one.
-   */
-  take(certificate: StoredCertificate): MockCertificateState | null | undefined;
-}
-
-export const noStatesReadWithCertificates: StatesReadWithCertificates = { take: () => undefined };
