@@ -48,12 +48,6 @@ function refreshUse(db: Kysely<Tables>, tokenHash: string, clientId: string, now
     .returning((eb) => [
       liveGrant(eb).select("oidc_grants.scopes").as("grant_scopes"),
       liveGrant(eb).select("oidc_grants.authorization_details").as("grant_authorization_details"),
-      eb
-        .selectFrom("oidc_jpki_links")
-        .select((links) => links.fn.max("oidc_jpki_links.not_after").as("not_after"))
-        .whereRef("oidc_jpki_links.user_id", "=", "oidc_tokens.user_id")
-        .where("oidc_jpki_links.status", "=", "good")
-        .as("user_jpki_good_until"),
     ]);
 }
 
@@ -107,9 +101,7 @@ export class TokensRepository implements TokenStore {
    * two concurrent uses exactly one gets the row back. A token bound to
    * another DPoP key than `dpopJkt` is left as it is. The same statement
    * returns what its grant holds, when the grant is live, read as the update
-   * sees it: no second statement for the grant. It also says until when the
-   * token's user's JPKI certificates last found good are valid, so that the
-   * ID token's jpki_verified needs no read of the links.
+   * sees it: no second statement for the grant.
    */
   async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined> {
     const db = this.database.db;
@@ -123,15 +115,12 @@ export class TokensRepository implements TokenStore {
   }
 }
 
-/** A token row with its grant's rights beside it (null: no live grant), and its user's JPKI links' good-until when the read said. */
-function withGrant(
-  row: Selectable<OidcTokenTable> & { grant_scopes: string | null; grant_authorization_details: string | null; user_jpki_good_until?: string | number | bigint | null },
-): TokenWithGrant {
-  const { grant_scopes: scopes, grant_authorization_details: details, user_jpki_good_until: goodUntil, ...token } = row;
+/** A token row with its grant's rights beside it (null: no live grant). */
+function withGrant(row: Selectable<OidcTokenTable> & { grant_scopes: string | null; grant_authorization_details: string | null }): TokenWithGrant {
+  const { grant_scopes: scopes, grant_authorization_details: details, ...token } = row;
   const grant =
     scopes === null || details === null ? undefined : { scopes: JSON.parse(scopes) as string[], authorizationDetails: JSON.parse(details) as AuthorizationDetail[] };
-  // PostgreSQL answers a bigint's max as a string.
-  return { token: toToken(token), grant, ...(goodUntil === undefined ? {} : { jpkiGoodUntil: goodUntil === null ? null : Number(goodUntil) }) };
+  return { token: toToken(token), grant };
 }
 
 function tokenValues(t: TokenRow): Insertable<OidcTokenTable> {

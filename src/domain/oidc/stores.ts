@@ -70,13 +70,6 @@ export interface GrantStore {
 export interface TokenWithGrant {
   token: TokenRow;
   grant: GrantedRights | undefined;
-  /**
-   * When the same read said (consumeRefresh does): the latest expiry of the
-   * token's user's JPKI certificates that were last found good, null when
-   * there is none; jpki_verified then needs no read of the links (see
-   * jpkiVerifiedUntil).
-   */
-  jpkiGoodUntil?: number | null;
 }
 
 export interface TokenStore {

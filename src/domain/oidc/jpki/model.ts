@@ -9,15 +9,6 @@ export function isUsableLink(link: Pick<JpkiLinkRow, "status" | "notAfter">, now
 }
 
 /**
- * jpki_verified from the latest expiry of a user's links last found good
- * (null: none), as a statement can read it beside other rows: true exactly
- * when one of those links is usable.
- */
-export function jpkiVerifiedUntil(goodUntil: number | null, now: number): boolean {
-  return goodUntil !== null && isUsableLink({ status: "good", notAfter: goodUntil }, now);
-}
-
-/**
  * A certificate linked to an end user. `certificateId` is the provider's own
  * record of it (in its certificate account); nothing of the certificate's
  * content is kept.

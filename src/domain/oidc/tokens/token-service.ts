@@ -8,7 +8,6 @@ import type { AuthorizationCodePayload } from "../flow/authorization-flow.ts";
 import { orderedSecret, storedKeyOf } from "../flow/secrets.ts";
 import { requestCovered } from "../grants/coverage.ts";
 import { signIdToken } from "../keys/id-token.ts";
-import { jpkiVerifiedUntil } from "../jpki/model.ts";
 import type { SigningKeys } from "../keys/signing-keys.ts";
 import type { RawParameters } from "../parameters.ts";
 import { pkceMatches } from "./pkce.ts";
@@ -44,8 +43,6 @@ export interface TokenResponse {
 /** What a token stands for; the same for the tokens of one code and its refreshes. */
 type Authorization = Pick<TokenRow, "family" | "clientId" | "userId" | "grantId" | "scopes" | "authorizationDetails" | "authTime" | "acr" | "amr" | "sid" | "claimsLocales"> & {
   nonce: string | null;
-  /** The user's JPKI links' good-until, read with the token (see TokenWithGrant): jpki_verified without asking. */
-  jpkiGoodUntil?: number | null;
 };
 
 /**
@@ -163,7 +160,7 @@ export class TokenService {
       }
       throw new OAuthError("invalid_grant", "the refresh token is not valid");
     }
-    const { token: used, grant, jpkiGoodUntil } = consumed;
+    const { token: used, grant } = consumed;
     if (!grant) throw new OAuthError("invalid_grant", "the grant behind this refresh token was revoked");
     // A grant replaced with fewer rights ends the tokens it no longer covers (Grant Management "replace").
     if (!requestCovered(grant, used)) {
@@ -171,7 +168,7 @@ export class TokenService {
     }
     const scopes = requested === undefined ? used.scopes : refreshScopes(requested, used.scopes);
     // RFC 6749 §6: the new refresh token keeps the scope of the one presented; only the access token is narrowed.
-    const response = await this.issue(client, { ...used, scopes, nonce: null, jpkiGoodUntil }, now, dpopJkt, used.scopes);
+    const response = await this.issue(client, { ...used, scopes, nonce: null }, now, dpopJkt, used.scopes);
     await this.failIfReplayedMeanwhile(used.family, now, "the refresh token was used twice; its whole family is revoked");
     return response;
   }
@@ -256,7 +253,7 @@ export class TokenService {
     await this.tokens.insert(issued);
     if (a.scopes.includes("openid")) {
       const iat = Math.floor(now / 1000);
-      const [names, jpkiVerified] = await Promise.all([this.idTokenNames(a), a.jpkiGoodUntil === undefined ? this.jpkiVerified(a.userId) : jpkiVerifiedUntil(a.jpkiGoodUntil, now)]);
+      const [names, jpkiVerified] = await Promise.all([this.idTokenNames(a), this.jpkiVerified(a.userId)]);
       response.id_token = await signIdToken(this.keys, {
         iss: this.settings.issuer,
         sub: a.userId,
