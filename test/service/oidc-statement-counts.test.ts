@@ -20,7 +20,7 @@ import { StatementCounter } from "../support/statement-counter.ts";
 
 /**
  * The SQL statements the three hot paths of the provider execute per request
- * (docs/performance.md, "OIDC paths: statements per request"), counted on the
+ * (the costs docs/performance.md's benchmarks measure), counted on the
  * real server's connection: a change that adds a statement to one of them
  * fails here rather than only in a benchmark.
  */
