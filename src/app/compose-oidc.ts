@@ -1,4 +1,6 @@
 import type { Config } from "../config/schema.ts";
+import { JpkiSignRequests } from "../domain/oidc/jpki/sign-requests.ts";
+import { JpkiSignRequestsRepository } from "../storage/jpki-sign-requests-repository.ts";
 import { ClientsRepository } from "../storage/clients-repository.ts";
 import type { Database } from "../storage/database.ts";
 import { OidcRepository } from "../storage/oidc-repository.ts";
@@ -120,6 +122,13 @@ export function createOidc(
       oneOffAuthorizationDetailsTypes: new Set(config.oneOffAuthorizationDetailsTypes),
     }, clock, (userId) => certificates.jpki.methodsOf(userId)),
     jpki: certificates.jpki,
+    signRequests: new JpkiSignRequests(
+      new JpkiSignRequestsRepository(database),
+      certificates.jpki.challenges,
+      secretKey,
+      config.jpkiSignRequestLifetimeSeconds * 1000,
+      clock,
+    ),
     mockCards: certificates.mockCards,
     signIn: new SignIn(
       users,

@@ -6,6 +6,7 @@ import { DatabaseUnavailableError } from "../storage/database.ts";
 import { version } from "../version.ts";
 import { accountCommand, certificateCommand, tokenCommand } from "./admin.ts";
 import { crlCommand } from "./crl.ts";
+import { cardCommand, SignRequestRefused } from "./card-sign.ts";
 import { migrateCommand } from "./migrate.ts";
 import { clientCommand, keysCommand, userCommand } from "./oidc-admin.ts";
 import { serveCommand } from "./serve.ts";
@@ -63,6 +64,19 @@ const commands: Record<string, Command> = {
     options: { ...commonOptions },
     positionals: true,
     run: (config, positionals) => certificateCommand(config, positionals),
+  },
+  card: {
+    summary: "play a JPKI app: answer a signing request with a card's key and certificate",
+    usage: "shomei card sign <request URL> --key FILE --certificate FILE [--code CODE] [--stop pin_locked|cancelled]",
+    options: {
+      ...commonOptions,
+      key: { type: "string", description: "the card's private key (PEM)" },
+      certificate: { type: "string", description: "the card's certificate (PEM)" },
+      code: { type: "string", description: "the binding code the page shows (asked for when not given)" },
+      stop: { type: "string", description: "report pin_locked or cancelled instead of signing" },
+    },
+    positionals: true,
+    run: (_config, positionals, values) => cardCommand(positionals, values),
   },
   crl: {
     summary: "show the CRLs the instances on this database hold, and their state",
@@ -169,6 +183,10 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof UsageError) {
       console.error(`shomei ${name}: ${error.message}\n\n${commandHelp(name, command)}`);
       return 2;
+    }
+    if (error instanceof SignRequestRefused) {
+      console.error(`shomei ${name}: refused: ${error.code}: ${error.message}`);
+      return 1;
     }
     if (error instanceof JpkiError) {
       console.error(`shomei ${name}: ${error.code}: ${error.message}`);

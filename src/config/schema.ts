@@ -24,6 +24,7 @@ export const settings = {
   advertiseAuthorizationResponseIss: { env: "SHOMEI_ADVERTISE_AUTHORIZATION_RESPONSE_ISS" },
   acrPolicyFile: { env: "SHOMEI_ACR_POLICY_FILE" },
   sessionLifetimeSeconds: { env: "SHOMEI_SESSION_LIFETIME_SECONDS" },
+  jpkiSignRequestLifetimeSeconds: { env: "SHOMEI_JPKI_SIGN_REQUEST_LIFETIME_SECONDS" },
   clientsFile: { env: "SHOMEI_CLIENTS_FILE" },
   sweepIntervalSeconds: { env: "SHOMEI_SWEEP_INTERVAL_SECONDS" },
   loginMaxFailuresPerAccountAtAddress: { env: "SHOMEI_LOGIN_MAX_FAILURES_PER_ACCOUNT_AT_ADDRESS" },
@@ -115,6 +116,11 @@ export const configSchema = z
     /** JSON file of the ACR levels (names, aliases, the methods that earn each); the built-in policy without it. */
     acrPolicyFile: z.string().min(1, { error: "must not be empty" }).optional(),
     sessionLifetimeSeconds: integer(60, 30 * 24 * 3600).default(8 * 3600),
+    /**
+     * How long a JPKI app may answer a signing request (scan, PIN, card on the phone): short, as cross-device
+     * flows should be; at most the five minutes a challenge lives.
+     */
+    jpkiSignRequestLifetimeSeconds: integer(30, 300).default(180),
     clientsFile: z.string().min(1, { error: "must not be empty" }).optional(),
     /** How often expired codes, tokens, interactions and sessions are deleted; 0 turns it off. */
     sweepIntervalSeconds: integer(0, 24 * 3600).default(600),

@@ -19,6 +19,7 @@ import { registerParRoute } from "./routes/oidc/par.ts";
 import { registerTokenAdministrationRoutes } from "./routes/oidc/token-administration.ts";
 import { registerTokenRoute } from "./routes/oidc/token.ts";
 import { registerUserinfoRoute } from "./routes/oidc/userinfo.ts";
+import { registerJpkiAppApi } from "./routes/jpki-app-api.ts";
 import { bodyLimit } from "./middleware/body-limit.ts";
 import { securityHeaders } from "./middleware/page-headers.ts";
 import { registerCors } from "./middleware/cors.ts";
@@ -61,6 +62,7 @@ export function createHttpApp(deps: HttpDependencies): Express {
   registerTokenAdministrationRoutes(router, oidc, deps.config.maxBodyBytes);
   registerUserinfoRoute(router, oidc);
   registerGrantRoutes(router, oidc);
+  registerJpkiAppApi(router, oidc.signRequests, oidc.issuer);
   const defaultLocale = deps.config.defaultLocale;
   registerInteractionPages(router, oidc, deps.config.mode === "mock", defaultLocale);
   registerAccountLogin(router, oidc, defaultLocale);

@@ -17,6 +17,7 @@ export class ExpiredRowsRepository implements ExpiredRowsStore {
       loginAttempts: deleted(await db.deleteFrom("login_attempts").where("attempted_at", "<=", cutoffs.loginAttempts).executeTakeFirst()),
       ocspResponses: deleted(await db.deleteFrom("ocsp_responses").where("usable_until", "<=", cutoffs.ocspResponses).executeTakeFirst()),
       dpopProofs: deleted(await db.deleteFrom("oidc_dpop_proof_jtis").where("expires_at", "<=", cutoffs.dpopProofs).executeTakeFirst()),
+      jpkiSignRequests: deleted(await db.deleteFrom("oidc_jpki_sign_requests").where("expires_at", "<", cutoffs.jpkiSignRequests).executeTakeFirst()),
     };
   }
 }

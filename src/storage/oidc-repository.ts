@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow } from "../domain/oidc/model.ts";
-import type { GrantStore, InteractionStore, OidcUserStore, SessionStore, SignedIn } from "../domain/oidc/stores.ts";
+import type { GrantStore, InteractionStore, OidcUserStore, SessionAuthentication, SessionStore, SignedIn } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { revokeGrantsWithTokens } from "./revocations.ts";
 import { preparedQuery } from "./prepared-query.ts";
@@ -147,10 +147,15 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
     return { session: toSession(row), user, currentGrant };
   }
 
-  async updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void> {
+  async updateSessionAuthentication(idHash: string, values: SessionAuthentication): Promise<void> {
     await this.db
       .updateTable("oidc_sessions")
-      .set({ auth_time: values.authTime, acr: values.acr, amr: JSON.stringify(values.amr) })
+      .set({
+        auth_time: values.authTime,
+        acr: values.acr,
+        amr: JSON.stringify(values.amr),
+        ...(values.basicInfoConsentAt === undefined ? {} : { basic_info_consent_at: values.basicInfoConsentAt }),
+      })
       .where("id_hash", "=", idHash)
       .execute();
   }
@@ -253,7 +258,7 @@ function toUser(row: Selectable<OidcUserTable>): OidcUserRow {
   };
 }
 
-function toSession(row: Selectable<OidcSessionTable>): SessionRow {
+function toSession(row: Omit<Selectable<OidcSessionTable>, "basic_info_consent_at">): SessionRow {
   return {
     idHash: row.id_hash,
     userId: row.user_id,

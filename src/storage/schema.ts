@@ -34,6 +34,7 @@ export interface Tables {
   ocsp_responses: OcspResponseTable;
   oidc_jpki_links: OidcJpkiLinkTable;
   oidc_mock_cards: OidcMockCardTable;
+  oidc_jpki_sign_requests: OidcJpkiSignRequestTable;
 }
 
 /** A certificate linked to an end user (migration 0019); status is what the last check found. */
@@ -46,6 +47,23 @@ export interface OidcJpkiLinkTable {
   status: string;
   linked_at: number;
   checked_at: number;
+}
+
+/** A signing request for a JPKI app (migration 0026); the binding code and the answer are sealed. */
+export interface OidcJpkiSignRequestTable {
+  id_hash: string;
+  browser_hash: string;
+  purpose: string;
+  challenge: string;
+  certificate_kind: string;
+  client_name: string;
+  binding_code_sealed: string;
+  state: string;
+  refusal: string | null;
+  answer_sealed: string | null;
+  basic_info_consent_at: number | null;
+  created_at: number;
+  expires_at: number;
 }
 
 /** Mock mode: a user's mock card (certificate and key), sealed with the server key. */
@@ -86,6 +104,8 @@ export interface OidcSessionTable {
   amr: string;
   created_at: number;
   expires_at: number;
+  /** When the holder agreed to the signature certificate's 基本4情報 being read (migration 0026); null when never asked. */
+  basic_info_consent_at: Generated<number | null>;
 }
 
 /** An authorization request being worked through the pages; state is JSON. */

@@ -107,7 +107,7 @@ for (const t of targets) {
     it("deletes interactions an hour after expiry, sessions and used DPoP proofs once expired, codes and tokens a day after, sign-in attempts out of the window, lapsed OCSP responses, and nothing live", async () => {
       await seed({ a_live: now + minute, b_just_expired: now - minute, c_expired_hours_ago: now - day + minute, d_expired_over_a_day: now - day - minute });
       const counts = await sweeper().sweep();
-      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 2, sessions: 3, loginAttempts: 3, ocspResponses: 3, dpopProofs: 3 });
+      expect(counts).toEqual({ oneTimeRecords: 1, tokens: 1, interactions: 2, sessions: 3, loginAttempts: 3, ocspResponses: 3, dpopProofs: 3, jpkiSignRequests: 0 });
       expect(await left()).toEqual({
         records: ["a_live", "b_just_expired", "c_expired_hours_ago"],
         tokens: ["a_live", "b_just_expired", "c_expired_hours_ago"],
@@ -119,7 +119,7 @@ for (const t of targets) {
         dpopProofs: ["a_live"],
       });
       // A second sweep finds nothing more.
-      expect(await sweeper().sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0, loginAttempts: 0, ocspResponses: 0, dpopProofs: 0 });
+      expect(await sweeper().sweep()).toEqual({ oneTimeRecords: 0, tokens: 0, interactions: 0, sessions: 0, loginAttempts: 0, ocspResponses: 0, dpopProofs: 0, jpkiSignRequests: 0 });
     });
   });
 }

@@ -2,7 +2,7 @@ import type { Clock } from "../clock.ts";
 import type { OneTimeStore } from "../single-use.ts";
 
 /** The tables the store sweeps, each by its own cutoff. */
-export type SweptTable = "tokens" | "interactions" | "sessions" | "loginAttempts" | "ocspResponses" | "dpopProofs";
+export type SweptTable = "tokens" | "interactions" | "sessions" | "loginAttempts" | "ocspResponses" | "dpopProofs" | "jpkiSignRequests";
 
 /** A number per swept table: its cutoff (epoch milliseconds), or the rows it lost. */
 export type PerSweptTable = Record<SweptTable, number>;
@@ -50,6 +50,8 @@ export class ExpiredRowsSweeper {
         loginAttempts: now - this.options.loginAttemptWindowMs,
         ocspResponses: now,
         dpopProofs: now,
+        // Kept a while past expiry, so that a late answer is told it expired rather than that there is no such request.
+        jpkiSignRequests: kept,
       })) };
   }
 }

@@ -12,6 +12,7 @@ import type { TokenAdministration } from "./tokens/token-administration.ts";
 import type { TokenService } from "./tokens/token-service.ts";
 import type { OidcUsers } from "./users.ts";
 import type { JpkiSignIn } from "./jpki/jpki-sign-in.ts";
+import type { JpkiSignRequests } from "./jpki/sign-requests.ts";
 import type { MockCards } from "../mock/mock-card.ts";
 
 /**
@@ -30,6 +31,8 @@ export interface Oidc {
   flow: AuthorizationFlow;
   /** Sign-in and step-up with a JPKI card; certificates linked to users. */
   jpki: JpkiSignIn;
+  /** Signing requests answered by a JPKI app on a phone (QR code or app link). */
+  signRequests: JpkiSignRequests;
   /** Mock mode only: the mock cards of demo users. */
   mockCards: MockCards | undefined;
   /** Password and step-up checks, throttled. */

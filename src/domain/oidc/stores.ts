@@ -37,12 +37,20 @@ export interface SignedIn {
   currentGrant: GrantRow | undefined;
 }
 
+/** A session's renewed authentication; basicInfoConsentAt when the holder agreed to the signature certificate's 基本4情報 being read for it. */
+export interface SessionAuthentication {
+  authTime: number;
+  acr: string;
+  amr: string[];
+  basicInfoConsentAt?: number | undefined;
+}
+
 export interface SessionStore {
   insertSession(session: SessionRow): Promise<void>;
   findSession(idHash: string, now: number): Promise<SessionRow | undefined>;
   /** The live session with its user and the user's current grant for the client (see GrantStore.findLatestGrant), read together. */
   findSignedIn(idHash: string, now: number, clientId: string): Promise<SignedIn | undefined>;
-  updateSessionAuthentication(idHash: string, values: { authTime: number; acr: string; amr: string[] }): Promise<void>;
+  updateSessionAuthentication(idHash: string, values: SessionAuthentication): Promise<void>;
   deleteSession(idHash: string): Promise<void>;
 }
 

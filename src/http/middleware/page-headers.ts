@@ -30,11 +30,12 @@ function formTargetSource(target: string): string | undefined {
 
 /**
  * A page's policy with scripts from this origin allowed, for the JPKI pages
- * (the copy button's script, and in mock mode the mock card's; never inline,
- * never elsewhere).
+ * (the copy button's script, the script that waits for a phone's answer and
+ * asks this origin how it is doing, and in mock mode the mock card's; never
+ * inline, never elsewhere).
  */
 export function withPageScripts(policy: string): string {
-  return policy.replace("default-src 'none';", "default-src 'none'; script-src 'self';");
+  return policy.replace("default-src 'none';", "default-src 'none'; script-src 'self'; connect-src 'self';");
 }
 
 /**

@@ -1,6 +1,6 @@
 import { formatsFor } from "../i18n/format.ts";
 import { html } from "./html.ts";
-import { jpkiForm, scripts, type JpkiFormView } from "./jpki-sign.ts";
+import { scripts, signingWays, type JpkiFormView } from "./jpki-sign.ts";
 import { page, type PageLanguage } from "./layout.ts";
 
 export interface LinkedCertificateView {
@@ -46,7 +46,7 @@ ${
       )}</tbody></table>`
 }
 <h2>${s.linkHeading}</h2>
-${jpkiForm(lang.t, v)}`,
+${signingWays(lang.t, v)}`,
     scripts(v),
   );
 }

@@ -2,6 +2,7 @@ import type { Messages } from "../i18n/messages/en.ts";
 import { type Html, html } from "./html.ts";
 import { cancelForm } from "./cancel.ts";
 import { page, type PageLanguage } from "./layout.ts";
+import { signRequestScriptPath } from "./jpki-phone.ts";
 
 /** Mock mode only: the card whose key the page hands to its script (never in production). */
 export interface MockCardView {
@@ -27,6 +28,10 @@ export interface JpkiFormView {
   mockCard?: MockCardView | undefined;
   /** On an interaction's pages: where cancelling posts to (back to the application with access_denied). */
   cancelAction?: string | undefined;
+  /** Signing with a phone (phoneSignSection), or the 基本4情報 notice before it; the form above is then the developers' way. */
+  phone?: Html | undefined;
+  /** The error is about the phone's answer, not about what was pasted: shown above everything, no field marked. */
+  errorFromPhone?: boolean | undefined;
 }
 
 export interface JpkiStepUpPageView extends JpkiFormView {
@@ -66,7 +71,7 @@ export function renderJpkiStepUpPage(lang: PageLanguage, v: JpkiStepUpPageView):
 <p>${v.needsSignatureCertificate ? s.signatureCertificateNeeded : s.userAuthenticationCertificateNeeded}</p>
 ${reasons.length > 0 ? html`<p>${reauth.because}</p>
 <ul class="reasons">${reasons.map((r) => html`<li>${r}</li>`)}</ul>` : ""}
-${jpkiForm(lang.t, v)}
+${signingWays(lang.t, v)}
 <p class="footnote"><a href="/account/jpki">${s.manageLinks}</a></p>
 ${v.cancelAction ? cancelForm(lang.t, v.cancelAction, v.csrfToken) : ""}`,
     scripts(v),
@@ -81,15 +86,28 @@ export function renderJpkiSignInPage(lang: PageLanguage, v: JpkiSignInPageView):
     s.signInTitle,
     html`<h1>${s.signInTitle}</h1>
 <p class="lead">${s.signInLead(v.clientName)}</p>
-${jpkiForm(lang.t, v)}
+${signingWays(lang.t, v)}
 <p class="footnote"><a href="${v.passwordSignIn}" id="password-sign-in">${s.signInWithPassword}</a></p>
 ${v.cancelAction ? cancelForm(lang.t, v.cancelAction, v.csrfToken) : ""}`,
     scripts(v),
   );
 }
 
-export function scripts(v: { mockCard?: MockCardView | undefined }): string[] {
-  return v.mockCard ? [copyScriptPath, mockCardScriptPath] : [copyScriptPath];
+export function scripts(v: { mockCard?: MockCardView | undefined; phone?: Html | undefined }): string[] {
+  return [copyScriptPath, ...(v.phone ? [signRequestScriptPath] : []), ...(v.mockCard ? [mockCardScriptPath] : [])];
+}
+
+/** The phone's way first (with its refusal above it), then pasting a signature, the developers' way. */
+export function signingWays(t: Messages, v: JpkiFormView): Html {
+  if (!v.phone) return jpkiForm(t, v);
+  const phoneError = v.errorFromPhone ? v.error : undefined;
+  return html`${phoneError ? errorAlert(phoneError) : ""}${v.phone}
+<h2 id="paste-heading">${t.jpki.phone.developers}</h2>
+${jpkiForm(t, { ...v, error: phoneError ? undefined : v.error })}`;
+}
+
+function errorAlert(error: { code: string; message: string | Html }): Html {
+  return html`<div class="alert" role="alert" id="form-error" data-error="${error.code}"><p>${error.message}</p></div>`;
 }
 
 /** Which field a refusal is about, by its code: marked invalid (aria-invalid) and described by the alert. */
@@ -106,7 +124,7 @@ export function jpkiForm(t: Messages, v: JpkiFormView): Html {
   const invalid = invalidField(v.error?.code);
   const describedBy = (field: "certificate" | "signature") => (invalid === field ? `${field}-hint form-error` : `${field}-hint`);
   const invalidAttr = (field: "certificate" | "signature") => (invalid === field ? html` aria-invalid="true"` : "");
-  return html`${v.error ? html`<div class="alert" role="alert" id="form-error" data-error="${v.error.code}"><p>${v.error.message}</p></div>` : ""}
+  return html`${v.error ? errorAlert(v.error) : ""}
 <p>${s.howTo}</p>
 <div class="field">
 <label for="challenge-text">${s.challengeLabel}</label>

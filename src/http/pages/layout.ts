@@ -90,6 +90,16 @@ const styles = `
   .copy .button { padding: .35rem .8rem; font-size: .9rem; }
   .copy .hint { margin: 0; }
 
+  /* Signing with a phone: the QR code on a computer, the app link on the phone itself (the page cannot know which it is on). */
+  .phone-sign { border: 1px solid var(--border); border-radius: 8px; padding: 1rem; margin: 0 0 1.5rem; }
+  .phone-sign h2 { margin-top: 0; }
+  .qr { display: block; width: 13rem; max-width: 100%; margin: 0 auto 1rem; background: #ffffff; padding: .5rem; border-radius: 6px; }
+  .qr svg { display: block; width: 100%; height: auto; }
+  .binding-code { display: block; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 1.6rem; font-weight: 700;
+                  letter-spacing: .3em; margin: .1rem 0; }
+  .on-phone { display: none; }
+  @media (max-width: 40rem) { .on-computer { display: none; } .on-phone { display: block; } }
+
   /* Messages */
   .alert, .notice, .mock { border: 1px solid; border-radius: 8px; padding: .7rem .9rem; margin: 0 0 1rem; font-size: .95rem; }
   .alert { color: var(--danger); background: var(--danger-bg); border-color: var(--danger-border); }

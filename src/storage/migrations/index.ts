@@ -24,6 +24,7 @@ import * as m0022 from "./0022_oidc_client_version.ts";
 import * as m0023 from "./0023_certificate_serials.ts";
 import * as m0024 from "./0024_status_chains.ts";
 import * as m0025 from "./0025_certificate_events.ts";
+import * as m0026 from "./0026_jpki_sign_requests.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   "0023_certificate_serials": m0023,
   "0024_status_chains": m0024,
   "0025_certificate_events": m0025,
+  "0026_jpki_sign_requests": m0026,
 };

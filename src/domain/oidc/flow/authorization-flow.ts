@@ -229,11 +229,12 @@ export class AuthorizationFlow {
   /**
    * A successful re-authentication with the given methods (`amr`: the
    * methods and what else describes them, such as `hwk` and `sc` of a JPKI
-   * card): the session's auth_time, acr and amr are renewed.
+   * card): the session's auth_time, acr and amr are renewed, with the
+   * holder's consent to the signature certificate's 基本4情報 when given.
    */
-  async reauthenticated(interaction: LoadedInteraction, sessionId: string, methods: string[], browserId: string): Promise<Step> {
+  async reauthenticated(interaction: LoadedInteraction, sessionId: string, methods: string[], browserId: string, basicInfoConsentAt?: number): Promise<Step> {
     const acr = acrForMethods(this.settings.policy, methods) ?? this.settings.policy.levels[0]!;
-    await this.repository.updateSessionAuthentication(sha256Hex(sessionId), { authTime: this.clock(), acr, amr: methods });
+    await this.repository.updateSessionAuthentication(sha256Hex(sessionId), { authTime: this.clock(), acr, amr: methods, basicInfoConsentAt });
     await this.save(interaction.id, { ...interaction.state, authenticated: true });
     return this.advance(interaction.id, browserId, sessionId);
   }

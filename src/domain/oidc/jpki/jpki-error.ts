@@ -14,7 +14,11 @@ export type JpkiErrorCode =
   | "signature_mismatch"
   | "certificate_expired"
   | "certificate_revoked"
-  | "status_unavailable";
+  | "status_unavailable"
+  | "sign_request_invalid"
+  | "sign_request_pending"
+  | "binding_code_mismatch"
+  | "signing_stopped_by_app";
 
 const statuses: Record<JpkiErrorCode, number> = {
   challenge_invalid: 400,
@@ -28,6 +32,10 @@ const statuses: Record<JpkiErrorCode, number> = {
   certificate_expired: 403,
   certificate_revoked: 403,
   status_unavailable: 503,
+  sign_request_invalid: 400,
+  sign_request_pending: 409,
+  binding_code_mismatch: 403,
+  signing_stopped_by_app: 403,
 };
 
 /**
@@ -40,7 +48,13 @@ export type JpkiWording =
   | "challenge_used"
   | "challenge_expired"
   | "certificate_not_x509"
-  | "certificate_not_linked_to_anyone";
+  | "certificate_not_linked_to_anyone"
+  | "sign_request_unknown"
+  | "sign_request_expired"
+  | "sign_request_used"
+  | "sign_request_other_browser"
+  | "pin_locked"
+  | "signing_cancelled";
 
 export class JpkiError extends Error {
   override name = "JpkiError";

@@ -114,6 +114,32 @@ export const en = {
     mockCertificateIdentity: (certificateId: string, accountName: string) =>
       `Its certificate is ${certificateId} in the API account "${accountName}": revoke it with SetMockCertificateStatus to see a step-up refused.`,
     manageLinks: "Your linked certificates",
+    /** Signing with a JPKI app on a phone: a QR code on a computer, an app link on the phone itself. */
+    phone: {
+      heading: "Sign with the app on your phone",
+      scanLead: "Scan this code with a JPKI signing app on your phone: an app that reads your My Number card, or one that holds your smartphone certificate (Android, or Wallet on iPhone).",
+      appLinkLead: "Open a JPKI signing app on this phone: one that reads your My Number card, or one that holds your smartphone certificate.",
+      openApp: "Open the signing app",
+      qrLabel: "QR code of this signing request",
+      bindingCodeLabel: "Binding code",
+      bindingCodeHint: "The app asks for this code. Type it only when you opened this page yourself.",
+      expires: (time: string) => `Valid until ${time}, for one answer.`,
+      authenticationPin: "The app asks for the PIN of your user authentication certificate: 4 digits. It locks after 3 wrong entries.",
+      signaturePassword: "The app asks for the password of your signature certificate: 6 to 16 capital letters and digits. It locks after 5 wrong entries.",
+      waiting: "Waiting for the app…",
+      answered: "The app has answered. Continuing…",
+      continueHint: "Once the app says it is done, continue.",
+      continue: "Continue",
+      developers: "For developers: paste a signature",
+    },
+    /** Before a signature certificate is asked for: what it carries (基本4情報) and what is done with it. */
+    basicInfo: {
+      heading: html`Your signature certificate carries your basic information (<span lang="ja">基本4情報</span>)`,
+      lead: "Your signature certificate holds your name, address, date of birth and gender. Signing with it shows them to this service.",
+      use: (client: string) =>
+        html`This service reads them only to check the certificate and your signature. It does not pass them to <strong class="client">${client}</strong>, which learns only that you confirmed it's you at this level.`,
+      consent: "Agree and sign with the app",
+    },
     /** Why a signature was refused, by JpkiError code. */
     refusals: {
       challenge_invalid: "The challenge is not one this page issued. Sign the new challenge shown on this page.",
@@ -129,8 +155,18 @@ export const en = {
       signature_invalid: "The signature is missing or is not base64. Paste the signature your signing app gave you.",
       signature_mismatch: "The signature does not match this challenge and certificate. Sign the new challenge shown on this page.",
       certificate_expired: "This certificate has expired or is not valid yet. Renew it, then link the new one.",
-      certificate_revoked: "This certificate has been revoked, so it can no longer be used to sign in. Link your new certificate.",
+      certificate_revoked: "This certificate has been revoked, so it can no longer be used to sign in. Your PIN was not the problem: a certificate is revoked when your name, address, date of birth or gender changes, or the card is renewed. Get a new one at your municipality and link it.",
       status_unavailable: "The revocation status of this certificate cannot be checked right now, so it cannot be used. Try again later.",
+      sign_request_invalid: "This signing request cannot be used. Start again with the new one on this page.",
+      sign_request_unknown: "There is no such signing request. Start again with the new one on this page.",
+      sign_request_expired: "The signing request expired before the app answered. Start again with the new one on this page.",
+      sign_request_used: "This signing request was already answered. Each request takes one answer: start again with the new one on this page.",
+      sign_request_other_browser: "This signing request was started in another browser. Continue in the browser where it was shown, or start again here.",
+      sign_request_pending: "The app has not answered yet. Scan the code with it, type the binding code, and continue once it is done.",
+      binding_code_mismatch: "The binding code typed into the app did not match the one on this page, so the request was ended. Start again with the new code.",
+      signing_stopped_by_app: "The app stopped without signing. Start again with the new request on this page.",
+      pin_locked: "The app reports that the PIN of this certificate is locked after too many wrong entries. It can be unlocked at your municipality's office (bring the card). Until then, sign in another way.",
+      signing_cancelled: "Signing was cancelled in the app. Start again with the new request on this page when you are ready.",
     },
   },
   unreachable: {

@@ -16,7 +16,14 @@ import { copyScriptPath, mockCardScriptPath, renderJpkiSignInPage, renderJpkiSte
 import type { PageLanguage } from "../../pages/layout.ts";
 import { mockCardScript } from "../../pages/mock-card-script.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
+import type { ChallengeBinding } from "../../../domain/oidc/jpki/challenges.ts";
+import type { CreatedSignRequest, SignRequestCertificateKind, SignRequestPurpose } from "../../../domain/oidc/jpki/sign-requests.ts";
+import type { Html } from "../../pages/html.ts";
+import { basicInfoConsentSection, phoneSignSection, signRequestScript, signRequestScriptPath } from "../../pages/jpki-phone.ts";
+import { qrCodeSvg } from "../../pages/qr-code.ts";
+import { appLinkOf, signRequestUrl } from "../jpki-app-api.ts";
 import { accountLoginPath } from "./account-login.ts";
+import { browserId } from "./authorize.ts";
 import { requireFormCsrf } from "./form-csrf.ts";
 import { sendStep } from "./steps.ts";
 
@@ -28,6 +35,36 @@ export const jpkiForm = express.urlencoded({ extended: false, limit: 64 * 1024, 
 
 export function isJpkiMethod(method: AuthMethod): boolean {
   return method === "jpki_sig" || method === "jpki_auth";
+}
+
+/** Where the waiting page asks how its request is doing (this browser only). */
+const progressPath = (id: string) => `/auth/jpki/sign-requests/${encodeURIComponent(id)}`;
+
+/** What a page needs signed by a phone: the request to make, and where the continue button posts. */
+interface PhoneRequest {
+  purpose: SignRequestPurpose;
+  binding: ChallengeBinding;
+  certificateKind: SignRequestCertificateKind;
+  clientName: string;
+  action: string;
+  csrfToken: string;
+}
+
+/** How the phone section of a page comes about: agreed to the 基本4情報 just now, or the same request shown again. */
+interface PhoneOptions {
+  basicInfoConsentAt?: number | undefined;
+  reshow?: string | undefined;
+}
+
+/** A continue button's request id, when the form is the phone's rather than a pasted signature. */
+function signRequestOf(req: Request): string | undefined {
+  const value = ((req.body ?? {}) as Record<string, unknown>).sign_request;
+  return typeof value === "string" ? value : undefined;
+}
+
+/** The person agreed, on the 基本4情報 notice, that the signature certificate may be asked for. */
+function agreedToBasicInfo(req: Request): boolean {
+  return ((req.body ?? {}) as Record<string, unknown>).basic_info_consent === "agree";
 }
 
 /** The signed challenge as the form carries it; missing fields are empty (the domain says what is wrong). */
@@ -75,6 +112,50 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
     res.status(status).type("html").send(body);
   }
 
+  /**
+   * The phone's way for a page: a new signing request (or the same one again,
+   * when continue was pressed too early) with its QR code, app link and
+   * binding code; for a signature certificate, first the 基本4情報 notice,
+   * whose button agrees and comes back here with the consent.
+   */
+  async function phoneFor(req: Request, res: Response, lang: PageLanguage, p: PhoneRequest, options: PhoneOptions = {}): Promise<Html> {
+    const browserIdValue = browserId(req, res, cookies);
+    let shown: CreatedSignRequest | undefined = options.reshow === undefined ? undefined : await oidc.signRequests.reshow(options.reshow, browserIdValue);
+    if (!shown) {
+      if (p.certificateKind === "signature" && options.basicInfoConsentAt === undefined) {
+        return basicInfoConsentSection(lang, { clientName: p.clientName, action: p.action, csrfToken: p.csrfToken });
+      }
+      shown = await oidc.signRequests.create({ ...p, browserId: browserIdValue, basicInfoConsentAt: options.basicInfoConsentAt });
+    }
+    const requestUrl = signRequestUrl(oidc.issuer, shown.id);
+    return phoneSignSection(lang, {
+      requestUrl,
+      appLink: appLinkOf(requestUrl),
+      qrCode: await qrCodeSvg(requestUrl, lang.t.jpki.phone.qrLabel),
+      bindingCode: shown.bindingCode,
+      certificateKind: shown.certificateKind,
+      expiresAt: shown.expiresAt,
+      requestId: shown.id,
+      progressUrl: progressPath(shown.id),
+      action: p.action,
+      csrfToken: p.csrfToken,
+    });
+  }
+
+  /**
+   * What was signed: the phone's answer taken from its request (once, by
+   * this browser) or the pasted form; either is then checked the same way.
+   */
+  async function signedChallenge(req: Request): Promise<{ form: SignedChallengeForm; basicInfoConsentAt?: number | undefined; fromPhone: boolean }> {
+    const requestId = signRequestOf(req);
+    if (requestId === undefined) return { form: signedChallengeOf(req), fromPhone: false };
+    return { ...(await oidc.signRequests.take(requestId, browser(req))), fromPhone: true };
+  }
+
+  /** After a refusal: the same request again while it waits for its app, else a new one. */
+  const phoneOptionsAfter = (req: Request, error: JpkiError | undefined): PhoneOptions =>
+    error?.code === "sign_request_pending" ? { reshow: signRequestOf(req) } : {};
+
   /** The refusal in the page's language; the domain's English message is for logs and tests. */
   const errorOf = (lang: PageLanguage, error: JpkiError) => ({ code: error.code, message: lang.t.jpki.refusals[error.wording] });
 
@@ -85,18 +166,37 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
     requirement: StepUpRequirement,
     status: number,
     error?: JpkiError,
+    phoneOptions: PhoneOptions = {},
   ): Promise<void> {
     const user = interaction.user!;
     const lang = languages.ofInteraction(req, res, interaction);
     const challenge = await oidc.jpki.challenges.issue({ interactionId: interaction.id });
     const mockCard = await mockCardOf(user.id);
+    const action = `/auth/reauth?interaction=${encodeURIComponent(interaction.id)}`;
+    const csrf = csrfToken(oidc.secretKey, interaction.id);
+    // Only a signature certificate reaches the level: the app is asked for it (and the 基本4情報 notice comes first).
+    const signatureOnly = !requirement.methods.includes("jpki_auth");
+    const phone = await phoneFor(
+      req,
+      res,
+      lang,
+      {
+        purpose: "step_up",
+        binding: { interactionId: interaction.id },
+        certificateKind: signatureOnly ? "signature" : "user_authentication",
+        clientName: interaction.client.name,
+        action,
+        csrfToken: csrf,
+      },
+      phoneOptions,
+    );
     send(
       res,
       status,
       renderJpkiStepUpPage(lang, {
-        action: `/auth/reauth?interaction=${encodeURIComponent(interaction.id)}`,
+        action,
         cancelAction: `/auth/cancel?interaction=${encodeURIComponent(interaction.id)}`,
-        csrfToken: csrfToken(oidc.secretKey, interaction.id),
+        csrfToken: csrf,
         challenge,
         challengeText: challengeText(challenge),
         submit: "submit",
@@ -106,31 +206,47 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         needsSignatureCertificate: requirement.methods.includes("jpki_sig"),
         reasons: requirement.reasons,
         error: error && errorOf(lang, error),
+        errorFromPhone: signRequestOf(req) !== undefined,
         certificate: keptCertificate(req, error),
         mockCard,
+        phone,
       }),
     );
   }
 
   /** A signed challenge on the step-up page: the session is renewed with the card's methods, or the page says why not. */
   async function stepUpSubmit(req: Request, res: Response, interaction: LoadedInteraction, requirement: StepUpRequirement, sessionId: string) {
+    if (agreedToBasicInfo(req)) return stepUpView(req, res, interaction, requirement, 200, undefined, { basicInfoConsentAt: Date.now() });
     try {
-      const proof = await oidc.jpki.prove({ interactionId: interaction.id }, signedChallengeOf(req), {
+      const signed = await signedChallenge(req);
+      const proof = await oidc.jpki.prove({ interactionId: interaction.id }, signed.form, {
         userId: interaction.user!.id,
         methods: requirement.methods,
       });
-      sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, proof.amr, browser(req)));
+      sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, proof.amr, browser(req), signed.basicInfoConsentAt));
     } catch (error) {
       if (!(error instanceof JpkiError)) throw error;
       // A card found revoked may have been the only way to the level: then the flow says why, not this form again.
       if (!(await oidc.flow.reauthRequirement(interaction, sessionId))) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
-      await stepUpView(req, res, interaction, requirement, error.status, error);
+      await stepUpView(req, res, interaction, requirement, error.status, error, phoneOptionsAfter(req, error));
     }
   }
 
   function register(router: Router): void {
     router.get(copyScriptPath, (_req, res) => {
       res.set("Cache-Control", "no-cache").type("text/javascript").send(copyScript);
+    });
+    router.get(signRequestScriptPath, (_req, res) => {
+      res.set("Cache-Control", "no-cache").type("text/javascript").send(signRequestScript);
+    });
+    // The waiting page's question: how its request is doing. Another browser's request answers 403, an unknown one 404.
+    router.get("/auth/jpki/sign-requests/:id", pageHeaders, async (req, res) => {
+      try {
+        res.json({ state: await oidc.signRequests.progress(typeof req.params.id === "string" ? req.params.id : "", browser(req)) });
+      } catch (error) {
+        if (!(error instanceof JpkiError)) throw error;
+        res.status(error.wording === "sign_request_other_browser" ? 403 : 404).json({ error: error.wording });
+      }
     });
     if (mockMode) {
       router.get(mockCardScriptPath, (_req, res) => {
@@ -144,21 +260,40 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       const challenge = await oidc.jpki.challenges.issue({ interactionId: interaction.id });
       // Mock mode: the card of the demo user, the one person whose card the mock environment holds.
       const mockCard = await mockCardOf(mockMode ? (await oidc.users.findByLogin(demoLogin))?.id : undefined);
+      const action = `/auth/login/jpki?interaction=${encodeURIComponent(interaction.id)}`;
+      const csrf = csrfToken(oidc.secretKey, interaction.id);
+      // Sign-in is at the user authentication certificate's level (a signature certificate, linked, would do too).
+      const phone = await phoneFor(
+        req,
+        res,
+        lang,
+        {
+          purpose: "sign_in",
+          binding: { interactionId: interaction.id },
+          certificateKind: "user_authentication",
+          clientName: interaction.client.name,
+          action,
+          csrfToken: csrf,
+        },
+        phoneOptionsAfter(req, error),
+      );
       send(
         res,
         status,
         renderJpkiSignInPage(lang, {
-          action: `/auth/login/jpki?interaction=${encodeURIComponent(interaction.id)}`,
+          action,
           cancelAction: `/auth/cancel?interaction=${encodeURIComponent(interaction.id)}`,
           passwordSignIn: `/auth/login?interaction=${encodeURIComponent(interaction.id)}`,
-          csrfToken: csrfToken(oidc.secretKey, interaction.id),
+          csrfToken: csrf,
           challenge,
           challengeText: challengeText(challenge),
           submit: "submit",
           clientName: interaction.client.name,
           error: error && errorOf(lang, error),
+          errorFromPhone: signRequestOf(req) !== undefined,
           certificate: keptCertificate(req, error),
           mockCard,
+          phone,
         }),
       );
     }
@@ -173,7 +308,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       const interaction = await languages.load(req, res);
       requireFormCsrf(oidc.secretKey, interaction.id, req);
       try {
-        const proof = await oidc.jpki.prove({ interactionId: interaction.id }, signedChallengeOf(req));
+        const proof = await oidc.jpki.prove({ interactionId: interaction.id }, (await signedChallenge(req)).form);
         const user = await oidc.users.find(proof.userId);
         if (!user) throw notLinkedToAnyone();
         const { sessionId, step } = await oidc.flow.login(interaction, user, browser(req), proof.amr);
@@ -213,14 +348,23 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       }));
       const challenge = await oidc.jpki.challenges.issue({ sessionId });
       const mockCard = await mockCardOf(userId);
+      // The language the page is in stays after the form is sent.
+      const action = `/account/jpki?ui_locales=${lang.locale}`;
+      const csrf = csrfToken(oidc.secretKey, linkCsrfSubject(sessionId));
+      const phone = await phoneFor(
+        req,
+        res,
+        lang,
+        { purpose: "link", binding: { sessionId }, certificateKind: "user_authentication", clientName: "shomei", action, csrfToken: csrf },
+        phoneOptionsAfter(req, extra.error),
+      );
       send(
         res,
         status,
         renderJpkiLinkPage(lang, {
-          // The language the page is in stays after the form is sent.
-          action: `/account/jpki?ui_locales=${lang.locale}`,
+          action,
           removeAction: `/account/jpki/remove?ui_locales=${lang.locale}`,
-          csrfToken: csrfToken(oidc.secretKey, linkCsrfSubject(sessionId)),
+          csrfToken: csrf,
           challenge,
           challengeText: challengeText(challenge),
           submit: "linkSubmit",
@@ -228,8 +372,10 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
           links,
           notice: extra.notice,
           error: extra.error && errorOf(lang, extra.error),
+          errorFromPhone: signRequestOf(req) !== undefined,
           certificate: keptCertificate(req, extra.error),
           mockCard,
+          phone,
         }),
       );
     }
@@ -253,7 +399,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       if (!current) return;
       requireFormCsrf(oidc.secretKey, linkCsrfSubject(current.sessionId), req);
       try {
-        const { alreadyLinked } = await oidc.jpki.link({ sessionId: current.sessionId }, signedChallengeOf(req), current.userId);
+        const { alreadyLinked } = await oidc.jpki.link({ sessionId: current.sessionId }, (await signedChallenge(req)).form, current.userId);
         await linkView(req, res, current.sessionId, current.userId, 200, { notice: alreadyLinked ? "alreadyLinked" : "linked" });
       } catch (error) {
         if (!(error instanceof JpkiError)) throw error;
@@ -279,7 +425,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
 
 /** After a refusal, the certificate pasted is given back (it is public; the signature is not, a new challenge needs a new one). */
 function keptCertificate(req: Request, error: JpkiError | undefined): string | undefined {
-  return error ? signedChallengeOf(req).certificate : undefined;
+  return error && signRequestOf(req) === undefined ? signedChallengeOf(req).certificate : undefined;
 }
 
 /** The linking form's CSRF token is bound to the session (there is no interaction). */
