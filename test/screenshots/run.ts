@@ -160,7 +160,11 @@ async function walkPages(
 
     await page.goto(request("screenshots-card", { acr_values: "very_high" }));
     await at("/auth/reauth");
+    // The signature certificate's 基本4情報 notice, then the signing request it allows: QR code or app link.
     await shot("step-up-card");
+    await page.locator("#basic-info-form button").click();
+    await page.locator("#sign-request-form").waitFor();
+    await shot("step-up-card-phone");
     await type("#certificate", "AAAA");
     await type("#signature", "AAAA");
     await page.keyboard.press("Enter");
