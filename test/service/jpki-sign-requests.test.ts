@@ -153,6 +153,25 @@ for (const target of await databaseTargets()) {
       expect(await row(shown)).toMatchObject({ state: "used", answer_sealed: null });
     });
 
+    it("linking on the account page by phone; a certificate in its renewal window is flagged", async () => {
+      const { b, path, shown } = await atCardSignIn();
+      await answer(shown, aliceCard);
+      expectCodeRedirect(await pastConsent(b, await continueWith(b, path, shown)), { redirectUri, issuer: issuer(), state: "s1" });
+      const newCard = await mockCard(server, accountId, "jpki_card_user_authentication");
+      const accountPage = await b.get("/account/jpki?ui_locales=en");
+      const linking = shownOf(accountPage);
+      expect(((await (await fetch(linking.requestUrl)).json()) as { purpose: string }).purpose).toBe("link");
+      await answer(linking, newCard);
+      const linked = await continueWith(b, "/account/jpki?ui_locales=en", linking);
+      expect(linked.body).toContain('data-notice="linked"');
+      expect((await server.domain.oidc.jpki.linksOf(alice.row.id)).map((l) => l.fingerprintSha256)).toContain(newCard.fingerprint);
+      // Within three months of its end: renewal has opened, and the page says so.
+      await server.database.db.updateTable("oidc_jpki_links").set({ not_after: Date.now() + 30 * 24 * 3600 * 1000 }).where("fingerprint_sha256", "=", newCard.fingerprint).execute();
+      const flagged = await b.get("/account/jpki?ui_locales=en");
+      expect(flagged.body).toMatch(/<tr data-state="renewSoon">[\s\S]*?Valid, renew soon[\s\S]*?Renew it at your municipality/);
+      await server.domain.oidc.jpki.unlink(alice.row.id, (await server.domain.oidc.jpki.linksOf(alice.row.id)).find((l) => l.fingerprintSha256 === newCard.fingerprint)!.certificateId);
+    });
+
     it("refused: a second answer to the same request, and a second continue", async () => {
       const { b, path, shown } = await atCardSignIn();
       // A second tab of the same browser, before anyone is signed in.

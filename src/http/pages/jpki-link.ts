@@ -9,7 +9,8 @@ export interface LinkedCertificateView {
   type: string;
   linkedAt: number;
   expiresAt: number;
-  state: "good" | "revoked" | "expired";
+  /** renewSoon: still valid, within the three months before it ends, when renewal opens. */
+  state: "good" | "renewSoon" | "revoked" | "expired";
 }
 
 export interface JpkiLinkPageView extends JpkiFormView {
@@ -41,7 +42,7 @@ ${
 <tbody>${v.links.map(
         // Three columns, the dates under the status: five do not fit a phone.
         (l) => html`<tr data-state="${l.state}"><td>${typeOf(l.type)}</td>
-<td><span class="state">${s.states[l.state]}</span><span class="muted dates">${s.linkedAtColumn}${lang.t.common.colon}${formats.dateTime(l.linkedAt)}</span><span class="muted dates">${s.expiresColumn}${lang.t.common.colon}${formats.dateTime(l.expiresAt)}</span></td>
+<td><span class="state">${s.states[l.state]}</span>${l.state === "renewSoon" ? html`<span class="muted dates">${s.renewHint}</span>` : ""}<span class="muted dates">${s.linkedAtColumn}${lang.t.common.colon}${formats.dateTime(l.linkedAt)}</span><span class="muted dates">${s.expiresColumn}${lang.t.common.colon}${formats.dateTime(l.expiresAt)}</span></td>
 <td><form method="post" action="${v.removeAction}" class="remove"><input type="hidden" name="csrf" value="${v.csrfToken}"><input type="hidden" name="certificate_id" value="${l.certificateId}"><button type="submit" class="button secondary" aria-label="${s.removeLabel(typeOf(l.type))}">${s.remove}</button></form></td></tr>`,
       )}</tbody></table>`
 }

@@ -87,7 +87,8 @@ export const en = {
     actionsColumn: "Actions",
     remove: "Remove",
     removeLabel: (type: string) => `Remove ${type}`,
-    states: { good: "Valid", revoked: "Revoked", expired: "Expired" },
+    states: { good: "Valid", renewSoon: "Valid, renew soon", revoked: "Revoked", expired: "Expired" },
+    renewHint: "It ends within three months. Renew it at your municipality, then link the new one.",
     certificateTypes: {
       jpki_card_digital_signature: "Signature certificate (card)",
       jpki_card_user_authentication: "User authentication certificate (card)",

@@ -83,7 +83,8 @@ export const ja: Messages = {
     actionsColumn: "操作",
     remove: "登録を解除",
     removeLabel: (type: string) => `${type}の登録を解除`,
-    states: { good: "有効", revoked: "失効", expired: "期限切れ" },
+    states: { good: "有効", renewSoon: "有効（まもなく期限切れ）", revoked: "失効", expired: "期限切れ" },
+    renewHint: "3か月以内に有効期限が切れます。市区町村の窓口で更新してから、新しい電子証明書を登録してください。",
     certificateTypes: {
       jpki_card_digital_signature: "署名用電子証明書（カード）",
       jpki_card_user_authentication: "利用者証明用電子証明書（カード）",

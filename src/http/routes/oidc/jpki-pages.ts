@@ -2,6 +2,7 @@ import express, { type Request, type Response, type Router } from "express";
 import type { LoadedInteraction } from "../../../domain/oidc/flow/authorization-flow.ts";
 import { csrfToken } from "../../../domain/oidc/flow/secrets.ts";
 import { challengeText } from "../../../domain/oidc/jpki/challenges.ts";
+import { isDueForRenewal } from "../../../domain/oidc/jpki/renewal.ts";
 import { JpkiError } from "../../../domain/oidc/jpki/jpki-error.ts";
 import { notLinkedToAnyone } from "../../../domain/oidc/jpki/jpki-sign-in.ts";
 import type { SignedChallengeForm } from "../../../domain/oidc/jpki/signed-challenge.ts";
@@ -344,7 +345,14 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         type: l.type,
         linkedAt: l.linkedAt,
         expiresAt: l.notAfter,
-        state: l.status === "revoked" ? ("revoked" as const) : l.notAfter <= now ? ("expired" as const) : ("good" as const),
+        state:
+          l.status === "revoked"
+            ? ("revoked" as const)
+            : l.notAfter <= now
+              ? ("expired" as const)
+              : isDueForRenewal(l.notAfter, now)
+                ? ("renewSoon" as const)
+                : ("good" as const),
       }));
       const challenge = await oidc.jpki.challenges.issue({ sessionId });
       const mockCard = await mockCardOf(userId);
