@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { routesWithSecretPaths } from "../http/secret-routes.ts";
 import type { Http2ServerRequest } from "node:http2";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -64,7 +65,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
         {
           requestId,
           method: req.method,
-          path: pathname,
+          path: routesWithSecretPaths.has(route) ? route : pathname,
           route,
           status,
           durationMs: Math.round(seconds * 1e6) / 1e3,

@@ -151,6 +151,9 @@ for (const target of await databaseTargets()) {
       expect(await redeem(code)).toMatchObject({ sub: alice.row.id, amr: ["jpki_sig", "hwk", "sc"] });
       // Taken: the answer is gone from the row.
       expect(await row(shown)).toMatchObject({ state: "used", answer_sealed: null });
+      // The id is the app's capability: request lines name the route, never the path that carries it.
+      expect(server.logs.some((line) => line.route === "/api/jpki/v1/sign-requests/:id" && line.path === "/api/jpki/v1/sign-requests/:id")).toBe(true);
+      expect(server.rawLogs()).not.toContain(shown.requestId);
     });
 
     it("linking on the account page by phone; a certificate in its renewal window is flagged", async () => {
