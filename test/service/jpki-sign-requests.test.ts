@@ -173,6 +173,20 @@ for (const target of await databaseTargets()) {
       const flagged = await b.get("/account/jpki?ui_locales=en");
       expect(flagged.body).toMatch(/<tr data-state="renewSoon">[\s\S]*?Valid, renew soon[\s\S]*?Renew it at your municipality/);
       await server.domain.oidc.jpki.unlink(alice.row.id, (await server.domain.oidc.jpki.linksOf(alice.row.id)).find((l) => l.fingerprintSha256 === newCard.fingerprint)!.certificateId);
+
+      // A signature certificate: the 基本4情報 notice first, then a request for that certificate.
+      expect(accountPage.body).toContain('href="/account/jpki?ui_locales=en&amp;certificate=signature"');
+      const signaturePage = await b.get("/account/jpki?ui_locales=en&certificate=signature");
+      expect(signaturePage.body).toContain('id="basic-info-consent"');
+      expect(signaturePage.body).not.toContain('id="sign-request-qr"');
+      const agreed = shownOf(await b.post("/account/jpki?ui_locales=en&certificate=signature", { csrf: csrfOf(signaturePage.body), basic_info_consent: "agree" }));
+      expect(((await (await fetch(agreed.requestUrl)).json()) as { certificate: string }).certificate).toBe("signature");
+      const signatureCard = await mockCard(server, accountId);
+      await answer(agreed, signatureCard);
+      expect((await continueWith(b, "/account/jpki?ui_locales=en&certificate=signature", agreed)).body).toContain('data-notice="linked"');
+      const signatureLink = (await server.domain.oidc.jpki.linksOf(alice.row.id)).find((l) => l.fingerprintSha256 === signatureCard.fingerprint)!;
+      expect(signatureLink.type).toBe("jpki_card_digital_signature");
+      await server.domain.oidc.jpki.unlink(alice.row.id, signatureLink.certificateId);
     });
 
     it("refused: a second answer to the same request, and a second continue", async () => {

@@ -132,6 +132,8 @@ export const en = {
       continueHint: "Once the app says it is done, continue.",
       continue: "Continue",
       developers: "For developers: paste a signature",
+      linkSignature: "Link your signature certificate instead",
+      linkAuthentication: "Link your user authentication certificate instead",
     },
     /** Before a signature certificate is asked for: what it carries (基本4情報) and what is done with it. */
     basicInfo: {

@@ -127,6 +127,8 @@ export const ja: Messages = {
       continueHint: "アプリで署名が終わったら、続けてください。",
       continue: "続ける",
       developers: "開発者向け：署名を貼り付ける",
+      linkSignature: "署名用電子証明書を登録する",
+      linkAuthentication: "利用者証明用電子証明書を登録する",
     },
     basicInfo: {
       heading: html`署名用電子証明書には基本4情報が記録されています`,

@@ -19,7 +19,7 @@ import { mockCardScript } from "../../pages/mock-card-script.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { ChallengeBinding } from "../../../domain/oidc/jpki/challenges.ts";
 import type { CreatedSignRequest, SignRequestCertificateKind, SignRequestPurpose } from "../../../domain/oidc/jpki/sign-requests.ts";
-import type { Html } from "../../pages/html.ts";
+import { html, type Html } from "../../pages/html.ts";
 import { basicInfoConsentSection, phoneSignSection, signRequestScript, signRequestScriptPath } from "../../pages/jpki-phone.ts";
 import { qrCodeSvg } from "../../pages/qr-code.ts";
 import { appLinkOf, signRequestUrl } from "../jpki-app-api.ts";
@@ -356,16 +356,21 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       }));
       const challenge = await oidc.jpki.challenges.issue({ sessionId });
       const mockCard = await mockCardOf(userId);
-      // The language the page is in stays after the form is sent.
-      const action = `/account/jpki?ui_locales=${lang.locale}`;
+      // The language the page is in, and the certificate the phone is asked for, stay after the form is sent.
+      const certificateKind = req.query.certificate === "signature" ? "signature" : "user_authentication";
+      const action = `/account/jpki?ui_locales=${lang.locale}${certificateKind === "signature" ? "&certificate=signature" : ""}`;
       const csrf = csrfToken(oidc.secretKey, linkCsrfSubject(sessionId));
+      const otherKind = certificateKind === "signature" ? "" : "&certificate=signature";
       const phone = await phoneFor(
         req,
         res,
         lang,
-        { purpose: "link", binding: { sessionId }, certificateKind: "user_authentication", clientName: "shomei", action, csrfToken: csrf },
-        phoneOptionsAfter(req, extra.error),
+        { purpose: "link", binding: { sessionId }, certificateKind, clientName: "shomei", action, csrfToken: csrf },
+        { ...phoneOptionsAfter(req, extra.error), ...(agreedToBasicInfo(req) ? { basicInfoConsentAt: now } : {}) },
       );
+      const kindSwitch = html`<p class="footnote"><a id="link-other-kind" href="/account/jpki?ui_locales=${lang.locale}${otherKind}">${
+        certificateKind === "signature" ? lang.t.jpki.phone.linkAuthentication : lang.t.jpki.phone.linkSignature
+      }</a></p>`;
       send(
         res,
         status,
@@ -383,7 +388,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
           errorFromPhone: signRequestOf(req) !== undefined,
           certificate: keptCertificate(req, extra.error),
           mockCard,
-          phone,
+          phone: html`${phone}${kindSwitch}`,
         }),
       );
     }
@@ -406,6 +411,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
       const current = await signedIn(req, res);
       if (!current) return;
       requireFormCsrf(oidc.secretKey, linkCsrfSubject(current.sessionId), req);
+      if (agreedToBasicInfo(req)) return linkView(req, res, current.sessionId, current.userId, 200);
       try {
         const { alreadyLinked } = await oidc.jpki.link({ sessionId: current.sessionId }, (await signedChallenge(req)).form, current.userId);
         await linkView(req, res, current.sessionId, current.userId, 200, { notice: alreadyLinked ? "alreadyLinked" : "linked" });
