@@ -35,6 +35,8 @@ export interface CardSignOptions {
   bindingCode: string;
   /** Instead of signing, report that the PIN is locked or the person cancelled. */
   stop?: "pin_locked" | "cancelled" | undefined;
+  /** Instead of answering, report the PIN attempts the card has left after a wrong PIN (the request stays open). */
+  pinAttemptsRemaining?: number | undefined;
   /** Told what the request asks for before the answer is sent. */
   onRequest?: (request: SignRequestJson) => void;
 }
@@ -58,7 +60,9 @@ export async function answerSignRequest(options: CardSignOptions): Promise<{ req
   options.onRequest?.(request);
   const answer = options.stop
     ? { binding_code: options.bindingCode, stopped: options.stop }
-    : {
+    : options.pinAttemptsRemaining !== undefined
+      ? { binding_code: options.bindingCode, pin_attempts_remaining: options.pinAttemptsRemaining }
+      : {
         binding_code: options.bindingCode,
         certificate: new X509Certificate(options.certificatePem).raw.toString("base64"),
         signature: sign("sha256", Buffer.from(request.text, "utf8"), createPrivateKey(options.keyPem)).toString("base64"),
@@ -69,13 +73,15 @@ export async function answerSignRequest(options: CardSignOptions): Promise<{ req
 
 const certificateNames = { user_authentication: "user authentication certificate (利用者証明用電子証明書)", signature: "signature certificate (署名用電子証明書)" };
 
-/** `shomei card sign <request URL> --key FILE --certificate FILE [--code CODE] [--stop pin_locked|cancelled]` */
+/** `shomei card sign <request URL> --key FILE --certificate FILE [--code CODE] [--stop pin_locked|cancelled | --pin-attempts-left N]` */
 export async function cardCommand(positionals: string[], values: Record<string, unknown>): Promise<void> {
   const [action, requestUrl, ...extra] = positionals;
   if (action !== "sign" || !requestUrl || extra.length > 0) throw new UsageError("expected: card sign <request URL>");
   if (typeof values.key !== "string" || typeof values.certificate !== "string") throw new UsageError("--key and --certificate are required");
   const stop = values.stop;
   if (stop !== undefined && stop !== "pin_locked" && stop !== "cancelled") throw new UsageError("--stop must be pin_locked or cancelled");
+  const attemptsLeft = values["pin-attempts-left"];
+  if (attemptsLeft !== undefined && (typeof attemptsLeft !== "string" || !/^\d{1,2}$/.test(attemptsLeft))) throw new UsageError("--pin-attempts-left must be a number from 0 to 99");
   if (!URL.canParse(requestUrl)) throw new UsageError("the request URL is not a URL");
   const [keyPem, certificatePem] = await Promise.all([readFile(values.key, "utf8"), readFile(values.certificate, "utf8")]);
   const bindingCode = typeof values.code === "string" ? values.code : await askForCode();
@@ -85,9 +91,12 @@ export async function cardCommand(positionals: string[], values: Record<string, 
     certificatePem,
     bindingCode,
     stop,
+    pinAttemptsRemaining: attemptsLeft === undefined ? undefined : Number(attemptsLeft),
     onRequest: (r) => console.log(`${r.service} asks for a signature for ${r.client_name} (${r.purpose}) with the ${certificateNames[r.certificate] ?? r.certificate}.`),
   });
-  console.log(state === "answered" ? "Answered: the page continues by itself." : "Reported: the page says what happened.");
+  console.log(
+    state === "answered" ? "Answered: the page continues by itself." : state === "pending" ? "Reported: the page shows the attempts left." : "Reported: the page says what happened.",
+  );
 }
 
 async function askForCode(): Promise<string> {

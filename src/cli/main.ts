@@ -67,13 +67,14 @@ const commands: Record<string, Command> = {
   },
   card: {
     summary: "play a JPKI app: answer a signing request with a card's key and certificate",
-    usage: "shomei card sign <request URL> --key FILE --certificate FILE [--code CODE] [--stop pin_locked|cancelled]",
+    usage: "shomei card sign <request URL> --key FILE --certificate FILE [--code CODE] [--stop pin_locked|cancelled | --pin-attempts-left N]",
     options: {
       ...commonOptions,
       key: { type: "string", description: "the card's private key (PEM)" },
       certificate: { type: "string", description: "the card's certificate (PEM)" },
       code: { type: "string", description: "the binding code the page shows (asked for when not given)" },
       stop: { type: "string", description: "report pin_locked or cancelled instead of signing" },
+      "pin-attempts-left": { type: "string", description: "report the PIN attempts left after a wrong PIN (the request stays open)" },
     },
     positionals: true,
     run: (_config, positionals, values) => cardCommand(positionals, values),

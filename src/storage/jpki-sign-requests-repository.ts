@@ -13,7 +13,7 @@ import type { OidcJpkiSignRequestTable } from "./schema.ts";
 /** Named rather than `*`, so that SQLite's rows are built in JavaScript (see withRowBuilder). */
 const columns = [
   "id_hash", "browser_hash", "purpose", "challenge", "certificate_kind", "client_name", "binding_code_sealed",
-  "state", "refusal", "answer_sealed", "basic_info_consent_at", "created_at", "expires_at",
+  "state", "refusal", "answer_sealed", "pin_attempts_remaining", "basic_info_consent_at", "created_at", "expires_at",
 ] as const satisfies readonly (keyof OidcJpkiSignRequestTable)[];
 
 /**
@@ -38,6 +38,7 @@ export class JpkiSignRequestsRepository implements SignRequestStore {
         state: row.state,
         refusal: row.refusal,
         answer_sealed: row.answerSealed,
+        pin_attempts_remaining: row.pinAttemptsRemaining,
         basic_info_consent_at: row.basicInfoConsentAt,
         created_at: row.createdAt,
         expires_at: row.expiresAt,
@@ -58,6 +59,17 @@ export class JpkiSignRequestsRepository implements SignRequestStore {
     const result = await this.database.db
       .updateTable("oidc_jpki_sign_requests")
       .set(outcome.state === "answered" ? { state: "answered", answer_sealed: outcome.answerSealed } : { state: "refused", refusal: outcome.refusal })
+      .where("id_hash", "=", idHash)
+      .where("state", "=", "pending")
+      .where("expires_at", ">", now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async reportPinAttempts(idHash: string, now: number, remaining: number): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable("oidc_jpki_sign_requests")
+      .set({ pin_attempts_remaining: remaining })
       .where("id_hash", "=", idHash)
       .where("state", "=", "pending")
       .where("expires_at", ">", now)
@@ -89,6 +101,7 @@ function toRow(row: Selectable<OidcJpkiSignRequestTable>): SignRequestRow {
     state: row.state as SignRequestState,
     refusal: row.refusal as SignRequestRefusal | null,
     answerSealed: row.answer_sealed,
+    pinAttemptsRemaining: row.pin_attempts_remaining === null ? null : Number(row.pin_attempts_remaining),
     basicInfoConsentAt: row.basic_info_consent_at === null ? null : Number(row.basic_info_consent_at),
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),

@@ -61,6 +61,7 @@ export interface OidcJpkiSignRequestTable {
   state: string;
   refusal: string | null;
   answer_sealed: string | null;
+  pin_attempts_remaining: number | null;
   basic_info_consent_at: number | null;
   created_at: number;
   expires_at: number;

@@ -113,9 +113,9 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI signing with 
 
   const requestUrlPattern = () => new RegExp(`^${server.domain.oidc.issuer.replace(/[.]/g, "\\.")}/api/jpki/v1/sign-requests/[A-Za-z0-9_-]{43}$`);
 
-  for (const [language, heading, answered] of [
-    ["en", "Sign with the app on your phone", "Answered: the page continues by itself."],
-    ["ja", "スマートフォンのアプリで署名", "Answered: the page continues by itself."],
+  for (const [language, heading, answered, lastAttempt] of [
+    ["en", "Sign with the app on your phone", "Answered: the page continues by itself.", /one PIN attempt left/],
+    ["ja", "スマートフォンのアプリで署名", "Answered: the page continues by itself.", /暗証番号の入力はあと1回/],
   ] as const) {
     it(`on a computer in ${language}: the QR code holds the request's URL, the reference signer answers, the page continues by itself`, async () => {
       const { page, close, errors } = await newPage({ viewport: { width: 1280, height: 900 }, locale: language === "ja" ? "ja-JP" : "en-US" });
@@ -129,6 +129,10 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI signing with 
       expect(code).toMatch(/^\d{6}$/);
       await expect.poll(() => page.locator("#sign-request-status").innerText()).not.toBe("");
       await page.screenshot({ path: path.join(screenshotDir, `phone-${language}-01-computer.png`), fullPage: true });
+
+      // A wrong PIN with one attempt left: the app says so, and the page warns before the last try.
+      expect((await cardSign(requestUrl!, code, ["--pin-attempts-left", "1"])).code).toBe(0);
+      await expect.poll(() => page.locator("#sign-request-status").innerText(), { timeout: 10_000 }).toMatch(lastAttempt);
 
       const signed = await cardSign(requestUrl!, code);
       expect(signed.stderr).toBe("");

@@ -267,6 +267,9 @@ for (const target of await databaseTargets()) {
       const early = await continueWith(b, path, shown);
       expectRefusal(early, "sign_request_pending", /has not answered yet/);
       expect(shownOf(early)).toMatchObject({ requestId: shown.requestId, bindingCode: shown.bindingCode });
+      // A wrong PIN: the app reports the attempts left, the request stays open, the page can warn before the last one.
+      expect((await answerSignRequest({ requestUrl: shown.requestUrl, keyPem: "", certificatePem: "", bindingCode: shown.bindingCode, pinAttemptsRemaining: 1 })).state).toBe("pending");
+      expect((await b.get(`/auth/jpki/sign-requests/${shown.requestId}`)).body).toBe('{"state":"pending","pin_attempts_remaining":1}');
       expect((await answer(shown, aliceCard, { stop: "pin_locked" })).state).toBe("refused");
       expectRefusal(await continueWith(b, path, shown), "signing_stopped_by_app", /PIN of this certificate is locked.*municipality/);
     });
@@ -280,6 +283,8 @@ for (const target of await databaseTargets()) {
         ['{"certificate":"x","signature":"y"}', "application/json", 400, /binding_code is required/],
         [JSON.stringify({ binding_code: shown.bindingCode, certificate: 1, signature: "y" }), "application/json", 400, /certificate must be a string/],
         [JSON.stringify({ binding_code: shown.bindingCode, stopped: "tired" }), "application/json", 400, /stopped must be one of/],
+        [JSON.stringify({ binding_code: shown.bindingCode, pin_attempts_remaining: -1 }), "application/json", 400, /whole number from 0 to 99/],
+        [JSON.stringify({ binding_code: shown.bindingCode, pin_attempts_remaining: 2, stopped: "cancelled" }), "application/json", 400, /report of its own/],
         [JSON.stringify({ binding_code: shown.bindingCode }), "text/plain", 415, /application\/json/],
         [JSON.stringify({ binding_code: shown.bindingCode, certificate: "not base64!", signature: "AAAA" }), "application/json", 400, /certificate is missing or is not PEM/],
       ] as const) {

@@ -34,7 +34,7 @@ export function phoneSignSection(lang: PageLanguage, v: PhoneSignView): Html {
   const s = lang.t.jpki.phone;
   const pin = v.certificateKind === "signature" ? s.signaturePassword : s.authenticationPin;
   return html`<section class="phone-sign" id="phone-sign" aria-labelledby="phone-sign-heading" data-progress="${v.progressUrl}"
- data-waiting="${s.waiting}" data-answered="${s.answered}" data-certificate-kind="${v.certificateKind}">
+ data-waiting="${s.waiting}" data-answered="${s.answered}" data-last-attempt="${s.lastPinAttempt}" data-certificate-kind="${v.certificateKind}">
 <h2 id="phone-sign-heading">${s.heading}</h2>
 <p class="on-computer">${s.scanLead}</p>
 <div class="qr on-computer" id="sign-request-qr" data-content="${v.requestUrl}">${v.qrCode}</div>
@@ -87,8 +87,13 @@ export const signRequestScript = `"use strict";
   const ask = async () => {
     try {
       const reply = await fetch(section.dataset.progress, { credentials: "same-origin", cache: "no-store" });
-      const progress = reply.ok ? (await reply.json()).state : "ended";
-      if (progress !== "pending") {
+      const progress = reply.ok ? await reply.json() : { state: "ended" };
+      // The card has one PIN attempt left: the next wrong one locks it, and only the municipality unlocks it.
+      if (progress.pin_attempts_remaining === 1) {
+        status.textContent = section.dataset.lastAttempt;
+        status.classList.add("warning");
+      }
+      if (progress.state !== "pending") {
         status.textContent = section.dataset.answered;
         form.submit();
         return;

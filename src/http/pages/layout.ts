@@ -98,6 +98,7 @@ const styles = `
   .binding-code { display: block; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 1.6rem; font-weight: 700;
                   letter-spacing: .3em; margin: .1rem 0; }
   .on-phone { display: none; }
+  .hint.warning { color: var(--warn); font-weight: 600; }
   @media (max-width: 40rem) { .on-computer { display: none; } .on-phone { display: block; } }
 
   /* Messages */

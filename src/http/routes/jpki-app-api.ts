@@ -45,6 +45,12 @@ function answerOf(body: unknown): AppAnswer {
   const stopped = text("stopped");
   const certificate = text("certificate");
   const signature = text("signature");
+  const attempts = fields.pin_attempts_remaining;
+  if (attempts !== undefined) {
+    if (stopped !== undefined || certificate !== undefined || signature !== undefined) throw new BadAnswer("pin_attempts_remaining is a report of its own, without a signature or a stop");
+    if (!Number.isInteger(attempts) || (attempts as number) < 0 || (attempts as number) > 99) throw new BadAnswer("pin_attempts_remaining must be a whole number from 0 to 99");
+    return { bindingCode, pinAttemptsRemaining: attempts as number };
+  }
   if (stopped !== undefined) {
     if (certificate !== undefined || signature !== undefined) throw new BadAnswer("an answer is either a signature or a stop, not both");
     if (!stops.includes(stopped as AppStop)) throw new BadAnswer(`stopped must be one of ${stops.join(", ")}`);
@@ -103,7 +109,7 @@ export function registerJpkiAppApi(router: Router, signRequests: JpkiSignRequest
       try {
         const answer = answerOf(req.body);
         await signRequests.answer(idOf(req), answer);
-        res.json({ state: "stopped" in answer ? "refused" : "answered" });
+        res.json({ state: "stopped" in answer ? "refused" : "pinAttemptsRemaining" in answer ? "pending" : "answered" });
       } catch (error) {
         if (error instanceof BadAnswer) {
           res.status(400).json({ error: "invalid_request", error_description: error.message });

@@ -27,6 +27,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("state", "varchar(16)", (c) => c.notNull())
     .addColumn("refusal", "varchar(32)")
     .addColumn("answer_sealed", "text")
+    .addColumn("pin_attempts_remaining", "integer")
     .addColumn("basic_info_consent_at", "bigint")
     .addColumn("created_at", "bigint", (c) => c.notNull())
     .addColumn("expires_at", "bigint", (c) => c.notNull())

@@ -30,6 +30,8 @@ export interface SignRequestRow {
   state: SignRequestState;
   refusal: SignRequestRefusal | null;
   answerSealed: string | null;
+  /** What the app last reported of the PIN's attempts left, while the request waits. */
+  pinAttemptsRemaining: number | null;
   basicInfoConsentAt: number | null;
   createdAt: number;
   expiresAt: number;
@@ -41,6 +43,8 @@ export interface SignRequestStore {
   findSignRequest(idHash: string): Promise<SignRequestRow | undefined>;
   /** pending → answered or refused, before expiry: one conditional UPDATE; true for the one caller that moved it. */
   settleSignRequest(idHash: string, now: number, outcome: { state: "answered"; answerSealed: string } | { state: "refused"; refusal: SignRequestRefusal }): Promise<boolean>;
+  /** While pending and before expiry: the app's report of the PIN attempts left. */
+  reportPinAttempts(idHash: string, now: number, remaining: number): Promise<boolean>;
   /** `from` → used, by the browser that asked, the answer dropped: one conditional UPDATE; true for the one caller that moved it. */
   useSignRequest(idHash: string, browserHash: string, from: "answered" | "refused"): Promise<boolean>;
 }
@@ -62,11 +66,18 @@ export interface SignRequestForApp {
   expiresAt: number;
 }
 
-/** What an app sends back (POST): the binding code the person typed, and a signature or why there is none. */
-export type AppAnswer = { bindingCode: string } & ({ certificate: string; signature: string } | { stopped: AppStop });
+/**
+ * What an app sends (POST): the binding code the person typed, and a
+ * signature, or why there is none, or (the request still open) how many PIN
+ * attempts the card has left after a wrong one.
+ */
+export type AppAnswer = { bindingCode: string } & ({ certificate: string; signature: string } | { stopped: AppStop } | { pinAttemptsRemaining: number });
 
-/** What the browser sees while it waits. */
-export type SignRequestProgress = "pending" | "answered" | "refused" | "expired" | "used";
+/** What the browser sees while it waits: the state, and the PIN attempts left when the app said. */
+export interface SignRequestProgress {
+  state: "pending" | "answered" | "refused" | "expired" | "used";
+  pinAttemptsRemaining?: number | undefined;
+}
 
 const bindingCodeDigits = 6;
 const idPattern = /^[A-Za-z0-9_-]{43}$/;
@@ -123,6 +134,7 @@ export class JpkiSignRequests {
       state: "pending",
       refusal: null,
       answerSealed: null,
+      pinAttemptsRemaining: null,
       basicInfoConsentAt: input.basicInfoConsentAt ?? null,
       createdAt: now,
       expiresAt: now + this.lifetimeMs,
@@ -159,6 +171,10 @@ export class JpkiSignRequests {
       await this.store.settleSignRequest(row.idHash, now, { state: "refused", refusal: "binding_code_mismatch" });
       throw new JpkiError("binding_code_mismatch", "The binding code does not match the one on the page. The request has ended; start again on the page.");
     }
+    if ("pinAttemptsRemaining" in answer) {
+      if (!(await this.store.reportPinAttempts(row.idHash, now, answer.pinAttemptsRemaining))) throw (await this.find(id))?.state === "pending" ? expiredRequest() : usedRequest();
+      return;
+    }
     const outcome =
       "stopped" in answer
         ? ({ state: "refused", refusal: answer.stopped } as const)
@@ -171,8 +187,8 @@ export class JpkiSignRequests {
     const row = await this.find(id);
     if (!row) throw unknownRequest();
     if (row.browserHash !== sha256Hex(browserId)) throw otherBrowser();
-    if (row.state === "pending" && row.expiresAt <= this.clock()) return "expired";
-    return row.state;
+    if (row.state === "pending" && row.expiresAt <= this.clock()) return { state: "expired" };
+    return { state: row.state, pinAttemptsRemaining: row.state === "pending" ? (row.pinAttemptsRemaining ?? undefined) : undefined };
   }
 
   /**

@@ -128,6 +128,7 @@ export const en = {
       authenticationPin: "The app asks for the PIN of your user authentication certificate: 4 digits. It locks after 3 wrong entries.",
       signaturePassword: "The app asks for the password of your signature certificate: 6 to 16 capital letters and digits. It locks after 5 wrong entries.",
       waiting: "Waiting for the app…",
+      lastPinAttempt: "The app reports one PIN attempt left. Another wrong PIN locks the certificate until your municipality unlocks it: check the PIN before you try again.",
       answered: "The app has answered. Continuing…",
       continueHint: "Once the app says it is done, continue.",
       continue: "Continue",

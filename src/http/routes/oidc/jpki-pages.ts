@@ -243,7 +243,8 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
     // The waiting page's question: how its request is doing. Another browser's request answers 403, an unknown one 404.
     router.get("/auth/jpki/sign-requests/:id", pageHeaders, async (req, res) => {
       try {
-        res.json({ state: await oidc.signRequests.progress(typeof req.params.id === "string" ? req.params.id : "", browser(req)) });
+        const progress = await oidc.signRequests.progress(typeof req.params.id === "string" ? req.params.id : "", browser(req));
+        res.json({ state: progress.state, ...(progress.pinAttemptsRemaining === undefined ? {} : { pin_attempts_remaining: progress.pinAttemptsRemaining }) });
       } catch (error) {
         if (!(error instanceof JpkiError)) throw error;
         res.status(error.wording === "sign_request_other_browser" ? 403 : 404).json({ error: error.wording });
