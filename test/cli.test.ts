@@ -123,6 +123,22 @@ describe.concurrent("shomei help and usage", () => {
     expect(run.stderr).toContain("Usage: shomei serve");
     expect(run.stderr).not.toMatch(stackFrame);
   });
+
+  it("card sign without its key, with a bad request URL, or unreachable: a clear error, no stack trace", async () => {
+    const noKey = await shomei(["card", "sign", "http://127.0.0.1:9/api/jpki/v1/sign-requests/x", "--code", "123456"]);
+    expect(noKey).toMatchObject({ code: 2, stdout: "" });
+    expect(noKey.stderr).toMatch(/^shomei card: --key and --certificate are required\n\n/);
+    const notUrl = await shomei(["card", "sign", "not a url", "--key", "k", "--certificate", "c", "--code", "1"]);
+    expect(notUrl).toMatchObject({ code: 2 });
+    expect(notUrl.stderr).toMatch(/^shomei card: the request URL is not a URL/);
+    const badCount = await shomei(["card", "sign", "http://127.0.0.1:9/x", "--key", "k", "--certificate", "c", "--code", "1", "--pin-attempts-left", "many"]);
+    expect(badCount.stderr).toMatch(/^shomei card: --pin-attempts-left must be a number from 0 to 99/);
+    writeFileSync(path.join(dir, "card.key"), "not parsed before the request is read");
+    const unreachable = await shomei(["card", "sign", "http://127.0.0.1:9/api/jpki/v1/sign-requests/x", "--key", path.join(dir, "card.key"), "--certificate", path.join(dir, "card.key"), "--code", "1"]);
+    expect(unreachable).toMatchObject({ code: 1, stdout: "" });
+    expect(unreachable.stderr).toMatch(/^shomei card: unreachable: cannot reach http:\/\/127\.0\.0\.1:9 /);
+    for (const run of [noKey, notUrl, badCount, unreachable]) expect(run.stderr).not.toMatch(stackFrame);
+  });
 });
 
 describe.concurrent("shomei serve failing to start", () => {

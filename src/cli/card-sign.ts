@@ -17,7 +17,7 @@ interface SignRequestJson {
   expires_at: number;
 }
 
-/** The server refused the request or the answer: its error code and words. */
+/** The server refused the request or the answer (its error code and words), or could not be reached. */
 export class SignRequestRefused extends Error {
   override name = "SignRequestRefused";
   constructor(
@@ -25,6 +25,15 @@ export class SignRequestRefused extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/** fetch, with a network failure said as one: no stack trace for a server that is not there. */
+async function send(url: URL, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    throw new SignRequestRefused("unreachable", `cannot reach ${url.origin} (${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message})`);
   }
 }
 
@@ -56,7 +65,7 @@ async function json(reply: Response): Promise<Record<string, unknown>> {
 export async function answerSignRequest(options: CardSignOptions): Promise<{ request: SignRequestJson; state: string }> {
   const url = new URL(options.requestUrl);
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new UsageError("the request URL must be http or https");
-  const request = (await json(await fetch(url, { headers: { accept: "application/json" } }))) as unknown as SignRequestJson;
+  const request = (await json(await send(url, { headers: { accept: "application/json" } }))) as unknown as SignRequestJson;
   options.onRequest?.(request);
   const answer = options.stop
     ? { binding_code: options.bindingCode, stopped: options.stop }
@@ -67,7 +76,7 @@ export async function answerSignRequest(options: CardSignOptions): Promise<{ req
         certificate: new X509Certificate(options.certificatePem).raw.toString("base64"),
         signature: sign("sha256", Buffer.from(request.text, "utf8"), createPrivateKey(options.keyPem)).toString("base64"),
       };
-  const reply = await json(await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(answer) }));
+  const reply = await json(await send(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(answer) }));
   return { request, state: String(reply.state) };
 }
 

@@ -186,7 +186,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (error instanceof SignRequestRefused) {
-      console.error(`shomei ${name}: refused: ${error.code}: ${error.message}`);
+      console.error(`shomei ${name}: ${error.code}: ${error.message}`);
       return 1;
     }
     if (error instanceof JpkiError) {

@@ -154,7 +154,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI signing with 
     const code = (await page.locator("#binding-code").innerText()).trim();
     const wrong = await cardSign(requestUrl!, code === "000000" ? "000001" : "000000");
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain("refused: binding_code_mismatch");
+    expect(wrong.stderr).toMatch(/^shomei card: binding_code_mismatch: The binding code does not match/);
     const alert = page.getByRole("alert");
     await alert.waitFor();
     expect(await alert.getAttribute("data-error")).toBe("binding_code_mismatch");
