@@ -141,7 +141,7 @@ export const en = {
       heading: html`Your signature certificate carries your basic information (<span lang="ja">基本4情報</span>)`,
       lead: "Your signature certificate holds your name, address, date of birth and gender. Signing with it shows them to this service.",
       use: (client: string) =>
-        html`This service reads them only to check the certificate and your signature. It does not pass them to <strong class="client">${client}</strong>, which learns only that you confirmed it's you at this level.`,
+        html`This service uses them only to check the certificate and your signature, and keeps them, if at all, sealed in its own record of that check. It does not pass them to <strong class="client">${client}</strong>, which learns only that you confirmed it's you at this level.`,
       consent: "Agree and sign with the app",
     },
     /** Why a signature was refused, by JpkiError code. */
