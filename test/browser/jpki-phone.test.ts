@@ -158,7 +158,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI signing with 
     const alert = page.getByRole("alert");
     await alert.waitFor();
     expect(await alert.getAttribute("data-error")).toBe("binding_code_mismatch");
-    expect(await alert.innerText()).toContain("確認コードがこのページのコードと一致しなかった");
+    expect(await alert.innerText()).toContain("照合コードがこのページのコードと一致しなかった");
     // A new request to start again, with a code of its own.
     expect(await qrContent(page)).not.toBe(requestUrl);
     expect(errors).toEqual([]);
