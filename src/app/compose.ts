@@ -35,6 +35,9 @@ import { CrlLists, type CrlIssuer, type RefreshReport } from "../domain/certific
 import { CrlRevocationSource } from "../domain/certificates/crl/crl-revocation-source.ts";
 import { fetchCrl } from "../adapters/crl/fetch-crl.ts";
 import { loadCrl } from "../adapters/crl/load-crl.ts";
+import { diffCrls } from "../adapters/crl/diff-crl.ts";
+import { ListChanges } from "../domain/certificates/crl/list-changes.ts";
+import { RegisteredBySerialRepository } from "../storage/registered-by-serial-repository.ts";
 import { OcspResponsesRepository } from "../storage/ocsp-responses-repository.ts";
 import { fetchOcsp } from "../adapters/ocsp/fetch-ocsp.ts";
 import { OcspResponses, type OcspFetchReport, type OcspIssuer } from "../domain/certificates/ocsp/ocsp-responses.ts";
@@ -124,6 +127,7 @@ export function createDomain(
     new CrlListsRepository(database),
     fetchCrl,
     loadCrl,
+    new ListChanges(diffCrls, new RegisteredBySerialRepository(database), clock),
     { fetchTimeoutMs: config.crlFetchTimeoutMs, maxBytes: config.crlMaxBytes, refreshIntervalMs: config.crlRefreshIntervalSeconds * 1000 },
     clock,
     options.onCrlRefresh,

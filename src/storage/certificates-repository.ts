@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable } from "kysely";
+import { sql, type Kysely, type Selectable } from "kysely";
 import type {
   CertificateType,
   CertificateUser,
@@ -15,19 +15,17 @@ import { accountOfKeyedRows, keyIn, readByIds } from "./account-key-lookup.ts";
 import { authVersionColumn, authVersionOf } from "./accounts-repository.ts";
 import type { Database, Dialect } from "./database.ts";
 import { groupedWrites, statementCalls, type StatementCalls } from "./coalesced-calls.ts";
-import { chunked, distinctInChunks, maxParameters } from "./parameter-limit.ts";
-import { preparedInsert, preparedQuery } from "./prepared-query.ts";
+import { distinctInChunks, maxParameters } from "./parameter-limit.ts";
+import { preparedQuery } from "./prepared-query.ts";
+import { insertStatusRecords } from "./status-rows.ts";
 import type { CertificateStatusTable, CertificateTable, CertificateUserTable, Tables } from "./schema.ts";
-
-/** Status records, a group at a time (see preparedInsert). */
-const insertStatusRows = preparedInsert<Tables>("certificate_statuses");
 
 /**
  * The columns a StoredCertificate is made of. Status checks read these and
  * not the certificate's PEM (most of a row's bytes, kept in overflow pages on
  * SQLite) or its subject, which no check uses.
  */
-const certificateColumns = [
+export const certificateColumns = [
   "id", "account_id", "user_id", "type", "origin", "serial_number", "issuer", "not_before", "not_after",
   "fingerprint_sha256", "crl_distribution_points", "ocsp_urls", "trust_anchor", "created_at",
 ] as const satisfies readonly (keyof CertificateTable)[];
@@ -57,9 +55,6 @@ const certificateById = preparedQuery((db: Kysely<Tables>, accountId: string, id
   db.selectFrom("certificates").select(certificateColumns).select(authVersionColumn).where("account_id", "=", accountId).where("id", "=", id),
 );
 
-/** Columns of certificate_statuses: how many rows one insert can hold within the parameter limit. */
-const statusColumns = 10;
-const statusRowsPerInsert = Math.floor(maxParameters / statusColumns);
 /** Single checks' records one grouped insert takes: its SQL stays short enough to be kept prepared. */
 const statusGroupRows = 64;
 
@@ -290,10 +285,7 @@ export class CertificatesRepository implements CertificateStore {
    * which is their order in its history.
    */
   async insertStatuses(records: readonly StatusRecord[]): Promise<void> {
-    const byCertificate = [...records].sort((a, b) => (a.certificateId < b.certificateId ? -1 : a.certificateId > b.certificateId ? 1 : 0));
-    for (const slice of chunked(byCertificate, statusRowsPerInsert)) {
-      await insertStatusRows(this.database.db, slice.map(toStatusRow));
-    }
+    await insertStatusRecords(this.database.db, records);
   }
 
   async findStatus(accountId: string, statusId: string): Promise<StatusRecord | undefined> {
@@ -366,26 +358,11 @@ function toUser(row: Selectable<CertificateUserTable>): CertificateUser {
   return { id: row.id, accountId: row.account_id, createdAt: Number(row.created_at) };
 }
 
-function toStatusRow(s: StatusRecord): Insertable<CertificateStatusTable> {
-  return {
-    id: s.id,
-    account_id: s.accountId,
-    certificate_id: s.certificateId,
-    status: s.status,
-    check_method: s.checkMethod,
-    check_purpose: s.checkPurpose,
-    source_updated_at: s.sourceUpdatedAt,
-    revoked_at: s.revokedAt,
-    revoked_reason: s.revokedReason,
-    created_at: s.createdAt,
-  };
-}
-
 function certificateOf(row: CertificateRow | undefined): StoredCertificate | undefined {
   return row && toCertificate(row);
 }
 
-function toCertificate(row: CertificateRow): StoredCertificate {
+export function toCertificate(row: CertificateRow): StoredCertificate {
   return {
     id: row.id,
     accountId: row.account_id,

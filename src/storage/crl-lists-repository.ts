@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { CrlListKey, CrlListRecord, CrlListStore, VerifiedListToStore } from "../domain/certificates/crl/crl-list-store.ts";
 import type { Database } from "./database.ts";
+import { insertStatusRecords } from "./status-rows.ts";
 import type { CrlListTable } from "./schema.ts";
 
 /** cRLNumber is up to 20 octets (< 10^49): zero-padded to 49 digits, text order is numeric order. */
@@ -62,10 +63,14 @@ export class CrlListsRepository implements CrlListStore {
   }
 
   /**
-   * One statement, so two instances storing at once cannot both win with
-   * lists out of order: the update applies only when the stored list has no
-   * DER yet, or the new one's crlNumber is not lower (a list without one
-   * never replaces a numbered one) and its thisUpdate not earlier.
+   * One conditional upsert, so two instances storing at once cannot both win
+   * with lists out of order: the update applies only when the stored list has
+   * no DER yet, or the new one's crlNumber is not lower (a list without one
+   * never replaces a numbered one), its thisUpdate not earlier, and the
+   * stored list is the one it replaces. The status records go in the same
+   * transaction, after the upsert has locked the list's row (PostgreSQL) or
+   * the database (SQLite): their events are recorded once, by the instance
+   * that installed the list.
    */
   async saveList(list: VerifiedListToStore): Promise<boolean> {
     const values = {
@@ -85,19 +90,18 @@ export class CrlListsRepository implements CrlListStore {
       last_error: null,
       last_error_at: null,
     };
-    const result = await this.database.db
-      .insertInto("crl_lists")
-      .values(values)
-      .onConflict((oc) =>
-        oc
-          .columns(["issuer_anchor", "url"])
-          .doUpdateSet(values)
-          .where(
-            sql<boolean>`crl_lists.der is null or ((crl_lists.crl_number is null or excluded.crl_number >= crl_lists.crl_number) and excluded.this_update >= crl_lists.this_update)`,
-          ),
-      )
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+    const inOrder = sql<boolean>`(crl_lists.crl_number is null or excluded.crl_number >= crl_lists.crl_number) and excluded.this_update >= crl_lists.this_update`;
+    const replaces = list.replacing === undefined ? inOrder : sql<boolean>`${inOrder} and crl_lists.sha256 = ${list.replacing}`;
+    return this.database.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .insertInto("crl_lists")
+        .values(values)
+        .onConflict((oc) => oc.columns(["issuer_anchor", "url"]).doUpdateSet(values).where(sql<boolean>`crl_lists.der is null or (${replaces})`))
+        .executeTakeFirst();
+      if (Number(result.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+      await insertStatusRecords(trx, list.statusRecords);
+      return true;
+    });
   }
 
   async markChecked(key: CrlListKey, sha256: string, at: number, etag: string | undefined, lastModified: string | undefined): Promise<void> {

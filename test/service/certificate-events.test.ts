@@ -1,4 +1,3 @@
-import { createHash, sign } from "node:crypto";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, createClient, type Client } from "@connectrpc/connect";
 import { Http2SessionManager } from "@connectrpc/connect-node";
@@ -10,7 +9,6 @@ import {
   CrlReason,
 } from "../../gen/service/verify/v2/certificate_pb.ts";
 import { EventService, type Event } from "../../gen/service/verify/v2/event_service_pb.ts";
-import { HashAlgorithm, VerificationService } from "../../gen/service/verify/v2/verification_service_pb.ts";
 import { bearer, createTenant, expectRpcError, protocols, setupClients, uuidPattern, type Clients, type Tenant } from "../support/certificate-rpc.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -18,11 +16,11 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 /**
  * Certificate events (EventService) through real requests on each database:
  * a status record that differs from the certificate's previous one records
- * exactly one event of the right type, whoever wrote it (a check, a batch, a
- * verification); the same status records none; an account sees only its
+ * exactly one event of the right type, whoever wrote it (a new CRL's
+ * changes, as SetMockCertificateStatus re-issues the mock CA's list; a check,
+ * a batch, a verification); the same status records none; an account sees only its
  * own; WatchEvents streams them over every protocol and resumes after an id.
  */
-const pemToDer = (pem: string) => new Uint8Array(Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ""), "base64"));
 
 for (const target of await databaseTargets()) {
   describe.skipIf(target.unavailable !== undefined)(`certificate events on ${targetTitle(target)}`, () => {
@@ -68,25 +66,25 @@ for (const target of await databaseTargets()) {
       return (await eventsA.listEvents({ certificateId, pageSize: 100 })).events;
     }
 
-    it("a revocation seen by a check is one certificate.revoked event, with the status record's id and the data of the change", async () => {
+    it("SetMockCertificateStatus records the change at once, through the re-issued CRL: one certificate.revoked event, with its status record's id", async () => {
       const created = await mockCertificate();
       const id = created.certificate!.id;
       expect((await check(id)).status).toBe(Status.GOOD);
       expect(await check(id)).toMatchObject({ status: Status.GOOD });
       expect(await eventsOf(id)).toEqual([]);
 
+      // No check between: the new list's diff found the serial and recorded the change.
       await setStatus(id, Status.REVOKED, CrlReason.KEY_COMPROMISE);
-      const revoked = await check(id);
-      expect(revoked.status).toBe(Status.REVOKED);
       const [event, ...others] = await eventsOf(id);
       expect(others).toEqual([]);
-      expect(event!.id).toBe(revoked.id);
+      const record = (await setupA.certificates.getCertificateStatus({ certificateStatusId: event!.id })).certificateStatus!;
+      expect({ status: record.status, method: record.checkMethod }).toEqual({ status: Status.REVOKED, method: CheckMethod.CRL });
       expect({ type: event!.type, subject: event!.subject, source: event!.source }).toEqual({
         type: "certificate.revoked",
         subject: id,
         source: `${server.domain.oidc.issuer}/accounts/${a.account.id}`,
       });
-      expect(timestampMs(event!.time!)).toBe(timestampMs(revoked.createdAt!));
+      expect(timestampMs(event!.time!)).toBe(timestampMs(record.createdAt!));
       const data = event!.data!;
       expect({
         certificateId: data.certificateId,
@@ -105,13 +103,23 @@ for (const target of await databaseTargets()) {
         revokedReason: CrlReason.KEY_COMPROMISE,
         checkMethod: CheckMethod.CRL,
       });
-      expect(timestampMs(data.revokedAt!)).toBe(timestampMs(revoked.revokedAt!));
-      expect(timestampMs(data.sourceUpdatedAt!)).toBe(timestampMs(revoked.sourceUpdatedAt!));
+      expect(timestampMs(data.revokedAt!)).toBe(timestampMs(record.revokedAt!));
+      expect(timestampMs(data.sourceUpdatedAt!)).toBe(timestampMs(record.sourceUpdatedAt!));
 
-      // Checked again: still revoked, no new event.
-      await check(id);
+      // A check now finds the status the list recorded: revoked, as of the same list, and no new event.
+      const checked = await check(id);
+      expect({ status: checked.status, sourceUpdatedAt: timestampMs(checked.sourceUpdatedAt!) }).toEqual({ status: Status.REVOKED, sourceUpdatedAt: timestampMs(record.sourceUpdatedAt!) });
       expect(await eventsOf(id)).toHaveLength(1);
       expect((await eventsA.getEvent({ eventId: event!.id })).event).toEqual(event);
+    });
+
+    it("a certificate never checked gets its event too: the previous list's answer is its first status record", async () => {
+      const id = (await mockCertificate()).certificate!.id;
+      await check((await mockCertificate()).certificate!.id); // the mock CA's list is held
+      await setStatus(id, Status.REVOKED, CrlReason.KEY_COMPROMISE);
+      expect((await eventsOf(id)).map((e) => [e.type, e.data!.previousStatus, e.data!.status])).toEqual([["certificate.revoked", Status.GOOD, Status.REVOKED]]);
+      const history = (await setupA.certificates.listCertificateStatuses({ certificateId: id })).certificateStatuses;
+      expect(history.map((r) => r.status)).toEqual([Status.REVOKED, Status.GOOD]);
     });
 
     it("a hold released is certificate.reinstated; good after another revocation is certificate.status_changed", async () => {
@@ -135,30 +143,16 @@ for (const target of await databaseTargets()) {
       expect((await eventsOf(other)).map((e) => e.type)).toEqual(["certificate.status_changed", "certificate.revoked"]);
     });
 
-    it("batches and verifications record their changes too", async () => {
+    it("a batch records the change its check sees (one only OCSP reports)", async () => {
       const batched = (await mockCertificate()).certificate!.id;
       await setupA.certificates.batchCheckCertificateStatus({ certificateIds: [batched] });
-      await setStatus(batched, Status.REVOKED, CrlReason.AFFILIATION_CHANGED);
+      // Unknown is a change only OCSP reports (the mock CA's list does not cover such a certificate): the check records it.
+      await setStatus(batched, Status.UNKNOWN);
+      expect(await eventsOf(batched)).toEqual([]);
       await setupA.certificates.batchCheckCertificateStatus({ certificateIds: [batched, batched] });
-      // The first item of the batch records the change; the second sees revoked after revoked.
-      expect((await eventsOf(batched)).map((e) => e.type)).toEqual(["certificate.revoked"]);
-
-      const created = await mockCertificate();
-      const digest = createHash("sha256").update("document").digest();
-      const signature = sign("sha256", Buffer.from("document"), created.privateKeyPem);
-      const verify = () =>
-        createClient(VerificationService, protocols[1]!.transport(server.url, [bearer(a.token)], h2)).verify({
-          certificate: pemToDer(created.certificatePem),
-          hashAlgorithm: HashAlgorithm.SHA256,
-          digest,
-          signature,
-        });
-      await verify();
-      await setStatus(created.certificate!.id, Status.REVOKED, CrlReason.KEY_COMPROMISE);
-      const revoked = await verify();
-      const [event] = await eventsOf(created.certificate!.id);
-      expect(event!.type).toBe("certificate.revoked");
-      expect(event!.id).toBe(revoked.certificateStatus!.id);
+      // The first item of the batch records the change; the second sees unknown after unknown.
+      expect((await eventsOf(batched)).map((e) => [e.type, e.data!.checkMethod])).toEqual([["certificate.status_changed", CheckMethod.OCSP]]);
+      // Verifications record theirs through the same trigger: see crl-events.test.ts (an issuer with OCSP only).
     });
 
     it("lists newest first, a page at a time, by certificate and by type; refuses a bad filter or token", async () => {
@@ -167,7 +161,7 @@ for (const target of await databaseTargets()) {
         const id = (await mockCertificate()).certificate!.id;
         await check(id);
         await setStatus(id, Status.REVOKED, CrlReason.KEY_COMPROMISE);
-        ids.push((await check(id)).id);
+        ids.push((await eventsOf(id))[0]!.id);
       }
       const first = await eventsA.listEvents({ pageSize: 2, type: "certificate.revoked" });
       expect(first.events.map((e) => e.id)).toEqual([ids[2], ids[1]]);
@@ -226,9 +220,9 @@ for (const target of await databaseTargets()) {
           }
         })();
         await setStatus(id, Status.REVOKED, CrlReason.KEY_COMPROMISE);
-        const revoked = await check(id);
+        const revoked = (await eventsOf(id))[0]!;
         await setStatus(id, Status.GOOD);
-        const good = await check(id);
+        const good = (await eventsOf(id))[0]!;
         await Promise.race([watching, new Promise((_, reject) => setTimeout(() => reject(new Error(`received ${received.length} events`)), 15_000))]);
         expect(received.map((e) => e.id)).toEqual([revoked.id, good.id]);
         expect(received.every((e) => e.id.match(uuidPattern))).toBe(true);

@@ -11,6 +11,9 @@ import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { OpensslCrlCa } from "../support/openssl-crl-ca.ts";
 import { loadCrl } from "../../src/adapters/crl/load-crl.ts";
+import { diffCrls } from "../../src/adapters/crl/diff-crl.ts";
+import { ListChanges } from "../../src/domain/certificates/crl/list-changes.ts";
+import { RegisteredBySerialRepository } from "../../src/storage/registered-by-serial-repository.ts";
 
 /**
  * CrlLists on a clock the test moves, over the real repository: how long a
@@ -72,6 +75,7 @@ for (const target of targets) {
         new CrlListsRepository(database),
         source.fetcher,
         loadCrl,
+        new ListChanges(diffCrls, new RegisteredBySerialRepository(database), () => clock.now),
         { fetchTimeoutMs: 1000, maxBytes: 1 << 20, refreshIntervalMs: hour },
         () => clock.now,
         undefined,
@@ -140,7 +144,7 @@ for (const target of targets) {
     it("the database keeps crlNumber order whoever writes: a lower number is not stored", async () => {
       const repository = new CrlListsRepository(database);
       const key = { issuerAnchor: "sha256:d", url };
-      const base = { ...key, der: new Uint8Array([1, 2, 3]), etag: undefined, lastModified: undefined, nextUpdate: undefined, entries: 0, at: 1 };
+      const base = { ...key, replacing: undefined, statusRecords: [], der: new Uint8Array([1, 2, 3]), etag: undefined, lastModified: undefined, nextUpdate: undefined, entries: 0, at: 1 };
       expect(await repository.saveList({ ...base, sha256: "a".repeat(64), thisUpdate: 1000, crlNumber: 2n ** 150n })).toBe(true);
       expect(await repository.saveList({ ...base, sha256: "b".repeat(64), thisUpdate: 2000, crlNumber: 2n ** 149n })).toBe(false);
       expect(await repository.saveList({ ...base, sha256: "c".repeat(64), thisUpdate: 2000, crlNumber: undefined })).toBe(false);
@@ -150,6 +154,18 @@ for (const target of targets) {
       const stored = await repository.find(key);
       expect({ sha256: stored?.sha256, crlNumber: stored?.crlNumber }).toEqual({ sha256: "e".repeat(64), crlNumber: 2n ** 150n + 1n });
       expect(Buffer.from((await repository.der(key, "e".repeat(64)))!)).toEqual(Buffer.from([1, 2, 3]));
+    });
+
+    it("a list is stored only over the list its changes were computed against", async () => {
+      const repository = new CrlListsRepository(database);
+      const key = { issuerAnchor: "sha256:e", url };
+      const base = { ...key, replacing: undefined, statusRecords: [], der: new Uint8Array([1]), etag: undefined, lastModified: undefined, nextUpdate: undefined, entries: 0, at: 1, crlNumber: undefined };
+      expect(await repository.saveList({ ...base, sha256: "a".repeat(64), thisUpdate: 1000 })).toBe(true);
+      // Another instance installed "b" over "a" meanwhile: "c", diffed against "a", is not stored.
+      expect(await repository.saveList({ ...base, replacing: "a".repeat(64), sha256: "b".repeat(64), thisUpdate: 2000 })).toBe(true);
+      expect(await repository.saveList({ ...base, replacing: "a".repeat(64), sha256: "c".repeat(64), thisUpdate: 3000 })).toBe(false);
+      expect((await repository.find(key))?.sha256).toBe("b".repeat(64));
+      expect(await repository.saveList({ ...base, replacing: "b".repeat(64), sha256: "c".repeat(64), thisUpdate: 3000 })).toBe(true);
     });
   });
 }

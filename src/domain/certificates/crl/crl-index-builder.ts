@@ -1,5 +1,6 @@
 import { malformed } from "./der-cursor.ts";
-import { bucketCount, bucketOf, timeBaseSeconds, type SerialTable } from "./crl-index.ts";
+import { bucketCount, bucketOf, timeBaseSeconds } from "./crl-index.ts";
+import type { SerialTable } from "./serial-table.ts";
 
 const maxStoredTime = 0xffff_ffff;
 

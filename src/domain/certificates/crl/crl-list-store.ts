@@ -1,3 +1,5 @@
+import type { StatusRecord } from "../model.ts";
+
 /** A list is one distribution point URL for one issuing trust anchor. */
 export interface CrlListKey {
   issuerAnchor: string;
@@ -23,6 +25,15 @@ export interface CrlListRecord extends CrlListKey {
 }
 
 export interface VerifiedListToStore extends CrlListKey {
+  /**
+   * The SHA-256 of the list this one replaces, which `statusRecords` were
+   * computed against: stored only if the database still holds that list (or
+   * none), so each change is recorded against the list it changed. Undefined
+   * when nothing was held: then only crlNumber order is checked.
+   */
+  replacing: string | undefined;
+  /** The status records of the registered certificates whose status this list changes (see ListChanges), stored in the same transaction. */
+  statusRecords: readonly StatusRecord[];
   der: Uint8Array;
   sha256: string;
   etag: string | undefined;
@@ -43,9 +54,10 @@ export interface CrlListStore {
   /** The stored DER, when the stored list is still the one with this SHA-256. */
   der(key: CrlListKey, sha256: string): Promise<Uint8Array | undefined>;
   /**
-   * Stores a verified list, unless the stored one is newer (a higher
-   * crlNumber, or a later thisUpdate): crlNumber order holds across
-   * instances. Returns false when the stored one was kept.
+   * Stores a verified list and its status records in one transaction, unless
+   * the stored one is newer (a higher crlNumber, or a later thisUpdate):
+   * crlNumber order holds across instances; or is not the one it replaces.
+   * Returns false when the stored one was kept (and no record was stored).
    */
   saveList(list: VerifiedListToStore): Promise<boolean>;
   /** The stored list (this SHA-256) was confirmed at its source: a 304, or the same bytes again. */

@@ -3,6 +3,7 @@ import type { Clock } from "../../clock.ts";
 import { isCurrent, isNewer, replacementRefusal } from "./crl-freshness.ts";
 import type { CrlListKey, CrlListRecord, CrlListStore } from "./crl-list-store.ts";
 import { CrlFetchError, type CrlFetcher } from "./crl-fetcher.ts";
+import type { ListChanges } from "./list-changes.ts";
 import { CrlRejectedError, type CrlLoader, type VerifiedCrl } from "./verified-crl.ts";
 
 /** A trust anchor as the CRL source sees it. */
@@ -65,6 +66,8 @@ interface HeldList {
 
 class ListState {
   held: HeldList | undefined;
+  /** The list held before its issuer re-issued it (see reissued): what the next list's changes are computed against. */
+  reissuedFrom: VerifiedCrl | undefined;
   inFlight: Promise<void> | undefined;
   dueAt = 0;
   consecutiveFailures = 0;
@@ -76,6 +79,8 @@ class ListState {
 }
 
 const minGapMs = 10_000;
+/** Saves tried while other instances store other lists of the same source at the same moment. */
+const maxSaveAttempts = 3;
 const tickMs = 5_000;
 
 function summary(crl: VerifiedCrl): ListSummary {
@@ -90,6 +95,8 @@ class Refused extends Error {}
  * before nextUpdate and when a check finds a list stale. A list is replaced
  * only by one verified against its issuer that does not go backwards; until
  * then the previous one keeps answering. One refresh per list at a time.
+ * The instance that stores a new list records, in the same transaction, the
+ * status changes it brings to registered certificates (ListChanges).
  */
 export class CrlLists {
   private readonly states = new Map<string, ListState>();
@@ -102,6 +109,7 @@ export class CrlLists {
     private readonly store: CrlListStore,
     private readonly fetcher: CrlFetcher,
     private readonly loader: CrlLoader,
+    private readonly changes: ListChanges,
     private readonly settings: CrlSettings,
     private readonly clock: Clock,
     private readonly onRefresh: (report: RefreshReport) => void = () => undefined,
@@ -125,6 +133,7 @@ export class CrlLists {
   async reissued(issuer: CrlIssuer, url: string): Promise<RefreshReport> {
     const state = this.state(issuer, url);
     await state.inFlight;
+    state.reissuedFrom = state.held?.crl ?? state.reissuedFrom;
     state.held = undefined;
     state.consecutiveFailures = 0;
     await this.store.forget({ issuerAnchor: issuer.id, url });
@@ -306,28 +315,37 @@ export class CrlLists {
       return "not_modified";
     }
     const crl = await this.loader(result.der, state.issuer.certificateDer);
-    const refusal = replacementRefusal(held?.crl, crl, this.clock());
-    if (refusal) throw new Refused(`${state.url}: list refused: ${refusal}`);
-    const stored = await this.store.saveList({
-      ...key,
-      der: result.der,
-      sha256: crl.sha256,
-      etag: result.etag,
-      lastModified: result.lastModified,
-      thisUpdate: crl.thisUpdate,
-      nextUpdate: crl.nextUpdate,
-      crlNumber: crl.crlNumber,
-      entries: crl.entries,
-      at: this.clock(),
-    });
-    if (!stored) {
-      // Another instance stored a newer list meanwhile: that one is the list, for every instance.
+    for (let attempt = 1; ; attempt++) {
+      const held = state.held?.crl;
+      const refusal = replacementRefusal(held, crl, this.clock());
+      if (refusal) throw new Refused(`${state.url}: list refused: ${refusal}`);
+      const base = held ?? state.reissuedFrom;
+      const statusRecords = base ? await this.changes.records(state.issuer, state.url, base, crl) : [];
+      const stored = await this.store.saveList({
+        ...key,
+        replacing: held?.sha256,
+        statusRecords,
+        der: result.der,
+        sha256: crl.sha256,
+        etag: result.etag,
+        lastModified: result.lastModified,
+        thisUpdate: crl.thisUpdate,
+        nextUpdate: crl.nextUpdate,
+        crlNumber: crl.crlNumber,
+        entries: crl.entries,
+        at: this.clock(),
+      });
+      if (stored) {
+        state.held = { crl, etag: result.etag, lastModified: result.lastModified };
+        state.reissuedFrom = undefined;
+        return "fetched";
+      }
+      // Another instance stored another list meanwhile, and recorded its changes: that list is the one
+      // this one replaces (its changes computed again against it), or the list itself when newer.
       const newer = await this.store.find(key);
-      if (newer && (await this.adoptStored(state, key, newer))) return "from_database";
-      throw new Refused(`${state.url}: list refused: the database holds a newer list`);
+      if (!newer || !(await this.adoptStored(state, key, newer))) throw new Refused(`${state.url}: list refused: the database holds a newer list`);
+      if (attempt === maxSaveAttempts || !isNewer(crl, state.held!.crl)) return "from_database";
     }
-    state.held = { crl, etag: result.etag, lastModified: result.lastModified };
-    return "fetched";
   }
 
   /** Loads the database's list when it is newer than the one held; true when it was adopted. */

@@ -1,10 +1,8 @@
 import type { DomainError } from "../../errors.ts";
 import type { CheckMethod, StoredCertificate } from "../model.ts";
 import { asItemError, methodNotOffered, sourceUnavailable as unavailable, type RevocationAnswer, type SingleMethodSource } from "../revocation-source.ts";
-import { coverage } from "./crl-freshness.ts";
 import type { CrlLists } from "./crl-lists.ts";
-import type { VerifiedCrl } from "./verified-crl.ts";
-import { isFetchableCrlUrl } from "./crl-fetcher.ts";
+import { answerFromList, crlUrlsOf } from "./list-answer.ts";
 
 /**
  * Statuses from the CRLs of the certificate's issuer: the lists its CRL
@@ -36,25 +34,9 @@ export class CrlRevocationSource implements SingleMethodSource {
         problems.push(found.problem);
         continue;
       }
-      const { crl } = found;
-      const covered = coverage(crl, url, certificate);
-      if (covered.kind === "refused") {
-        problems.push(`${url}: ${covered.why}`);
-        continue;
-      }
-      const entry = crl.lookup(certificate.serialNumber);
-      if (entry) {
-        return { status: "revoked", method: "crl", sourceUpdatedAt: crl.thisUpdate, revokedAt: entry.revokedAt, revokedReason: entry.reason };
-      }
-      if (covered.kind === "partial") {
-        problems.push(`${url}: the list covers some revocation reasons only`);
-        continue;
-      }
-      // A CA may drop a certificate from its lists once the certificate has expired (RFC 5280 §3.3), so
-      // a list issued after the expiry says nothing about it unless it declares, with expiredCertsOnCRL,
-      // that it still keeps such entries. Its absence then means "not known", never "good".
-      const status = accountsFor(crl, certificate.notAfter) ? "good" : "unknown";
-      return { status, method: "crl", sourceUpdatedAt: crl.thisUpdate, revokedAt: null, revokedReason: null };
+      const answer = answerFromList(found.crl, url, certificate, found.crl.lookup(certificate.serialNumber));
+      if ("problem" in answer) problems.push(answer.problem);
+      else return answer;
     }
     throw unavailable(`no current, verified CRL covers this certificate (${problems.join("; ")})`);
   }
@@ -74,14 +56,9 @@ export class CrlRevocationSource implements SingleMethodSource {
     );
   }
 
-  /** The lists configured for the issuer, or else the certificate's distribution points that can be fetched. */
   private urls(certificate: StoredCertificate): string[] {
     const issuer = this.lists.issuer(certificate.trustAnchor);
-    return issuer ? (issuer.crlUrls ?? certificate.crlDistributionPoints).filter(isFetchableCrlUrl) : [];
+    return issuer ? crlUrlsOf(issuer, certificate) : [];
   }
 }
 
-/** True when the list still accounts for a certificate that expires at `notAfter`: issued before the expiry, or keeping expired entries since. */
-function accountsFor(crl: VerifiedCrl, notAfter: number): boolean {
-  return crl.thisUpdate <= notAfter || (crl.expiredCertsOnCrl !== undefined && crl.expiredCertsOnCrl <= notAfter);
-}

@@ -1,5 +1,5 @@
 import { webcrypto } from "node:crypto";
-import type { SerialTable } from "./crl-index.ts";
+import type { SerialTable } from "./serial-table.ts";
 import { CrlIndexBuilder } from "./crl-index-builder.ts";
 import { verifyCrlSignature } from "./crl-signature.ts";
 import { readCrlIssuer } from "./issuer-certificate.ts";

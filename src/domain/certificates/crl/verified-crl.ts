@@ -1,4 +1,5 @@
 import type { RevocationReasonCode } from "../model.ts";
+import type { SerialTable } from "./serial-table.ts";
 
 /**
  * A certificate revocation list (RFC 5280 §5) whose signature and structure
@@ -33,6 +34,8 @@ export interface VerifiedCrl {
   entries: number;
   /** Bytes held by the index, for the metrics and the memory target. */
   indexBytes: number;
+  /** The index's tables, sorted by serial: what the diff with the next list walks (see crl-diff.ts). */
+  tables: readonly SerialTable[];
   /**
    * The entry for a serial number in canonical form (lowercase hex, even
    * length, no leading zero octets: see normalizeSerialNumberHex), or
