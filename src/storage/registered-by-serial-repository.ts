@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers/promises";
 import type { Status } from "../domain/certificates/model.ts";
 import type { RegisteredBySerial, RegisteredCertificate } from "../domain/certificates/crl/list-changes.ts";
 import { certificateColumns, toCertificate } from "./certificates-repository.ts";
@@ -28,6 +29,8 @@ export class RegisteredBySerialRepository implements RegisteredBySerial {
         .where("c.serial_number", "in", serials)
         .execute();
       for (const row of rows) found.push({ certificate: toCertificate(row), status: (row.head_status ?? undefined) as Status | undefined });
+      // better-sqlite3 answers synchronously: a turn of the event loop between statements, for timers and sockets.
+      await setImmediate();
     }
     return found;
   }

@@ -31,6 +31,7 @@ export interface Tables {
   login_attempts: LoginAttemptTable;
   server_key_check: ServerKeyCheckTable;
   crl_lists: CrlListTable;
+  crl_list_parts: CrlListPartTable;
   ocsp_responses: OcspResponseTable;
   oidc_jpki_links: OidcJpkiLinkTable;
   oidc_mock_cards: OidcMockCardTable;
@@ -366,6 +367,15 @@ export interface ServerKeyCheckTable {
 }
 
 /** See migration 0013: the CRLs fetched, shared by the instances on one database. */
+/** A stored list's DER, a megabyte a part (migration 0027). */
+export interface CrlListPartTable {
+  issuer_anchor: string;
+  url: string;
+  part: number;
+  sha256: string;
+  bytes: Uint8Array;
+}
+
 export interface CrlListTable {
   issuer_anchor: string;
   url: string;

@@ -18,10 +18,14 @@ const statusRowsPerInsert = Math.floor(maxParameters / statusColumns);
  * writes records (checks, batches, a new CRL's changes) writes them here.
  */
 export async function insertStatusRecords(db: Kysely<Tables>, records: readonly StatusRecord[]): Promise<void> {
-  const byCertificate = [...records].sort((a, b) => (a.certificateId < b.certificateId ? -1 : a.certificateId > b.certificateId ? 1 : 0));
-  for (const slice of chunked(byCertificate, statusRowsPerInsert)) {
+  for (const slice of chunked(sortedByCertificate(records), statusRowsPerInsert)) {
     await insertStatusRows(db, slice.map(toStatusRow));
   }
+}
+
+/** The records in their certificates' order, each certificate's in the order given (a stable sort). */
+export function sortedByCertificate(records: readonly StatusRecord[]): StatusRecord[] {
+  return [...records].sort((a, b) => (a.certificateId < b.certificateId ? -1 : a.certificateId > b.certificateId ? 1 : 0));
 }
 
 function toStatusRow(s: StatusRecord): Insertable<CertificateStatusTable> {

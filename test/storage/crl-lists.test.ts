@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -166,6 +166,23 @@ for (const target of targets) {
       expect(await repository.saveList({ ...base, replacing: "a".repeat(64), sha256: "c".repeat(64), thisUpdate: 3000 })).toBe(false);
       expect((await repository.find(key))?.sha256).toBe("b".repeat(64));
       expect(await repository.saveList({ ...base, replacing: "b".repeat(64), sha256: "c".repeat(64), thisUpdate: 3000 })).toBe(true);
+    });
+
+    it("a list larger than a part comes back byte for byte; the parts of the list it replaced are gone", async () => {
+      const repository = new CrlListsRepository(database);
+      const key = { issuerAnchor: "sha256:f", url };
+      const first = randomBytes(2.5 * 1024 * 1024);
+      const second = randomBytes(1024 * 1024 + 1);
+      const base = { ...key, statusRecords: [], etag: undefined, lastModified: undefined, nextUpdate: undefined, entries: 0, at: 1, crlNumber: undefined };
+      expect(await repository.saveList({ ...base, replacing: undefined, der: first, sha256: "a".repeat(64), thisUpdate: 1000 })).toBe(true);
+      expect(Buffer.from((await repository.der(key, "a".repeat(64)))!).equals(first)).toBe(true);
+      // Refused (it replaces a list no longer stored): its parts do not stay either.
+      expect(await repository.saveList({ ...base, replacing: "x".repeat(64), der: second, sha256: "b".repeat(64), thisUpdate: 2000 })).toBe(false);
+      expect(await repository.saveList({ ...base, replacing: "a".repeat(64), der: second, sha256: "c".repeat(64), thisUpdate: 2000 })).toBe(true);
+      expect(Buffer.from((await repository.der(key, "c".repeat(64)))!).equals(second)).toBe(true);
+      expect(await repository.der(key, "a".repeat(64))).toBeUndefined();
+      const parts = await database.db.selectFrom("crl_list_parts").select(["sha256", "part"]).where("issuer_anchor", "=", key.issuerAnchor).orderBy("part").execute();
+      expect(parts).toEqual([{ sha256: "c".repeat(64), part: 0 }, { sha256: "c".repeat(64), part: 1 }]);
     });
   });
 }

@@ -25,6 +25,7 @@ import * as m0023 from "./0023_certificate_serials.ts";
 import * as m0024 from "./0024_status_chains.ts";
 import * as m0025 from "./0025_certificate_events.ts";
 import * as m0026 from "./0026_jpki_sign_requests.ts";
+import * as m0027 from "./0027_crl_list_parts.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   "0024_status_chains": m0024,
   "0025_certificate_events": m0025,
   "0026_jpki_sign_requests": m0026,
+  "0027_crl_list_parts": m0027,
 };
