@@ -5,6 +5,7 @@
  *   npm run bench                                  # every comparison (bench/compare.ts) and start-up, the table and the JSON line
  *   npm run bench -- check_sqlite_vs_connect refresh_vs_oidc_provider   # some of them
  *   npm run bench -- crl       # loading a 1,000,000-entry CRL against openssl (bench/crl.ts)
+ *   npm run bench -- events    # events from a new 1,000,000-entry CRL against a 1,000,000-certificate registry (bench/events.ts)
  *   npm run bench -- ocsp      # a cached OCSP answer and a CRL lookup in production mode (bench/ocsp.ts)
  *   npm run bench -- http      # the paths no comparison covers, against a bare node:http handler (bench/http.ts)
  */
@@ -14,6 +15,7 @@ import { stopLoadGenerator } from "./harness.ts";
 
 const others: Record<string, () => Promise<unknown>> = {
   crl: () => import("./crl.ts"),
+  events: () => import("./events.ts"),
   ocsp: () => import("./ocsp.ts"),
   http: () => import("./http.ts"),
 };
