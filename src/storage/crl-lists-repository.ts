@@ -16,7 +16,7 @@ const numberDigits = 49;
  * or its changes.
  */
 const partBytes = 1024 * 1024;
-const recordsPerStatement = 250;
+const recordsPerStatement = 100;
 
 /**
  * better-sqlite3 answers synchronously, so awaiting a statement yields only

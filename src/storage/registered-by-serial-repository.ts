@@ -7,10 +7,10 @@ import { chunked } from "./parameter-limit.ts";
 
 /**
  * Serials one statement looks up. On SQLite a statement runs on the event
- * loop's thread: a thousand index probes keep each one to a few
+ * loop's thread: five hundred index probes keep each one to a few
  * milliseconds, however many serials a new list changes.
  */
-const serialsPerStatement = 1000;
+const serialsPerStatement = 500;
 
 /** Every account's certificates by trust anchor and serial number (through the serial number index of migration 0023), with their newest status. */
 export class RegisteredBySerialRepository implements RegisteredBySerial {
