@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import * as oauth from "oauth4webapi";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
 import { createUser, registerClient, type TestUser } from "../support/oidc.ts";
@@ -68,7 +68,6 @@ for (const target of targets) {
       rp = await startRelyingParty();
       browser = await launchBrowser();
       await registerClient(server, { client_id: client.client_id, token_endpoint_auth_method: "none", redirect_uris: [rp.redirectUri], scope });
-      user = await createUser(server);
       const issuer = new URL(server.domain.oidc.issuer);
       as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oidc", ...insecure }));
     });
@@ -80,6 +79,11 @@ for (const target of targets) {
       await server?.close();
       await database?.drop();
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    // A person of each test's own: a grant another test's consent made would skip the consent page.
+    beforeEach(async () => {
+      user = await createUser(server);
     });
 
     async function newPage(): Promise<Page> {

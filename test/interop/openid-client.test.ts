@@ -5,7 +5,7 @@ import path from "node:path";
 import { decodeProtectedHeader, exportJWK, generateKeyPair } from "jose";
 import * as client from "openid-client";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
@@ -237,17 +237,29 @@ for (const target of targets) {
         let rpClient: RelyingPartyClient;
         let user: TestUser;
         let page: Page;
-        let sub: string;
-        let grantId: string;
-        let idClaims: client.IDToken;
-        let accessToken: string;
-        let refreshToken: string;
 
         beforeAll(async () => {
           rpClient = await newClient(method, method.replace(/_/g, "-"));
+        });
+
+        // A person of each test's own, in a browser of their own: no test starts from another's session, grant or tokens.
+        beforeEach(async () => {
           user = await createUser(server);
           page = await newPage();
         });
+
+        afterEach(async () => {
+          await page.context().close();
+        });
+
+        /** The person's first authorization (login and consent), redeemed: where every later step starts. */
+        async function signedIn() {
+          const a = await authorize(rpClient, page, user);
+          expect(a.pages).toEqual(["login", "consent"]);
+          const tokens = await redeem(rpClient, a);
+          const idClaims = tokens.claims()!;
+          return { idClaims, sub: idClaims.sub, grantId: tokens.grant_id as string, accessToken: tokens.access_token, refreshToken: tokens.refresh_token! };
+        }
 
         it("PAR with PKCE → login and consent in Chromium → code exchanged; the library validates the ID token", async () => {
           const started = Math.floor(Date.now() / 1000);
@@ -273,15 +285,10 @@ for (const target of targets) {
           expect(claims.auth_time).toBeGreaterThanOrEqual(started - 1);
           expect(claims.auth_time).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 1);
           expect(claims.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
-
-          sub = claims.sub;
-          idClaims = claims;
-          grantId = tokens.grant_id as string;
-          accessToken = tokens.access_token;
-          refreshToken = tokens.refresh_token!;
         });
 
         it("userinfo: the claims of the granted scopes and the authentication's, for the expected subject", async () => {
+          const { sub, idClaims, accessToken } = await signedIn();
           const info = await client.fetchUserInfo(rpClient.config, accessToken, sub);
           expect(info).toEqual({
             sub,
@@ -298,6 +305,7 @@ for (const target of targets) {
         });
 
         it("refresh: new access and refresh tokens, and a refreshed ID token for the same subject", async () => {
+          const { sub, grantId, accessToken, refreshToken } = await signedIn();
           const refreshed = await client.refreshTokenGrant(rpClient.config, refreshToken);
           expect(refreshed.access_token).not.toBe(accessToken);
           expect(refreshed.refresh_token).toMatch(/\S/);
@@ -308,11 +316,10 @@ for (const target of targets) {
           expect(claims.aud).toBe(rpClient.clientId);
           expect(claims.nonce).toBeUndefined();
           expect(await client.fetchUserInfo(rpClient.config, refreshed.access_token, sub)).toMatchObject({ sub });
-          accessToken = refreshed.access_token;
-          refreshToken = refreshed.refresh_token!;
         });
 
         it("introspection: the client's live access and refresh tokens are active, an unknown value is not", async () => {
+          const { sub, grantId, accessToken, refreshToken } = await signedIn();
           const access = await client.tokenIntrospection(rpClient.config, accessToken);
           expect(access).toMatchObject({ active: true, token_type: "Bearer", client_id: rpClient.clientId, sub, iss: issuer, grant_id: grantId });
           expect(access.scope?.split(" ").sort()).toEqual(scope.split(" ").sort());
@@ -325,6 +332,7 @@ for (const target of targets) {
         });
 
         it("revocation: a revoked access token is inactive and refused by userinfo; the refresh token still works", async () => {
+          const { sub, accessToken, refreshToken } = await signedIn();
           await client.tokenRevocation(rpClient.config, accessToken, { token_type_hint: "access_token" });
           expect(await client.tokenIntrospection(rpClient.config, accessToken)).toEqual({ active: false });
           await expectChallenge(client.fetchUserInfo(rpClient.config, accessToken, sub), "Bearer", "invalid_token");
@@ -333,12 +341,11 @@ for (const target of targets) {
 
           const refreshed = await client.refreshTokenGrant(rpClient.config, refreshToken);
           expect(refreshed.claims()?.sub).toBe(sub);
-          accessToken = refreshed.access_token;
-          refreshToken = refreshed.refresh_token!;
-          expect((await client.tokenIntrospection(rpClient.config, accessToken)).active).toBe(true);
+          expect((await client.tokenIntrospection(rpClient.config, refreshed.access_token)).active).toBe(true);
         });
 
         it("grant management: the grant is queried, then revoked with DELETE, after which refresh and the tokens fail", async () => {
+          const { grantId, accessToken, refreshToken } = await signedIn();
           const query = await client.fetchProtectedResource(rpClient.config, accessToken, grantUrl(rpClient, grantId), "GET");
           expect(query.status).toBe(200);
           const grant = (await query.json()) as { scopes: { scope: string }[] };
@@ -359,6 +366,9 @@ for (const target of targets) {
         });
 
         it("after the grant is revoked, a new authorization asks for consent again (the session is kept)", async () => {
+          const { sub, grantId, accessToken } = await signedIn();
+          const revoke = await client.fetchProtectedResource(rpClient.config, accessToken, grantUrl(rpClient, grantId), "DELETE");
+          expect(revoke.status).toBe(204);
           const a = await authorize(rpClient, page, user);
           expect(a.pages).toEqual(["consent"]);
           const tokens = await redeem(rpClient, a);
@@ -581,6 +591,10 @@ for (const target of targets) {
         await registerClient(server, { client_id: clientId, token_endpoint_auth_method: "none", redirect_uris: [rp.redirectUri], scope });
         const config = await client.discovery(new URL(issuer), clientId, undefined, client.None(), { execute: [client.allowInsecureRequests] });
         rpClient = { clientId, config };
+      });
+
+      // A person of each test's own: the first test's login and consent would otherwise skip the other's pages.
+      beforeEach(async () => {
         user = await createUser(server);
         page = await newPage();
       });
