@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { seedOidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
 import { dpopSigningAlgorithms } from "../../src/domain/oidc/dpop/algorithms.ts";
 import { storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
@@ -70,7 +70,6 @@ for (const target of targets) {
       server = await startTestServer(database.url, { publicParMaxPerAddress: 10_000 });
       key = await dpopKey("ES256");
       otherKey = await dpopKey("ES256");
-      user = await createUser(server);
       const common = { scope: "openid profile offline_access" };
       await registerClient(server, { ...common, client_id: clientIds.public, token_endpoint_auth_method: "none", redirect_uris: [redirects.public] });
       await registerClient(server, { ...common, client_id: clientIds.confidential, client_secret: secrets.confidential, redirect_uris: [redirects.confidential] });
@@ -86,6 +85,11 @@ for (const target of targets) {
     afterAll(async () => {
       await server?.close();
       await database?.drop();
+    });
+
+    // A user of each test's own: the user's grant to a client collects every token issued under it, in any test.
+    beforeEach(async () => {
+      user = await createUser(live());
     });
 
     /** The form members and headers that authenticate the client. */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.ts";
 import { applyClientsFile } from "../../src/adapters/files/clients-file.ts";
 import { atHash } from "../../src/domain/oidc/keys/id-token.ts";
@@ -30,7 +30,8 @@ describe("ID tokens signed as each client registered", () => {
   let issuer: string;
   let dir: string;
 
-  beforeAll(async () => {
+  // A provider of each test's own: rotating a key or re-registering a client changes what every later test would see.
+  beforeEach(async () => {
     scratch = await sqlite.create();
     server = await startTestServer(scratch.url);
     issuer = server.domain.oidc.issuer;
@@ -42,7 +43,7 @@ describe("ID tokens signed as each client registered", () => {
     user = await createUser(server);
   });
 
-  afterAll(async () => {
+  afterEach(async () => {
     await server?.close();
     await scratch?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import {
@@ -63,6 +63,10 @@ for (const target of targets) {
         redirect_uris: [redirectUri],
         scope: "openid profile email offline_access",
       });
+    });
+
+    // A user of each test's own: a grant one test makes would skip the consent page another expects.
+    beforeEach(async () => {
       user = await createUser(server);
       await server.domain.oidc.users.setLocalizedNames(user.row.id, japaneseNames);
     });
@@ -93,11 +97,9 @@ for (const target of targets) {
       }
 
       it("completed: the back button finds 'start again' with the way back to the app, in the interaction's language", async () => {
-        // A user of its own: the grant this makes would skip the consent page of other tests.
-        const finisher = await createUser(server);
         const browser = new Browser(server.url);
         const { path, page } = await loginPage(browser, { ui_locales: "ja", state: "done-1" });
-        const consent = expectPage(await browser.post(path, { csrf: csrfOf(page.body), login: finisher.login, password: finisher.password }), "consent");
+        const consent = expectPage(await browser.post(path, { csrf: csrfOf(page.body), login: user.login, password: user.password }), "consent");
         const consentPage = await browser.get(consent);
         expectCodeRedirect(await browser.post(consent, { csrf: csrfOf(consentPage.body), decision: "allow" }), { redirectUri, issuer: server.domain.oidc.issuer, state: "done-1" });
         for (const again of [consent, path]) {
