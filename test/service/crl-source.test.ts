@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CertificateStatus_CheckMethod as CheckMethod, CertificateStatus_Status as Status, CrlReason } from "../../gen/service/verify/v2/certificate_pb.ts";
 import type { CrlIssuer } from "../../src/domain/certificates/crl/crl-lists.ts";
 import { countStatuses, createTenant, expectRpcError, setupClients, type Clients, type Tenant } from "../support/certificate-rpc.ts";
@@ -43,6 +43,7 @@ for (const target of targets) {
     let tenant: Tenant;
     let api: Clients;
     let fileListPath: string;
+    let cas = 0;
     const settings = () => ({
       mode: "production",
       trustAnchorsFile: path.join(dir, "anchors.json"),
@@ -54,21 +55,28 @@ for (const target of targets) {
       api.certificates.checkCertificateStatusByContent({ certificate: leaf.der, checkMethod });
     const issuer = (): CrlIssuer => server.domain.crlLists.issuer(anchorId(ca))!;
 
-    beforeAll(async () => {
+    beforeAll(() => {
       dir = mkdtempSync(path.join(tmpdir(), "shomei-crl-"));
-      http = new CrlHttpServer();
-      await http.start();
-      for (const name of ["ca", "file-ca", "impostor"]) mkdirSync(path.join(dir, name));
-      ca = new OpensslCrlCa(path.join(dir, "ca"), "test CRL CA");
+      for (const name of ["file-ca", "impostor"]) mkdirSync(path.join(dir, name));
       fileCa = new OpensslCrlCa(path.join(dir, "file-ca"), "test file CRL CA");
       impostor = new OpensslCrlCa(path.join(dir, "impostor"), "test CRL CA");
       fileListPath = path.join(dir, "file-ca.crl");
+    });
+
+    // A CA, distribution points, server and database of each test's own: the revocations, lists, metrics and logs
+    // one test makes are no other test's starting point.
+    beforeEach(async () => {
+      const caDir = `ca-${++cas}`;
+      mkdirSync(path.join(dir, caDir));
+      ca = new OpensslCrlCa(path.join(dir, caDir), "test CRL CA");
+      http = new CrlHttpServer();
+      await http.start();
       const issues = [{ type: "jpki_card_digital_signature", policyOid: policy, keyUsage: ["digitalSignature", "nonRepudiation"] }];
       writeFileSync(
         path.join(dir, "anchors.json"),
         JSON.stringify({
           anchors: [
-            { name: "test CRL CA", certificates: "ca/ca.pem", issues },
+            { name: "test CRL CA", certificates: `${caDir}/ca.pem`, issues },
             // Its certificates name an http point nobody serves; the anchor's crlUrls says where the list is.
             { name: "test file CRL CA", certificates: "file-ca/ca.pem", issues, crlUrls: [pathToFileURL(fileListPath).href] },
           ],
@@ -80,15 +88,19 @@ for (const target of targets) {
       api = setupClients(server, tenant.token);
     });
 
-    afterAll(async () => {
+    afterEach(async () => {
       await server?.close();
       await http?.close();
       await scratch?.drop();
+    });
+
+    afterAll(() => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it("revoked entries answer REVOKED with openssl's reason and time; others GOOD by CRL as of thisUpdate", async () => {
-      const url = http.url("/main.crl");
+    /** Four certificates on the list at `pathName`, revoked for four reasons, and one left good; the list naming them, published. */
+    function revokedFour(pathName: string) {
+      const url = http.url(pathName);
       const leaves = {
         keyCompromise: ca.issue("kc", url),
         affiliationChanged: ca.issue("ac", url),
@@ -98,8 +110,22 @@ for (const target of targets) {
       const good = ca.issue("good", url);
       const revokedAt = Object.fromEntries(Object.entries(leaves).map(([reason, leaf]) => [reason, ca.revoke(leaf, reason as keyof typeof leaves)]));
       const list = ca.gencrl();
-      http.publish("/main.crl", list.der);
+      http.publish(pathName, list.der);
+      return { url, leaves, good, revokedAt, list };
+    }
 
+    /** The list at `pathName` served again with one byte changed, and refreshed: refused. */
+    async function tamperWith(pathName: string) {
+      const der = Buffer.from(ca.gencrl().der);
+      der[der.length - 40]! ^= 0x01;
+      http.publish(pathName, der);
+      const report = await server.domain.crlLists.refresh(issuer(), http.url(pathName));
+      expect(report.outcome).toBe("rejected");
+      return report;
+    }
+
+    it("revoked entries answer REVOKED with openssl's reason and time; others GOOD by CRL as of thisUpdate", async () => {
+      const { leaves, good, revokedAt, list } = revokedFour("/main.crl");
       const expected: Record<keyof typeof leaves, CrlReason> = {
         keyCompromise: CrlReason.KEY_COMPROMISE,
         affiliationChanged: CrlReason.AFFILIATION_CHANGED,
@@ -161,6 +187,8 @@ for (const target of targets) {
 
     it("a conditional request that gets 304 keeps the list without downloading it again", async () => {
       const url = http.url("/main.crl");
+      http.publish("/main.crl", ca.gencrl().der);
+      expect((await check(ca.issue("held", url))).certificateStatus?.status).toBe(Status.GOOD);
       const before = http.count("/main.crl");
       const report = await server.domain.crlLists.refresh(issuer(), url);
       expect(report.outcome).toBe("not_modified");
@@ -216,12 +244,11 @@ for (const target of targets) {
         "an issuingDistributionPoint for some reasons only": (url) =>
           ca.gencrl({ extensions: ["issuingDistributionPoint = critical,@idp", "[ idp ]", `fullname = URI:${url}`, "onlysomereasons = keyCompromise"] }).der,
       };
-      let n = 0;
-      for (const [name, make] of Object.entries(bad)) {
+      for (const [n, [name, make]] of Object.entries(bad).entries()) {
         it(name, async () => {
-          const pathName = `/bad-${n++}.crl`;
+          const pathName = `/bad-${n}.crl`;
           const url = http.url(pathName);
-          const leaf = ca.issue(`bad-${n}`, url);
+          const leaf = ca.issue(`bad-${n + 1}`, url);
           http.publish(pathName, make(url));
           const before = await countStatuses(server, tenant.account.id);
           const error = await expectRpcError(check(leaf), Code.Unavailable, "ERROR_REASON_SOURCE_UNAVAILABLE");
@@ -240,6 +267,8 @@ for (const target of targets) {
 
       it("a tampered list does not replace the list held", async () => {
         const url = http.url("/main.crl");
+        http.publish("/main.crl", ca.gencrl().der);
+        expect((await check(ca.issue("before-tamper", url))).certificateStatus?.status).toBe(Status.GOOD);
         const der = Buffer.from(ca.gencrl().der);
         der[der.length - 40]! ^= 0x01;
         http.publish("/main.crl", der);
@@ -339,6 +368,18 @@ for (const target of targets) {
     });
 
     it("shomei crl list shows each list, its state and its last error", async () => {
+      // A current list of four entries whose last refresh was refused; one past its nextUpdate; one never served; the file list.
+      const main = revokedFour("/main.crl");
+      expect((await check(main.good)).certificateStatus?.status).toBe(Status.GOOD);
+      await tamperWith("/main.crl");
+      const lapsedLeaf = ca.issue("lapsed", http.url("/lapsed.crl"));
+      http.publish("/lapsed.crl", ca.gencrl({ thisUpdate: Date.now() - 2 * dayMs, nextUpdate: Date.now() - dayMs }).der);
+      await expectRpcError(check(lapsedLeaf), Code.Unavailable, "ERROR_REASON_SOURCE_UNAVAILABLE");
+      await expectRpcError(check(ca.issue("never-loaded", http.url("/missing.crl"))), Code.Unavailable, "ERROR_REASON_SOURCE_UNAVAILABLE");
+      const fileLeaf = fileCa.issue("file-listed", "http://127.0.0.1:1/unserved.crl");
+      writeFileSync(fileListPath, fileCa.gencrl().der);
+      expect((await check(fileLeaf)).certificateStatus?.status).toBe(Status.GOOD);
+
       const run = spawnSync(process.execPath, ["bin/shomei.js", "crl", "list"], {
         cwd: fileURLToPath(new URL("../..", import.meta.url)),
         encoding: "utf8",
@@ -353,11 +394,11 @@ for (const target of targets) {
       expect(run.stderr).toBe("");
       expect(run.status).toBe(0);
       const lines = run.stdout.trimEnd().split("\n").map((l) => l.split("\t"));
-      const main = lines.find((l) => l[1] === http.url("/main.crl"))!;
-      expect(main.slice(0, 3)).toEqual(["test CRL CA", http.url("/main.crl"), "current"]);
-      expect(main[6]).toBe("entries 4");
-      expect(main[8]).toMatch(/^last error .*signature_invalid/);
-      const lapsed = lines.find((l) => l[1] === http.url("/bad-2.crl"))!;
+      const listed = lines.find((l) => l[1] === http.url("/main.crl"))!;
+      expect(listed.slice(0, 3)).toEqual(["test CRL CA", http.url("/main.crl"), "current"]);
+      expect(listed[6]).toBe("entries 4");
+      expect(listed[8]).toMatch(/^last error .*signature_invalid/);
+      const lapsed = lines.find((l) => l[1] === http.url("/lapsed.crl"))!;
       expect(lapsed[2]).toBe("stale");
       const missing = lines.find((l) => l[1] === http.url("/missing.crl"))!;
       expect(missing[2]).toBe("none");
@@ -366,6 +407,17 @@ for (const target of targets) {
     });
 
     it("the metrics describe each list", async () => {
+      // A list of four entries fetched, confirmed unchanged, then refused; and a point that answered 500.
+      const main = revokedFour("/main.crl");
+      expect((await check(main.good)).certificateStatus?.status).toBe(Status.GOOD);
+      expect((await server.domain.crlLists.refresh(issuer(), main.url)).outcome).toBe("not_modified");
+      await tamperWith("/main.crl");
+      const flakyLeaf = ca.issue("flaky", http.url("/flaky-error500.crl"));
+      http.publish("/flaky-error500.crl", ca.gencrl().der);
+      expect((await check(flakyLeaf)).certificateStatus?.status).toBe(Status.GOOD);
+      http.behave("/flaky-error500.crl", "error500");
+      expect((await server.domain.crlLists.refresh(issuer(), http.url("/flaky-error500.crl"))).outcome).toBe("fetch_failed");
+
       const text = await (await fetch(`${server.url}/metrics`)).text();
       const labels = `anchor="${anchorId(ca)}",url="${http.url("/main.crl")}"`;
       expect(text).toContain(`shomei_crl_entries{${labels}} 4`);

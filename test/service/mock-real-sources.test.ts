@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { CheckMethod } from "../../src/domain/certificates/model.ts";
 import type { CreatedMockCertificate } from "../../src/domain/mock/mock-environment.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
@@ -44,10 +44,14 @@ for (const target of targets) {
       server = await startTestServer(scratch.url);
       dir = mkdtempSync(path.join(tmpdir(), "shomei-mock-real-"));
       accountId = (await server.domain.accounts.create("mock-real", "active")).id;
-      cert = await server.domain.mock!.createCertificate(accountId, { type: "jpki_card_digital_signature" });
       writeFileSync(path.join(dir, "ca.pem"), (await server.domain.mock!.ca()).certificatePem);
-      writeFileSync(path.join(dir, "c.pem"), cert.certificatePem);
     }, 60_000);
+
+    // A certificate of each test's own: the status one test sets is no other test's starting point.
+    beforeEach(async () => {
+      cert = await server.domain.mock!.createCertificate(accountId, { type: "jpki_card_digital_signature" });
+      writeFileSync(path.join(dir, "c.pem"), cert.certificatePem);
+    });
 
     afterAll(async () => {
       await server?.close();
@@ -141,6 +145,7 @@ for (const target of targets) {
     it("SetMockCertificateStatus refuses times no CRL or OCSP answer can carry, and removeFromCRL", async () => {
       const set = (input: Parameters<NonNullable<TestServer["domain"]["mock"]>["setStatus"]>[2]) =>
         server.domain.mock!.setStatus(accountId, cert.certificate.id, input);
+      await set({ status: "unknown" });
       await expect(set({ status: "good", sourceUpdatedAt: Date.now() + 3_600_000 })).rejects.toMatchObject({ code: "invalid_field", field: "source_updated_at" });
       await expect(set({ status: "revoked", revokedAt: Date.parse("1949-12-31T00:00:00Z") })).rejects.toMatchObject({ code: "invalid_field", field: "revoked_at" });
       await expect(set({ status: "revoked", revokedReason: 8 })).rejects.toMatchObject({ code: "invalid_field", field: "revoked_reason" });

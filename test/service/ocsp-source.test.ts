@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CertificateStatus_CheckMethod as CheckMethod, CertificateStatus_Status as Status, CrlReason } from "../../gen/service/verify/v2/certificate_pb.ts";
 import { createTenant, expectRpcError, setupClients, type Clients, type Tenant } from "../support/certificate-rpc.ts";
 import { CrlHttpServer } from "../support/crl-http-server.ts";
@@ -78,18 +78,26 @@ for (const target of targets) {
       proxy.upstream = responder.url;
       const issues = [{ type: "jpki_card_digital_signature", policyOid: policy, keyUsage: ["digitalSignature", "nonRepudiation"] }];
       writeFileSync(path.join(dir, "anchors.json"), JSON.stringify({ anchors: [{ name: "test OCSP service CA", certificates: "ca/ca.pem", issues }] }));
+    });
+
+    // A server and database of each test's own: the responses one test stores, and the metrics it moves, are no other test's starting point.
+    beforeEach(async () => {
       scratch = await target.create();
       server = await startTestServer(scratch.url, settings());
       tenant = await createTenant(server, "ocsp");
       api = setupClients(server, tenant.token);
+      proxy.requests = 0;
+    });
+
+    afterEach(async () => {
+      await server?.close();
+      await scratch?.drop();
     });
 
     afterAll(async () => {
-      await server?.close();
       await proxy?.close();
       await responder?.stop();
       await http?.close();
-      await scratch?.drop();
       rmSync(dir, { recursive: true, force: true });
     });
 
@@ -142,6 +150,9 @@ for (const target of targets) {
     });
 
     it("a second instance on the same database answers from the responses the first stored; its order can put OCSP first", async () => {
+      // The first instance stores OCSP responses for both certificates.
+      expect((await check(leaves.revoked, CheckMethod.OCSP)).certificateStatus?.checkMethod).toBe(CheckMethod.OCSP);
+      expect((await check(leaves.both, CheckMethod.OCSP)).certificateStatus?.checkMethod).toBe(CheckMethod.OCSP);
       const before = proxy.requests;
       const second = await startTestServer(scratch.url, { ...settings(), dataDir: path.join(dir, "second"), checkMethodOrder: "ocsp,crl" });
       try {
@@ -158,6 +169,10 @@ for (const target of targets) {
     });
 
     it("the metrics count requests per responder by outcome and answers from stored responses; failures are logged without the certificate", async () => {
+      // Six certificates asked of the responder, one of a responder that is down, and one answered again from the stored response.
+      for (const leaf of [leaves.good, leaves.revoked, leaves.unknown, leaves.ocspOnly, leaves.both, leaves.crlDown]) await check(leaf, CheckMethod.OCSP);
+      await expectRpcError(check(leaves.ocspDown, CheckMethod.OCSP), Code.Unavailable, "ERROR_REASON_SOURCE_UNAVAILABLE");
+      await check(leaves.good, CheckMethod.OCSP);
       const text = await (await fetch(`${server.url}/metrics`)).text();
       const anchor = `sha256:${new X509Certificate(ca.der).fingerprint256.replace(/:/g, "").toLowerCase()}`;
       expect(text).toContain(`shomei_ocsp_requests_total{anchor="${anchor}",url="${proxy.url}",outcome="fetched"} 6`);
