@@ -8,5 +8,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     reporters: ["default"],
+    // The tests within each file run in a shuffled order, so that a test leaning on what another left behind
+    // fails instead of passing by luck. Vitest prints the seed ("Running tests with seed …"), and
+    // `--sequence.seed=<seed>` repeats that order. Files keep vitest's own order (the slowest known first).
+    sequence: { shuffle: { files: false, tests: true } },
   },
 });
