@@ -20,8 +20,11 @@ export interface GencrlOptions {
   days?: number;
   md?: "sha256" | "sha384" | "sha512";
   sigopts?: string[];
-  /** false: no crlnumber file, so no cRLNumber extension (with no other extension: a v1 list). */
-  crlNumber?: boolean;
+  /**
+   * false: no crlnumber file, so no cRLNumber extension (with no other extension: a v1 list). A number: the list's
+   * cRLNumber, whatever lists the CA made before (the ones after count on from it).
+   */
+  crlNumber?: boolean | bigint;
 }
 
 /**
@@ -77,8 +80,12 @@ export class OpensslCrlCa {
   /** `openssl ca -gencrl`, as DER. */
   gencrl(options: GencrlOptions = {}): Buffer {
     const out = path.join(this.home, "crl.pem");
+    if (typeof options.crlNumber === "bigint") {
+      const hex = options.crlNumber.toString(16);
+      writeFileSync(path.join(this.home, "crlnumber"), `${hex.length % 2 ? "0" : ""}${hex}\n`); // whole octets, as openssl reads it
+    }
     openssl(
-      "ca", "-config", this.config(options.extensions ?? [], options.crlNumber ?? true), "-gencrl", "-out", out, "-crldays", String(options.days ?? 7),
+      "ca", "-config", this.config(options.extensions ?? [], options.crlNumber !== false), "-gencrl", "-out", out, "-crldays", String(options.days ?? 7),
       "-md", options.md ?? "sha256", ...(options.sigopts ?? []).flatMap((option) => ["-sigopt", option]),
     );
     const der = path.join(this.home, "crl.der");
