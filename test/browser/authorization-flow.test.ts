@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, BrowserContextOptions, Locator, Page, Response } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
 import { seedOidcDemo, type OidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
@@ -205,14 +205,36 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
     const details = [
       { type: "account_information", actions: ["list_accounts", "read_balances"], locations: ["https://bank.example/accounts"] },
     ];
-    let firstCode = "";
 
-    beforeAll(async () => {
+    // A browser of each test's own: a test that needs the demo user signed in signs in itself.
+    beforeEach(async () => {
       page = await newPage();
       documentResponse = trackDocuments(page);
     });
 
+    /** The demo user signs in in this tab and allows the demo app, unless a grant of theirs lets it through; the code. */
+    async function signInAndAllow(state: string): Promise<string> {
+      await page.goto(demoRequest(state, { authorization_details: JSON.stringify(details) }));
+      await arrive(page, pagePath("login"), "the login page");
+      await fillLogin(page, demo.userLogin, demo.userPassword);
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
+      await arrive(page, (url) => pagePath("consent")(url) || atCallback(url), "the consent page or the demo callback");
+      if (pagePath("consent")(new URL(page.url()))) await page.getByRole("button", { name: "Allow", exact: true }).click();
+      return expectCode(await readCallback(page), state);
+    }
+
     it("authorize → login page → a wrong password is shown on the page → the right one → consent in words → Allow → code", async () => {
+      // The demo user has not allowed the demo app yet: another test's sign-in may have.
+      const demoUser = (await server.domain.oidc.users.findByLogin(demo.userLogin))!;
+      const grants = await server.database.db
+        .selectFrom("oidc_grants")
+        .select("id")
+        .where("user_id", "=", demoUser.id)
+        .where("client_id", "=", demo.clientId)
+        .where("revoked_at", "is", null)
+        .execute();
+      for (const { id } of grants) await server.domain.oidc.grants.revoke(id);
+
       await page.goto(demoRequest(state, { authorization_details: JSON.stringify(details) }));
       await arrive(page, pagePath("login"), "the login page");
       expect(documentResponse().status()).toBe(200);
@@ -257,11 +279,12 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       await page.getByRole("button", { name: "Allow", exact: true }).click();
       const result = await readCallback(page);
       await expectNotFramable(documentResponse());
-      firstCode = expectCode(result, state);
+      expectCode(result, state);
       await screenshot(page, "04-callback-success");
     });
 
     it("the same request again skips the consent page: straight back with a new code", async () => {
+      const firstCode = await signInAndAllow("first");
       const navigations = trackNavigations(page);
       const request = demoRequest("again", { authorization_details: JSON.stringify(details) });
       await page.goto(request);
@@ -273,6 +296,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
 
     it("step-up: acr_values=high asks the signed-in user for a one-time code; a wrong one is refused, the right one gives a code", async () => {
       const user = (await server.domain.oidc.users.findByLogin(demo.userLogin))!;
+      await signInAndAllow("before-step-up");
       await page.goto(demo.stepUpUrl);
       await arrive(page, pagePath("reauth"), "the re-authentication page");
       await expectNotFramable(documentResponse());
@@ -342,6 +366,11 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
     let page: Page;
 
     beforeAll(async () => {
+      await createUser("par-user", "par-user-password");
+    });
+
+    // A request pushed for each test, and a browser of its own.
+    beforeEach(async () => {
       const body = new URLSearchParams({
         client_id: demo.clientId,
         redirect_uri: demo.redirectUri,
@@ -362,7 +391,6 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       expect(answer.expires_in).toBe(60);
       expect(answer.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{51}$/);
       requestUri = answer.request_uri;
-      await createUser("par-user", "par-user-password");
       // A phone-sized window: the long details must wrap, not widen the page.
       page = await newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     });
@@ -423,7 +451,14 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
       expectCode(await readCallback(page), state);
     });
 
+    /** The browser opens authorize with the request_uri: the login page, and the request_uri is spent. */
+    async function useRequestUri(): Promise<void> {
+      await page.goto(authorizeUrl({ client_id: demo.clientId, request_uri: requestUri }));
+      await arrive(page, pagePath("login"), "the login page");
+    }
+
     it("the same authorize URL again: the request_uri was used, an error page (no redirect, no redirect_uri to trust)", async () => {
+      await useRequestUri();
       const navigations = trackNavigations(page);
       const again = authorizeUrl({ client_id: demo.clientId, request_uri: requestUri });
       const response = (await page.goto(again))!;
@@ -439,6 +474,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("authorization flow
     });
 
     it("with a registered redirect_uri in the query, the used request_uri is reported to the client instead", async () => {
+      await useRequestUri();
       await page.goto(authorizeUrl({ client_id: demo.clientId, request_uri: requestUri, redirect_uri: demo.redirectUri, state: "retry" }));
       expectError(await readCallback(page), "invalid_request_uri", "request_uri has already been used", "retry");
     });
