@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodeJwt } from "jose";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { seedDemo, type DemoData } from "../../src/app/mock-seed/demo-seed.ts";
 import { seedMockCard } from "../../src/app/mock-seed/mock-card-seed.ts";
 import type { MockCard } from "../../src/domain/mock/mock-card.ts";
@@ -33,16 +33,26 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI sign-in with 
     // Kept only when a directory is named, to look at; otherwise thrown away with the rest.
     screenshotDir = process.env.SHOMEI_SCREENSHOT_DIR ?? path.join(dataDir, "screenshots");
     mkdirSync(screenshotDir, { recursive: true });
-    server = await startTestServer(`sqlite:${path.join(dataDir, "shomei.db")}`, { dataDir });
-    demo = await seedDemo(server.domain, dataDir);
-    oidcDemo = await seedOidcDemo(server.domain.oidc, dataDir, Date.now());
-    card = await seedMockCard(server.domain, demo);
     browser = await launchBrowser();
+  });
+
+  // A server and mock environment of each test's own: a test that revokes the card leaves no other a way to very_high.
+  let servers = 0;
+  beforeEach(async () => {
+    const home = path.join(dataDir, `server-${++servers}`);
+    mkdirSync(home);
+    server = await startTestServer(`sqlite:${path.join(home, "shomei.db")}`, { dataDir: home });
+    demo = await seedDemo(server.domain, home);
+    oidcDemo = await seedOidcDemo(server.domain.oidc, home, Date.now());
+    card = await seedMockCard(server.domain, demo);
+  });
+
+  afterEach(async () => {
+    await server?.close();
   });
 
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -63,7 +73,6 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI sign-in with 
     return { idToken: decodeJwt(reply.json!.id_token as string), accessToken: reply.json!.access_token as string };
   }
 
-  // Before the card is revoked below: a revoked card leaves no way to very_high, and no step-up page.
   it("in Japanese on a phone, chosen by the browser's language: the card pages fit a 360 px screen", async () => {
     const context = await browser.newContext({ viewport: { width: 360, height: 740 }, locale: "ja-JP" });
     context.setDefaultTimeout(10_000);
