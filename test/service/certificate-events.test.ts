@@ -66,6 +66,14 @@ for (const target of await databaseTargets()) {
       return (await eventsA.listEvents({ certificateId, pageSize: 100 })).events;
     }
 
+    /** An event of A's own, for a test that needs one to exist: a checked certificate revoked. */
+    async function revocationEvent(): Promise<void> {
+      const id = (await mockCertificate()).certificate!.id;
+      await check(id);
+      await setStatus(id, Status.REVOKED, CrlReason.KEY_COMPROMISE);
+      expect(await eventsOf(id)).toHaveLength(1);
+    }
+
     it("SetMockCertificateStatus records the change at once, through the re-issued CRL: one certificate.revoked event, with its status record's id", async () => {
       const created = await mockCertificate();
       const id = created.certificate!.id;
@@ -175,6 +183,7 @@ for (const target of await databaseTargets()) {
     });
 
     it("another account sees none of them: an event of A is not found for B, and B's list and watch are empty", async () => {
+      await revocationEvent();
       const [event] = (await eventsA.listEvents({ pageSize: 1 })).events;
       expect(event).toBeDefined();
       await expectRpcError(eventsB.getEvent({ eventId: event!.id }), Code.NotFound, "ERROR_REASON_EVENT_NOT_FOUND");
@@ -201,6 +210,7 @@ for (const target of await databaseTargets()) {
     for (const protocol of protocols) {
       it(`WatchEvents over ${protocol.name}: the events after an id, then new ones as they happen, heartbeats between`, async () => {
         const watcher = createClient(EventService, protocol.transport(server.url, [bearer(a.token)], h2));
+        await revocationEvent();
         const [latest] = (await eventsA.listEvents({ pageSize: 1 })).events;
         const id = (await mockCertificate()).certificate!.id;
         await check(id);
