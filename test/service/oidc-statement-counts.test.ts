@@ -67,8 +67,11 @@ for (const target of targets) {
       });
       user = await createUser(server);
       browser = new Browser(server.url);
-      // Signed in, with a grant covering every scope the paths below ask for.
-      await obtainCode(server, browser, user, { clientId, redirectUri, scope: "openid profile email offline_access" });
+      // Signed in, with a grant covering every scope the paths below ask for; and the provider's signing keys made, as
+      // the first ID token makes them: the counts below are of a running provider, whichever test runs first.
+      const code = await obtainCode(server, browser, user, { clientId, redirectUri, scope: "openid profile email offline_access" });
+      const first = await postToken(server, { grant_type: "authorization_code", code, redirect_uri: redirectUri }, { authorization: basicAuthorization(clientId, secret) });
+      expect(first.status, first.text).toBe(200);
     });
 
     afterAll(async () => {
