@@ -58,6 +58,15 @@ describe("loadConfig defaults", () => {
       crlMaxBytes: 128 * 1024 * 1024,
       crlRefreshIntervalSeconds: 3600,
       eventsHeartbeatSeconds: 15,
+      eventsRetentionDays: 90,
+      webhookAttemptsRetentionDays: 30,
+      webhookTimeoutMs: 15_000,
+      webhookRetrySchedule: [0, 5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      webhookAllowPrivate: false,
+      webhookConcurrencyPerEndpoint: 4,
+      webhookMaxInFlight: 256,
+      webhookPollMs: 1000,
+      webhookDisableAfterFailingHours: 120,
       ocspTimeoutMs: 5000,
       ocspNonceBytes: 0,
       ocspNoNextUpdateSeconds: 300,
@@ -130,6 +139,15 @@ describe("loadConfig sources", () => {
         SHOMEI_CRL_MAX_BYTES: "67108864",
         SHOMEI_CRL_REFRESH_INTERVAL_SECONDS: "900",
         SHOMEI_EVENTS_HEARTBEAT_SECONDS: "30",
+        SHOMEI_EVENTS_RETENTION_DAYS: "7",
+        SHOMEI_WEBHOOK_ATTEMPTS_RETENTION_DAYS: "3",
+        SHOMEI_WEBHOOK_TIMEOUT_MS: "5000",
+        SHOMEI_WEBHOOK_RETRY_SCHEDULE: "0, 250ms, 5s, 1m, 2h, 1500",
+        SHOMEI_WEBHOOK_ALLOW_PRIVATE: "false",
+        SHOMEI_WEBHOOK_CONCURRENCY_PER_ENDPOINT: "2",
+        SHOMEI_WEBHOOK_MAX_IN_FLIGHT: "32",
+        SHOMEI_WEBHOOK_POLL_MS: "200",
+        SHOMEI_WEBHOOK_DISABLE_AFTER_FAILING_HOURS: "24",
         SHOMEI_OCSP_TIMEOUT_MS: "2500",
         SHOMEI_OCSP_NONCE_BYTES: "16",
         SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS: "60",
@@ -178,6 +196,15 @@ describe("loadConfig sources", () => {
       crlMaxBytes: 64 * 1024 * 1024,
       crlRefreshIntervalSeconds: 900,
       eventsHeartbeatSeconds: 30,
+      eventsRetentionDays: 7,
+      webhookAttemptsRetentionDays: 3,
+      webhookTimeoutMs: 5000,
+      webhookRetrySchedule: [0, 250, 5000, 60_000, 7_200_000, 1500],
+      webhookAllowPrivate: false,
+      webhookConcurrencyPerEndpoint: 2,
+      webhookMaxInFlight: 32,
+      webhookPollMs: 200,
+      webhookDisableAfterFailingHours: 24,
       ocspTimeoutMs: 2500,
       ocspNonceBytes: 16,
       ocspNoNextUpdateSeconds: 60,
@@ -311,6 +338,16 @@ describe("loadConfig errors", () => {
     expect(configError({ env: { SHOMEI_CRL_REFRESH_INTERVAL_SECONDS: "59" } })).toBe(
       invalid(`SHOMEI_CRL_REFRESH_INTERVAL_SECONDS must be at least 60 (got "59")`),
     );
+  });
+
+  it("webhooks: a bad retry schedule is refused by name; private endpoints are allowed by default in mock mode only", () => {
+    expect(configError({ env: { SHOMEI_WEBHOOK_RETRY_SCHEDULE: "0,5x" } })).toBe(
+      invalid(`SHOMEI_WEBHOOK_RETRY_SCHEDULE must be durations such as 0,5s,5m,30m,2h (got "0,5x")`),
+    );
+    expect(configError({ env: { SHOMEI_WEBHOOK_TIMEOUT_MS: "99" } })).toBe(invalid(`SHOMEI_WEBHOOK_TIMEOUT_MS must be at least 100 (got "99")`));
+    expect(loadConfig({ env: { SHOMEI_MODE: "mock" } }).webhookAllowPrivate).toBe(true);
+    expect(loadConfig({ env: { SHOMEI_MODE: "production" } }).webhookAllowPrivate).toBe(false);
+    expect(loadConfig({ env: { SHOMEI_MODE: "mock", SHOMEI_WEBHOOK_ALLOW_PRIVATE: "false" } }).webhookAllowPrivate).toBe(false);
   });
 
   it("rejects an unknown key in the file, naming it and the file", () => {

@@ -53,6 +53,10 @@ import { EventsRepository } from "../storage/events-repository.ts";
 /** How often a WatchEvents stream looks for new events (recorded by any instance on the database). */
 const eventsPollMs = 500;
 import { JpkiLinksRepository } from "../storage/jpki-links-repository.ts";
+import { WebhookEndpoints } from "../domain/webhooks/webhook-endpoints.ts";
+import { WebhookDeliveryLoop } from "../domain/webhooks/delivery-loop.ts";
+import { WebhooksRepository, maxExcerptChars } from "../storage/webhooks-repository.ts";
+import { createWebhookSender } from "../adapters/http/webhook-sender.ts";
 
 /**
  * The composition root: every domain service, wired to the repositories that
@@ -63,6 +67,10 @@ export interface Domain {
   accounts: Accounts;
   statusChecks: CertificateStatusChecks;
   events: CertificateEvents;
+  /** The accounts' webhook endpoints. */
+  webhooks: WebhookEndpoints;
+  /** This instance's delivery loop; the server starts and stops it. */
+  webhookDelivery: WebhookDelivery;
   batchChecks: BatchStatusChecks;
   registry: CertificateRegistry;
   verifications: Verifications;
@@ -83,6 +91,17 @@ export interface DomainOptions {
   onOcspFetch?: (report: OcspFetchReport) => void;
   /** The ACR policy, when the caller loaded it already (see configuredAcrPolicy). */
   acrPolicy?: AcrPolicy;
+  /** Told of a failure around a webhook attempt (the database away); the loop goes on. */
+  onWebhookError?: (error: unknown) => void;
+}
+
+/** The delivery loop with what it holds open (the sender's kept-alive connections). */
+export interface WebhookDelivery {
+  loop: WebhookDeliveryLoop;
+  start(): void;
+  stop(): Promise<void>;
+  /** Deletes events and attempts past their retention. */
+  prune(): Promise<{ events: number; attempts: number }>;
 }
 
 /** How long a JPKI sign-in challenge may be signed for: time to reach for the card and the signing app. */
@@ -192,9 +211,43 @@ export function createDomain(
     statusChecks,
     clock,
   );
+  const webhookStore = new WebhooksRepository(database);
+  let wake = () => undefined as void;
+  const webhooks = new WebhookEndpoints(webhookStore, secretKey, clock, { allowPrivate: config.webhookAllowPrivate }, config.baseUrl, () => wake());
+  const sender = createWebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, excerptBytes: maxExcerptChars });
+  const loop = new WebhookDeliveryLoop(
+    webhookStore,
+    webhooks,
+    sender,
+    clock,
+    {
+      retryScheduleMs: config.webhookRetrySchedule,
+      timeoutMs: config.webhookTimeoutMs,
+      pollMs: config.webhookPollMs,
+      perEndpointConcurrency: config.webhookConcurrencyPerEndpoint,
+      maxInFlight: config.webhookMaxInFlight,
+      disableAfterFailingMs: config.webhookDisableAfterFailingHours * 3600 * 1000,
+    },
+    config.baseUrl,
+    options.onWebhookError,
+  );
+  wake = () => loop.wake();
+  const day = 24 * 3600 * 1000;
+  const webhookDelivery: WebhookDelivery = {
+    loop,
+    start: () => loop.start(),
+    stop: async () => {
+      await loop.stop();
+      sender.close();
+    },
+    prune: () =>
+      webhookStore.prune({ eventsBefore: clock() - config.eventsRetentionDays * day, attemptsBefore: clock() - config.webhookAttemptsRetentionDays * day }),
+  };
   return {
     accounts,
     statusChecks,
+    webhooks,
+    webhookDelivery,
     events: new CertificateEvents(new EventsRepository(database), clock, { pollMs: eventsPollMs, heartbeatMs: config.eventsHeartbeatSeconds * 1000 }),
     batchChecks: new BatchStatusChecks(certificates, sourceFor, clock),
     registry,

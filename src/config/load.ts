@@ -61,6 +61,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     baseUrl: parsed.baseUrl ?? `http${parsed.tlsCertFile ? "s" : ""}://localhost:${parsed.port}`,
     baseUrlDerived: parsed.baseUrl === undefined,
     databaseUrl: parsed.databaseUrl ?? `sqlite:${path.join(parsed.dataDir, "shomei.db")}`,
+    webhookAllowPrivate: parsed.webhookAllowPrivate ?? parsed.mode === "mock",
   };
 }
 

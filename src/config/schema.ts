@@ -45,6 +45,15 @@ export const settings = {
   crlMaxBytes: { env: "SHOMEI_CRL_MAX_BYTES" },
   crlRefreshIntervalSeconds: { env: "SHOMEI_CRL_REFRESH_INTERVAL_SECONDS" },
   eventsHeartbeatSeconds: { env: "SHOMEI_EVENTS_HEARTBEAT_SECONDS" },
+  eventsRetentionDays: { env: "SHOMEI_EVENTS_RETENTION_DAYS" },
+  webhookAttemptsRetentionDays: { env: "SHOMEI_WEBHOOK_ATTEMPTS_RETENTION_DAYS" },
+  webhookTimeoutMs: { env: "SHOMEI_WEBHOOK_TIMEOUT_MS" },
+  webhookRetrySchedule: { env: "SHOMEI_WEBHOOK_RETRY_SCHEDULE" },
+  webhookAllowPrivate: { env: "SHOMEI_WEBHOOK_ALLOW_PRIVATE" },
+  webhookConcurrencyPerEndpoint: { env: "SHOMEI_WEBHOOK_CONCURRENCY_PER_ENDPOINT" },
+  webhookMaxInFlight: { env: "SHOMEI_WEBHOOK_MAX_IN_FLIGHT" },
+  webhookPollMs: { env: "SHOMEI_WEBHOOK_POLL_MS" },
+  webhookDisableAfterFailingHours: { env: "SHOMEI_WEBHOOK_DISABLE_AFTER_FAILING_HOURS" },
   ocspTimeoutMs: { env: "SHOMEI_OCSP_TIMEOUT_MS" },
   ocspNonceBytes: { env: "SHOMEI_OCSP_NONCE_BYTES" },
   ocspNoNextUpdateSeconds: { env: "SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS" },
@@ -158,6 +167,31 @@ export const configSchema = z
     /** How often a CRL is asked for again (conditional request) at most; sooner as its nextUpdate nears. */
     crlRefreshIntervalSeconds: integer(60, 7 * 24 * 3600).default(3600),
     eventsHeartbeatSeconds: integer(1, 3600).default(15),
+    /** Events older than this are deleted (unless a delivery of theirs is still pending). */
+    eventsRetentionDays: integer(1, 3650).default(90),
+    /** Webhook attempts and finished deliveries older than this are deleted. */
+    webhookAttemptsRetentionDays: integer(1, 3650).default(30),
+    /** A webhook attempt is delivered when a 2xx comes within this. */
+    webhookTimeoutMs: integer(100, 120_000).default(15_000),
+    /** The delays before each attempt of a delivery (ms, s, m, h); past the last, it is exhausted. */
+    webhookRetrySchedule: z
+      .preprocess(
+        (v) => (typeof v === "string" ? v.split(",").map((d) => d.trim()) : v),
+        z.array(z.string().regex(/^\d+(ms|s|m|h)?$/, { error: "must be durations such as 0,5s,5m,30m,2h" }).transform(durationMs), {
+          error: "must be a comma-separated list of durations",
+        }).min(1, { error: "must list at least one attempt" }).max(50, { error: "must list at most 50 attempts" }),
+      )
+      .default([0, 5e3, 5 * 60e3, 30 * 60e3, 2 * 3600e3, 5 * 3600e3, 10 * 3600e3, 10 * 3600e3]),
+    /** Whether webhook endpoints may be http:// or loopback, private or link-local addresses; unset: only in mock mode. */
+    webhookAllowPrivate: flag.optional(),
+    /** Attempts in flight to one endpoint from one instance at most. */
+    webhookConcurrencyPerEndpoint: integer(1, 1000).default(4),
+    /** Attempts in flight from one instance at most. */
+    webhookMaxInFlight: integer(1, 10_000).default(256),
+    /** How often an idle delivery loop looks for due deliveries (those queued by other instances, retries). */
+    webhookPollMs: integer(10, 60_000).default(1000),
+    /** An endpoint every attempt to which failed for this long is disabled. */
+    webhookDisableAfterFailingHours: integer(1, 24 * 365).default(120),
     /** How long one OCSP exchange may take, body included; past it the check answers unavailable. */
     ocspTimeoutMs: integer(100, 60_000).default(5000),
     /** Length of the nonce sent with OCSP requests (RFC 8954, 1 to 32); 0 sends none (RFC 5019 responders often ignore it). */
@@ -198,6 +232,12 @@ export const configSchema = z
     }
   });
 
+/** "5s", "5m", "2h", "250ms" or a bare number of milliseconds. */
+function durationMs(text: string): number {
+  const [, value, unit] = /^(\d+)(ms|s|m|h)?$/.exec(text)!;
+  return Number(value) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit ?? "ms"]!;
+}
+
 /** Whether the platform knows the time zone (Intl throws a RangeError for an unknown one). */
 function isTimeZone(zone: string): boolean {
   try {
@@ -211,7 +251,9 @@ function isTimeZone(zone: string): boolean {
 type Parsed = z.output<typeof configSchema>;
 
 /** The validated configuration with every derived default filled in. */
-export interface Config extends Omit<Parsed, "baseUrl" | "databaseUrl"> {
+export interface Config extends Omit<Parsed, "baseUrl" | "databaseUrl" | "webhookAllowPrivate"> {
+  /** Derived from the mode when not set: allowed in mock mode only. */
+  webhookAllowPrivate: boolean;
   baseUrl: string;
   /** True when baseUrl was derived from the port rather than configured: the server fixes it once the port is bound. */
   baseUrlDerived: boolean;

@@ -21,6 +21,8 @@ export type DomainErrorCode =
   | "unsupported_certificate"
   | "verification_not_found"
   | "event_not_found"
+  | "webhook_endpoint_not_found"
+  | "webhook_endpoint_disabled"
   | "account_not_found"
   | "account_exists"
   | "server_key_mismatch";

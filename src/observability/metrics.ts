@@ -1,6 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { CrlListState } from "../domain/certificates/crl/crl-lists.ts";
 import type { OcspResponderState } from "../domain/certificates/ocsp/ocsp-responses.ts";
+import type { AttemptCounts } from "../domain/webhooks/delivery-loop.ts";
+import type { OutboxStats } from "../domain/webhooks/model.ts";
 
 type CrlLabel = "anchor" | "url";
 
@@ -103,6 +105,58 @@ export class Metrics {
       collect() {
         this.reset();
         this.inc(snapshot().cachedAnswers);
+      },
+    });
+  }
+
+  /**
+   * Events and webhooks: events recorded (on the database, by every
+   * instance), this instance's attempts by outcome, and the outbox's depth
+   * and the age of its oldest pending delivery (read from the database once
+   * per scrape).
+   */
+  watchWebhooks(counts: Readonly<AttemptCounts>, stats: () => Promise<OutboxStats>, now: () => number = Date.now): void {
+    const registers = [this.registry];
+    let read: { at: number; stats: Promise<OutboxStats> } | undefined;
+    // The three metrics below are collected in one scrape: one read serves them all.
+    const current = () => {
+      if (!read || now() - read.at > 1000) read = { at: now(), stats: stats() };
+      return read.stats;
+    };
+    new Counter({
+      name: "shomei_events_total",
+      help: "Certificate events recorded on the database (by every instance)",
+      registers,
+      async collect() {
+        this.reset();
+        this.inc((await current()).eventsRecorded);
+      },
+    });
+    new Counter<"outcome">({
+      name: "shomei_webhook_attempts_total",
+      help: "Webhook attempts this instance finished, by outcome: delivered (2xx), failed (another answer, timeout, connection), gone (410); exhausted counts deliveries whose schedule ran out",
+      labelNames: ["outcome"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [outcome, n] of Object.entries(counts)) this.inc({ outcome }, n);
+      },
+    });
+    new Gauge({
+      name: "shomei_webhook_queue_depth",
+      help: "Deliveries waiting to be delivered (due now or retried later)",
+      registers,
+      async collect() {
+        this.set((await current()).pending);
+      },
+    });
+    new Gauge({
+      name: "shomei_webhook_oldest_pending_seconds",
+      help: "Age of the oldest delivery not yet delivered (0 when none waits)",
+      registers,
+      async collect() {
+        const oldest = (await current()).oldestPendingAt;
+        this.set(oldest === undefined ? 0 : (now() - oldest) / 1000);
       },
     });
   }

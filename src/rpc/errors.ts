@@ -17,6 +17,8 @@ const mapping: Record<DomainErrorCode, [Code, ErrorReason]> = {
   unsupported_certificate: [Code.FailedPrecondition, ErrorReason.UNSUPPORTED_CERTIFICATE],
   verification_not_found: [Code.NotFound, ErrorReason.VERIFICATION_NOT_FOUND],
   event_not_found: [Code.NotFound, ErrorReason.EVENT_NOT_FOUND],
+  webhook_endpoint_not_found: [Code.NotFound, ErrorReason.WEBHOOK_ENDPOINT_NOT_FOUND],
+  webhook_endpoint_disabled: [Code.FailedPrecondition, ErrorReason.WEBHOOK_ENDPOINT_DISABLED],
   certificate_not_found: [Code.NotFound, ErrorReason.CERTIFICATE_NOT_FOUND],
   user_not_found: [Code.NotFound, ErrorReason.USER_NOT_FOUND],
   certificate_status_not_found: [Code.NotFound, ErrorReason.CERTIFICATE_STATUS_NOT_FOUND],

@@ -41,7 +41,7 @@ export function rpcServices(deps: RpcDependencies): RpcService[] {
       confirmedByFirstRead: [CertificateService.method.checkCertificateStatus],
     }),
     service(VerificationService, new VerificationHandler(deps.domain.verifications), { access: "api_token" }),
-    service(EventService, new EventHandler(deps.domain.events, deps.domain.oidc.issuer), { access: "api_token" }),
+    service(EventService, new EventHandler(deps.domain.events, deps.domain.webhooks, deps.domain.oidc.issuer), { access: "api_token" }),
     service(MockService, deps.domain.mock ? new MockHandler(deps.domain.mock) : new DisabledMockHandler(), { access: "api_token" }),
   ];
 }

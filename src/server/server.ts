@@ -53,6 +53,7 @@ export function createApplication(
   const metrics = new Metrics();
   metrics.watchCrlLists(() => domain.crlLists.snapshot());
   metrics.watchOcsp(() => domain.ocspResponses.snapshot());
+  metrics.watchWebhooks(domain.webhookDelivery.loop.counts, () => domain.webhookDelivery.loop.stats());
   const httpDeps = { config, database, domain, logger, metrics, isDraining, isStartingUp };
   const policy = rpcPolicy(rpcServices({ config, domain }), { accounts: domain.accounts, logger, readMaxBytes: config.maxBodyBytes });
   const rpc = createRpcHandler(policy, logger);
@@ -114,11 +115,13 @@ export async function startServer(config: Config, logger: Logger, options: Start
     const domain = createDomain(effective, database, secretKey, undefined, anchors, {
       onCrlRefresh: (report) => logCrlRefresh(logger, report),
       onOcspFetch: (report) => logOcspFetch(logger, report),
+      onWebhookError: (error) => logger.warn({ err: error }, "a webhook attempt could not be made or recorded; it is retried after its lease"),
       acrPolicy,
     });
     const ready = createApplication(effective, database, domain, logger, () => draining, () => startingUp, express);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
     await domain.crlLists.start();
+    domain.webhookDelivery.start();
     app.handler = ready;
     const bound = listener;
     const host = bound.address.family === "IPv6" ? `[${bound.address.address}]` : bound.address.address;
@@ -138,6 +141,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
           draining = true;
           await stopSweeping();
           await domain.crlLists.stop();
+          await domain.webhookDelivery.stop();
           await bound.close(ready.inFlight, config.shutdownTimeoutMs);
           await database.close();
         })()),
@@ -160,6 +164,7 @@ function startSweeping(domain: Domain, intervalSeconds: number, logger: Logger):
   const timer = setInterval(() => {
     running ??= domain.sweeper
       .sweep()
+      .then(async (counts) => ({ ...counts, ...prefixed(await domain.webhookDelivery.prune()) }))
       .then((counts) => logger.debug({ deleted: counts }, "expired rows swept"))
       .catch((error: unknown) => logger.warn({ err: error }, "sweeping expired rows failed; retrying at the next interval"))
       .finally(() => {
@@ -171,4 +176,9 @@ function startSweeping(domain: Domain, intervalSeconds: number, logger: Logger):
     clearInterval(timer);
     await running;
   };
+}
+
+/** Events and attempts past their retention, named apart from the sweep's tables in the log line. */
+function prefixed(pruned: { events: number; attempts: number }) {
+  return { events: pruned.events, webhookAttempts: pruned.attempts };
 }

@@ -16,6 +16,9 @@ export interface Tables {
   certificate_statuses: CertificateStatusTable;
   certificate_status_heads: CertificateStatusHeadTable;
   certificate_events: CertificateEventTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
   verifications: VerificationTable;
   mock_authorities: MockAuthorityTable;
   mock_certificate_states: MockCertificateStateTable;
@@ -272,6 +275,51 @@ export interface CertificateEventTable {
   revoked_at: number | null;
   revoked_reason: number | null;
   created_at: number;
+}
+
+export interface WebhookEndpointTable {
+  id: string;
+  account_id: string;
+  url: string;
+  description: string;
+  event_types: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_until: number | null;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookDeliveryTable {
+  event_id: string;
+  endpoint_id: string;
+  account_id: string;
+  event_type: string;
+  payload: string | null;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_token: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  account_id: string;
+  attempt: number;
+  outcome: string;
+  status_code: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+  started_at: number;
+  duration_ms: number;
 }
 
 export interface MockAuthorityTable {

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file service/verify/v2/event_service.proto.
  */
 export const file_service_verify_v2_event_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVzZXJ2aWNlL3ZlcmlmeS92Mi9ldmVudF9zZXJ2aWNlLnByb3RvEhFzZXJ2aWNlLnZlcmlmeS52MiKjAQoFRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkSDwoHc3ViamVjdBgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgRkYXRhGAYgASgLMicuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVFdmVudERhdGEi5gMKFENlcnRpZmljYXRlRXZlbnREYXRhEhYKDmNlcnRpZmljYXRlX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSPQoQY2VydGlmaWNhdGVfdHlwZRgDIAEoDjIjLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlLlR5cGUSOwoGc3RhdHVzGAQgASgOMisuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMuU3RhdHVzEkQKD3ByZXZpb3VzX3N0YXR1cxgFIAEoDjIrLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLlN0YXR1cxIuCgpyZXZva2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0Cg5yZXZva2VkX3JlYXNvbhgHIAEoDjIcLnNlcnZpY2UudmVyaWZ5LnYyLkNybFJlYXNvbhJGCgxjaGVja19tZXRob2QYCCABKA4yMC5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1cy5DaGVja01ldGhvZBI1ChFzb3VyY2VfdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYAoRTGlzdEV2ZW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFgoOY2VydGlmaWNhdGVfaWQYAyABKAkSDAoEdHlwZRgEIAEoCSJXChJMaXN0RXZlbnRzUmVzcG9uc2USKAoGZXZlbnRzGAEgAygLMhguc2VydmljZS52ZXJpZnkudjIuRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldEV2ZW50UmVxdWVzdBIQCghldmVudF9pZBgBIAEoCSI7ChBHZXRFdmVudFJlc3BvbnNlEicKBWV2ZW50GAEgASgLMhguc2VydmljZS52ZXJpZnkudjIuRXZlbnQiLAoSV2F0Y2hFdmVudHNSZXF1ZXN0EhYKDmFmdGVyX2V2ZW50X2lkGAEgASgJInkKE1dhdGNoRXZlbnRzUmVzcG9uc2USKQoFZXZlbnQYASABKAsyGC5zZXJ2aWNlLnZlcmlmeS52Mi5FdmVudEgAEi8KCWhlYXJ0YmVhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAEIGCgRraW5kMqgCCgxFdmVudFNlcnZpY2USXgoKTGlzdEV2ZW50cxIkLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RFdmVudHNSZXF1ZXN0GiUuc2VydmljZS52ZXJpZnkudjIuTGlzdEV2ZW50c1Jlc3BvbnNlIgOQAgESWAoIR2V0RXZlbnQSIi5zZXJ2aWNlLnZlcmlmeS52Mi5HZXRFdmVudFJlcXVlc3QaIy5zZXJ2aWNlLnZlcmlmeS52Mi5HZXRFdmVudFJlc3BvbnNlIgOQAgESXgoLV2F0Y2hFdmVudHMSJS5zZXJ2aWNlLnZlcmlmeS52Mi5XYXRjaEV2ZW50c1JlcXVlc3QaJi5zZXJ2aWNlLnZlcmlmeS52Mi5XYXRjaEV2ZW50c1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_service_verify_v2_certificate]);
+  fileDesc("CiVzZXJ2aWNlL3ZlcmlmeS92Mi9ldmVudF9zZXJ2aWNlLnByb3RvEhFzZXJ2aWNlLnZlcmlmeS52MiKjAQoFRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkSDwoHc3ViamVjdBgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgRkYXRhGAYgASgLMicuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVFdmVudERhdGEi5gMKFENlcnRpZmljYXRlRXZlbnREYXRhEhYKDmNlcnRpZmljYXRlX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSPQoQY2VydGlmaWNhdGVfdHlwZRgDIAEoDjIjLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlLlR5cGUSOwoGc3RhdHVzGAQgASgOMisuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMuU3RhdHVzEkQKD3ByZXZpb3VzX3N0YXR1cxgFIAEoDjIrLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLlN0YXR1cxIuCgpyZXZva2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0Cg5yZXZva2VkX3JlYXNvbhgHIAEoDjIcLnNlcnZpY2UudmVyaWZ5LnYyLkNybFJlYXNvbhJGCgxjaGVja19tZXRob2QYCCABKA4yMC5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1cy5DaGVja01ldGhvZBI1ChFzb3VyY2VfdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYAoRTGlzdEV2ZW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFgoOY2VydGlmaWNhdGVfaWQYAyABKAkSDAoEdHlwZRgEIAEoCSJXChJMaXN0RXZlbnRzUmVzcG9uc2USKAoGZXZlbnRzGAEgAygLMhguc2VydmljZS52ZXJpZnkudjIuRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldEV2ZW50UmVxdWVzdBIQCghldmVudF9pZBgBIAEoCSI7ChBHZXRFdmVudFJlc3BvbnNlEicKBWV2ZW50GAEgASgLMhguc2VydmljZS52ZXJpZnkudjIuRXZlbnQiLAoSV2F0Y2hFdmVudHNSZXF1ZXN0EhYKDmFmdGVyX2V2ZW50X2lkGAEgASgJInkKE1dhdGNoRXZlbnRzUmVzcG9uc2USKQoFZXZlbnQYASABKAsyGC5zZXJ2aWNlLnZlcmlmeS52Mi5FdmVudEgAEi8KCWhlYXJ0YmVhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAEIGCgRraW5kIp8CCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEhMKC2V2ZW50X3R5cGVzGAMgAygJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGRpc2FibGVkGAUgASgIEhcKD2Rpc2FibGVkX3JlYXNvbhgGIAEoCRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI+ChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVQocQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBILCgN1cmwYASABKAkSEwoLZXZlbnRfdHlwZXMYAiADKAkSEwoLZGVzY3JpcHRpb24YAyABKAkibQodQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USPAoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIiLnNlcnZpY2UudmVyaWZ5LnYyLldlYmhvb2tFbmRwb2ludBIOCgZzZWNyZXQYAiABKAkiHQobTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0Il0KHExpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USPQoRd2ViaG9va19lbmRwb2ludHMYASADKAsyIi5zZXJ2aWNlLnZlcmlmeS52Mi5XZWJob29rRW5kcG9pbnQiOAoZR2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBIbChN3ZWJob29rX2VuZHBvaW50X2lkGAEgASgJIloKGkdldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjwKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyIi5zZXJ2aWNlLnZlcmlmeS52Mi5XZWJob29rRW5kcG9pbnQiHwoNRXZlbnRUeXBlTGlzdBIOCgZ2YWx1ZXMYASADKAki2gEKHFVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSGwoTd2ViaG9va19lbmRwb2ludF9pZBgBIAEoCRIQCgN1cmwYAiABKAlIAIgBARI1CgtldmVudF90eXBlcxgDIAEoCzIgLnNlcnZpY2UudmVyaWZ5LnYyLkV2ZW50VHlwZUxpc3QSGAoLZGVzY3JpcHRpb24YBCABKAlIAYgBARIVCghkaXNhYmxlZBgFIAEoCEgCiAEBQgYKBF91cmxCDgoMX2Rlc2NyaXB0aW9uQgsKCV9kaXNhYmxlZCJdCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRI8ChB3ZWJob29rX2VuZHBvaW50GAEgASgLMiIuc2VydmljZS52ZXJpZnkudjIuV2ViaG9va0VuZHBvaW50IjsKHERlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSGwoTd2ViaG9va19lbmRwb2ludF9pZBgBIAEoCSIfCh1EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZSJBCiJSb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXF1ZXN0EhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkicwojUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEjwKEHdlYmhvb2tfZW5kcG9pbnQYAiABKAsyIi5zZXJ2aWNlLnZlcmlmeS52Mi5XZWJob29rRW5kcG9pbnQi7wEKDUV2ZW50RGVsaXZlcnkSCgoCaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSGwoTd2ViaG9va19lbmRwb2ludF9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFEg8KB291dGNvbWUYBSABKAkSEwoLc3RhdHVzX2NvZGUYBiABKAUSDQoFZXJyb3IYByABKAkSGAoQcmVzcG9uc2VfZXhjZXJwdBgIIAEoCRIuCgpzdGFydGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtkdXJhdGlvbl9tcxgKIAEoBSJeChpMaXN0RXZlbnREZWxpdmVyaWVzUmVxdWVzdBIQCghldmVudF9pZBgBIAEoCRIbChN3ZWJob29rX2VuZHBvaW50X2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBSJTChtMaXN0RXZlbnREZWxpdmVyaWVzUmVzcG9uc2USNAoKZGVsaXZlcmllcxgBIAMoCzIgLnNlcnZpY2UudmVyaWZ5LnYyLkV2ZW50RGVsaXZlcnkiRgoVUmVkZWxpdmVyRXZlbnRSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYAiABKAkiGAoWUmVkZWxpdmVyRXZlbnRSZXNwb25zZSIzChRTZW5kVGVzdEV2ZW50UmVxdWVzdBIbChN3ZWJob29rX2VuZHBvaW50X2lkGAEgASgJIikKFVNlbmRUZXN0RXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCTLnCgoMRXZlbnRTZXJ2aWNlEl4KCkxpc3RFdmVudHMSJC5zZXJ2aWNlLnZlcmlmeS52Mi5MaXN0RXZlbnRzUmVxdWVzdBolLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RFdmVudHNSZXNwb25zZSIDkAIBElgKCEdldEV2ZW50EiIuc2VydmljZS52ZXJpZnkudjIuR2V0RXZlbnRSZXF1ZXN0GiMuc2VydmljZS52ZXJpZnkudjIuR2V0RXZlbnRSZXNwb25zZSIDkAIBEl4KC1dhdGNoRXZlbnRzEiUuc2VydmljZS52ZXJpZnkudjIuV2F0Y2hFdmVudHNSZXF1ZXN0GiYuc2VydmljZS52ZXJpZnkudjIuV2F0Y2hFdmVudHNSZXNwb25zZTABEnoKFUNyZWF0ZVdlYmhvb2tFbmRwb2ludBIvLnNlcnZpY2UudmVyaWZ5LnYyLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaMC5zZXJ2aWNlLnZlcmlmeS52Mi5DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ8ChRMaXN0V2ViaG9va0VuZHBvaW50cxIuLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBovLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2UiA5ACARJ2ChJHZXRXZWJob29rRW5kcG9pbnQSLC5zZXJ2aWNlLnZlcmlmeS52Mi5HZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi0uc2VydmljZS52ZXJpZnkudjIuR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2UiA5ACARJ6ChVVcGRhdGVXZWJob29rRW5kcG9pbnQSLy5zZXJ2aWNlLnZlcmlmeS52Mi5VcGRhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GjAuc2VydmljZS52ZXJpZnkudjIuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USegoVRGVsZXRlV2ViaG9va0VuZHBvaW50Ei8uc2VydmljZS52ZXJpZnkudjIuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBowLnNlcnZpY2UudmVyaWZ5LnYyLkRlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEowBChtSb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXQSNS5zZXJ2aWNlLnZlcmlmeS52Mi5Sb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXF1ZXN0GjYuc2VydmljZS52ZXJpZnkudjIuUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVzcG9uc2USeQoTTGlzdEV2ZW50RGVsaXZlcmllcxItLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RFdmVudERlbGl2ZXJpZXNSZXF1ZXN0Gi4uc2VydmljZS52ZXJpZnkudjIuTGlzdEV2ZW50RGVsaXZlcmllc1Jlc3BvbnNlIgOQAgESZQoOUmVkZWxpdmVyRXZlbnQSKC5zZXJ2aWNlLnZlcmlmeS52Mi5SZWRlbGl2ZXJFdmVudFJlcXVlc3QaKS5zZXJ2aWNlLnZlcmlmeS52Mi5SZWRlbGl2ZXJFdmVudFJlc3BvbnNlEmIKDVNlbmRUZXN0RXZlbnQSJy5zZXJ2aWNlLnZlcmlmeS52Mi5TZW5kVGVzdEV2ZW50UmVxdWVzdBooLnNlcnZpY2UudmVyaWZ5LnYyLlNlbmRUZXN0RXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_service_verify_v2_certificate]);
 
 /**
  * A change of a registered certificate's status, with the attributes of a
@@ -324,6 +324,606 @@ export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__P
   messageDesc(file_service_verify_v2_event_service, 7);
 
 /**
+ * A URL that the account's events are sent to.
+ *
+ * @generated from message service.verify.v2.WebhookEndpoint
+ */
+export type WebhookEndpoint = Message<"service.verify.v2.WebhookEndpoint"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Where events are POSTed.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * The event types sent; empty: every type.
+   *
+   * @generated from field: repeated string event_types = 3;
+   */
+  eventTypes: string[];
+
+  /**
+   * The account's own words about it.
+   *
+   * @generated from field: string description = 4;
+   */
+  description: string;
+
+  /**
+   * Nothing is sent while disabled.
+   *
+   * @generated from field: bool disabled = 5;
+   */
+  disabled: boolean;
+
+  /**
+   * Why it is disabled: "account" (by UpdateWebhookEndpoint), "gone" (it
+   * answered 410 Gone), "failing" (every attempt failed for five days).
+   *
+   * @generated from field: string disabled_reason = 6;
+   */
+  disabledReason: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 7;
+   */
+  createdAt?: Timestamp;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 8;
+   */
+  updatedAt?: Timestamp;
+
+  /**
+   * Set after a rotation: until then the previous secret signs too.
+   *
+   * @generated from field: google.protobuf.Timestamp previous_secret_expires_at = 9;
+   */
+  previousSecretExpiresAt?: Timestamp;
+};
+
+/**
+ * Describes the message service.verify.v2.WebhookEndpoint.
+ * Use `create(WebhookEndpointSchema)` to create a new message.
+ */
+export const WebhookEndpointSchema: GenMessage<WebhookEndpoint> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 8);
+
+/**
+ * Request of CreateWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.CreateWebhookEndpointRequest
+ */
+export type CreateWebhookEndpointRequest = Message<"service.verify.v2.CreateWebhookEndpointRequest"> & {
+  /**
+   * An absolute https:// URL (http:// and private addresses only where the
+   * server allows them), at most 2,048 characters.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * Event types to send (certificate.revoked, certificate.reinstated,
+   * certificate.status_changed, webhook.attempt_exhausted,
+   * webhook.endpoint_disabled, webhook.test); empty: every type.
+   *
+   * @generated from field: repeated string event_types = 2;
+   */
+  eventTypes: string[];
+
+  /**
+   * At most 500 characters.
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message service.verify.v2.CreateWebhookEndpointRequest.
+ * Use `create(CreateWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const CreateWebhookEndpointRequestSchema: GenMessage<CreateWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 9);
+
+/**
+ * Response of CreateWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.CreateWebhookEndpointResponse
+ */
+export type CreateWebhookEndpointResponse = Message<"service.verify.v2.CreateWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: service.verify.v2.WebhookEndpoint webhook_endpoint = 1;
+   */
+  webhookEndpoint?: WebhookEndpoint;
+
+  /**
+   * The signing secret, whsec_ and base64: shown only here.
+   *
+   * @generated from field: string secret = 2;
+   */
+  secret: string;
+};
+
+/**
+ * Describes the message service.verify.v2.CreateWebhookEndpointResponse.
+ * Use `create(CreateWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const CreateWebhookEndpointResponseSchema: GenMessage<CreateWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 10);
+
+/**
+ * Request of ListWebhookEndpoints.
+ *
+ * @generated from message service.verify.v2.ListWebhookEndpointsRequest
+ */
+export type ListWebhookEndpointsRequest = Message<"service.verify.v2.ListWebhookEndpointsRequest"> & {
+};
+
+/**
+ * Describes the message service.verify.v2.ListWebhookEndpointsRequest.
+ * Use `create(ListWebhookEndpointsRequestSchema)` to create a new message.
+ */
+export const ListWebhookEndpointsRequestSchema: GenMessage<ListWebhookEndpointsRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 11);
+
+/**
+ * Response of ListWebhookEndpoints.
+ *
+ * @generated from message service.verify.v2.ListWebhookEndpointsResponse
+ */
+export type ListWebhookEndpointsResponse = Message<"service.verify.v2.ListWebhookEndpointsResponse"> & {
+  /**
+   * @generated from field: repeated service.verify.v2.WebhookEndpoint webhook_endpoints = 1;
+   */
+  webhookEndpoints: WebhookEndpoint[];
+};
+
+/**
+ * Describes the message service.verify.v2.ListWebhookEndpointsResponse.
+ * Use `create(ListWebhookEndpointsResponseSchema)` to create a new message.
+ */
+export const ListWebhookEndpointsResponseSchema: GenMessage<ListWebhookEndpointsResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 12);
+
+/**
+ * Request of GetWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.GetWebhookEndpointRequest
+ */
+export type GetWebhookEndpointRequest = Message<"service.verify.v2.GetWebhookEndpointRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.GetWebhookEndpointRequest.
+ * Use `create(GetWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const GetWebhookEndpointRequestSchema: GenMessage<GetWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 13);
+
+/**
+ * Response of GetWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.GetWebhookEndpointResponse
+ */
+export type GetWebhookEndpointResponse = Message<"service.verify.v2.GetWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: service.verify.v2.WebhookEndpoint webhook_endpoint = 1;
+   */
+  webhookEndpoint?: WebhookEndpoint;
+};
+
+/**
+ * Describes the message service.verify.v2.GetWebhookEndpointResponse.
+ * Use `create(GetWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const GetWebhookEndpointResponseSchema: GenMessage<GetWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 14);
+
+/**
+ * A list of event types, so that an update can tell "not set" from "every type" (an empty list).
+ *
+ * @generated from message service.verify.v2.EventTypeList
+ */
+export type EventTypeList = Message<"service.verify.v2.EventTypeList"> & {
+  /**
+   * @generated from field: repeated string values = 1;
+   */
+  values: string[];
+};
+
+/**
+ * Describes the message service.verify.v2.EventTypeList.
+ * Use `create(EventTypeListSchema)` to create a new message.
+ */
+export const EventTypeListSchema: GenMessage<EventTypeList> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 15);
+
+/**
+ * Request of UpdateWebhookEndpoint: the fields set are changed, the others kept.
+ *
+ * @generated from message service.verify.v2.UpdateWebhookEndpointRequest
+ */
+export type UpdateWebhookEndpointRequest = Message<"service.verify.v2.UpdateWebhookEndpointRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * @generated from field: optional string url = 2;
+   */
+  url?: string;
+
+  /**
+   * The event types to send; an empty list: every type.
+   *
+   * @generated from field: service.verify.v2.EventTypeList event_types = 3;
+   */
+  eventTypes?: EventTypeList;
+
+  /**
+   * @generated from field: optional string description = 4;
+   */
+  description?: string;
+
+  /**
+   * true disables; false enables again.
+   *
+   * @generated from field: optional bool disabled = 5;
+   */
+  disabled?: boolean;
+};
+
+/**
+ * Describes the message service.verify.v2.UpdateWebhookEndpointRequest.
+ * Use `create(UpdateWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const UpdateWebhookEndpointRequestSchema: GenMessage<UpdateWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 16);
+
+/**
+ * Response of UpdateWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.UpdateWebhookEndpointResponse
+ */
+export type UpdateWebhookEndpointResponse = Message<"service.verify.v2.UpdateWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: service.verify.v2.WebhookEndpoint webhook_endpoint = 1;
+   */
+  webhookEndpoint?: WebhookEndpoint;
+};
+
+/**
+ * Describes the message service.verify.v2.UpdateWebhookEndpointResponse.
+ * Use `create(UpdateWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const UpdateWebhookEndpointResponseSchema: GenMessage<UpdateWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 17);
+
+/**
+ * Request of DeleteWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.DeleteWebhookEndpointRequest
+ */
+export type DeleteWebhookEndpointRequest = Message<"service.verify.v2.DeleteWebhookEndpointRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.DeleteWebhookEndpointRequest.
+ * Use `create(DeleteWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const DeleteWebhookEndpointRequestSchema: GenMessage<DeleteWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 18);
+
+/**
+ * Response of DeleteWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.DeleteWebhookEndpointResponse
+ */
+export type DeleteWebhookEndpointResponse = Message<"service.verify.v2.DeleteWebhookEndpointResponse"> & {
+};
+
+/**
+ * Describes the message service.verify.v2.DeleteWebhookEndpointResponse.
+ * Use `create(DeleteWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const DeleteWebhookEndpointResponseSchema: GenMessage<DeleteWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 19);
+
+/**
+ * Request of RotateWebhookEndpointSecret.
+ *
+ * @generated from message service.verify.v2.RotateWebhookEndpointSecretRequest
+ */
+export type RotateWebhookEndpointSecretRequest = Message<"service.verify.v2.RotateWebhookEndpointSecretRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.RotateWebhookEndpointSecretRequest.
+ * Use `create(RotateWebhookEndpointSecretRequestSchema)` to create a new message.
+ */
+export const RotateWebhookEndpointSecretRequestSchema: GenMessage<RotateWebhookEndpointSecretRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 20);
+
+/**
+ * Response of RotateWebhookEndpointSecret.
+ *
+ * @generated from message service.verify.v2.RotateWebhookEndpointSecretResponse
+ */
+export type RotateWebhookEndpointSecretResponse = Message<"service.verify.v2.RotateWebhookEndpointSecretResponse"> & {
+  /**
+   * The new signing secret: shown only here.
+   *
+   * @generated from field: string secret = 1;
+   */
+  secret: string;
+
+  /**
+   * @generated from field: service.verify.v2.WebhookEndpoint webhook_endpoint = 2;
+   */
+  webhookEndpoint?: WebhookEndpoint;
+};
+
+/**
+ * Describes the message service.verify.v2.RotateWebhookEndpointSecretResponse.
+ * Use `create(RotateWebhookEndpointSecretResponseSchema)` to create a new message.
+ */
+export const RotateWebhookEndpointSecretResponseSchema: GenMessage<RotateWebhookEndpointSecretResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 21);
+
+/**
+ * One attempt to send an event to an endpoint.
+ *
+ * @generated from message service.verify.v2.EventDelivery
+ */
+export type EventDelivery = Message<"service.verify.v2.EventDelivery"> & {
+  /**
+   * Attempt identifier (UUID).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The event sent (its webhook-id).
+   *
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string webhook_endpoint_id = 3;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * 1 for the first attempt of a delivery, counting up on each retry.
+   *
+   * @generated from field: int32 attempt = 4;
+   */
+  attempt: number;
+
+  /**
+   * "delivered" (a 2xx), "failed" (any other answer, a timeout, a refused
+   * connection) or "gone" (410, which disabled the endpoint).
+   *
+   * @generated from field: string outcome = 5;
+   */
+  outcome: string;
+
+  /**
+   * The HTTP status answered; 0 when none was.
+   *
+   * @generated from field: int32 status_code = 6;
+   */
+  statusCode: number;
+
+  /**
+   * Why no answer came, when none did (at most 1,024 characters).
+   *
+   * @generated from field: string error = 7;
+   */
+  error: string;
+
+  /**
+   * The start of the answer's body (at most 1,024 characters).
+   *
+   * @generated from field: string response_excerpt = 8;
+   */
+  responseExcerpt: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp started_at = 9;
+   */
+  startedAt?: Timestamp;
+
+  /**
+   * How long the attempt took, in milliseconds.
+   *
+   * @generated from field: int32 duration_ms = 10;
+   */
+  durationMs: number;
+};
+
+/**
+ * Describes the message service.verify.v2.EventDelivery.
+ * Use `create(EventDeliverySchema)` to create a new message.
+ */
+export const EventDeliverySchema: GenMessage<EventDelivery> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 22);
+
+/**
+ * Request of ListEventDeliveries.
+ *
+ * @generated from message service.verify.v2.ListEventDeliveriesRequest
+ */
+export type ListEventDeliveriesRequest = Message<"service.verify.v2.ListEventDeliveriesRequest"> & {
+  /**
+   * The attempts of this event (UUID), when set.
+   *
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * The attempts to this endpoint (UUID), when set.
+   *
+   * @generated from field: string webhook_endpoint_id = 2;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * Maximum attempts, 1 to 100; 0 means 20.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message service.verify.v2.ListEventDeliveriesRequest.
+ * Use `create(ListEventDeliveriesRequestSchema)` to create a new message.
+ */
+export const ListEventDeliveriesRequestSchema: GenMessage<ListEventDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 23);
+
+/**
+ * Response of ListEventDeliveries.
+ *
+ * @generated from message service.verify.v2.ListEventDeliveriesResponse
+ */
+export type ListEventDeliveriesResponse = Message<"service.verify.v2.ListEventDeliveriesResponse"> & {
+  /**
+   * Attempts, newest first.
+   *
+   * @generated from field: repeated service.verify.v2.EventDelivery deliveries = 1;
+   */
+  deliveries: EventDelivery[];
+};
+
+/**
+ * Describes the message service.verify.v2.ListEventDeliveriesResponse.
+ * Use `create(ListEventDeliveriesResponseSchema)` to create a new message.
+ */
+export const ListEventDeliveriesResponseSchema: GenMessage<ListEventDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 24);
+
+/**
+ * Request of RedeliverEvent.
+ *
+ * @generated from message service.verify.v2.RedeliverEventRequest
+ */
+export type RedeliverEventRequest = Message<"service.verify.v2.RedeliverEventRequest"> & {
+  /**
+   * Event identifier (UUID).
+   *
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 2;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.RedeliverEventRequest.
+ * Use `create(RedeliverEventRequestSchema)` to create a new message.
+ */
+export const RedeliverEventRequestSchema: GenMessage<RedeliverEventRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 25);
+
+/**
+ * Response of RedeliverEvent.
+ *
+ * @generated from message service.verify.v2.RedeliverEventResponse
+ */
+export type RedeliverEventResponse = Message<"service.verify.v2.RedeliverEventResponse"> & {
+};
+
+/**
+ * Describes the message service.verify.v2.RedeliverEventResponse.
+ * Use `create(RedeliverEventResponseSchema)` to create a new message.
+ */
+export const RedeliverEventResponseSchema: GenMessage<RedeliverEventResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 26);
+
+/**
+ * Request of SendTestEvent.
+ *
+ * @generated from message service.verify.v2.SendTestEventRequest
+ */
+export type SendTestEventRequest = Message<"service.verify.v2.SendTestEventRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.SendTestEventRequest.
+ * Use `create(SendTestEventRequestSchema)` to create a new message.
+ */
+export const SendTestEventRequestSchema: GenMessage<SendTestEventRequest> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 27);
+
+/**
+ * Response of SendTestEvent.
+ *
+ * @generated from message service.verify.v2.SendTestEventResponse
+ */
+export type SendTestEventResponse = Message<"service.verify.v2.SendTestEventResponse"> & {
+  /**
+   * The test event's id (its webhook-id).
+   *
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.SendTestEventResponse.
+ * Use `create(SendTestEventResponseSchema)` to create a new message.
+ */
+export const SendTestEventResponseSchema: GenMessage<SendTestEventResponse> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 28);
+
+/**
  * EventService tells an API account when a certificate registered to it
  * changed status, instead of making it poll: each change is recorded once as
  * an event (a CloudEvents 1.0 event in shape), readable by id, listable, and
@@ -371,6 +971,110 @@ export const EventService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchEventsRequestSchema;
     output: typeof WatchEventsResponseSchema;
+  },
+  /**
+   * CreateWebhookEndpoint registers a URL that events are sent to, signed as
+   * the Standard Webhooks specification says. The answer holds the signing
+   * secret (whsec_…): it is shown this once and kept only sealed.
+   * invalid_argument ERROR_REASON_INVALID_FIELD for a bad url (https:// only
+   * in production mode, never a loopback or private address there), an
+   * unknown event type or a description over 500 characters.
+   *
+   * @generated from rpc service.verify.v2.EventService.CreateWebhookEndpoint
+   */
+  createWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof CreateWebhookEndpointRequestSchema;
+    output: typeof CreateWebhookEndpointResponseSchema;
+  },
+  /**
+   * ListWebhookEndpoints lists the account's endpoints, oldest first.
+   *
+   * @generated from rpc service.verify.v2.EventService.ListWebhookEndpoints
+   */
+  listWebhookEndpoints: {
+    methodKind: "unary";
+    input: typeof ListWebhookEndpointsRequestSchema;
+    output: typeof ListWebhookEndpointsResponseSchema;
+  },
+  /**
+   * GetWebhookEndpoint returns one endpoint. not_found
+   * ERROR_REASON_WEBHOOK_ENDPOINT_NOT_FOUND for an unknown id or another
+   * account's.
+   *
+   * @generated from rpc service.verify.v2.EventService.GetWebhookEndpoint
+   */
+  getWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof GetWebhookEndpointRequestSchema;
+    output: typeof GetWebhookEndpointResponseSchema;
+  },
+  /**
+   * UpdateWebhookEndpoint changes the fields that are set: url, event types,
+   * description, disabled (enabling again forgets past failures).
+   *
+   * @generated from rpc service.verify.v2.EventService.UpdateWebhookEndpoint
+   */
+  updateWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof UpdateWebhookEndpointRequestSchema;
+    output: typeof UpdateWebhookEndpointResponseSchema;
+  },
+  /**
+   * DeleteWebhookEndpoint deletes an endpoint, its pending deliveries and its
+   * attempts.
+   *
+   * @generated from rpc service.verify.v2.EventService.DeleteWebhookEndpoint
+   */
+  deleteWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof DeleteWebhookEndpointRequestSchema;
+    output: typeof DeleteWebhookEndpointResponseSchema;
+  },
+  /**
+   * RotateWebhookEndpointSecret makes a new signing secret, shown this once;
+   * for 24 hours the previous one signs beside it (two signatures in
+   * webhook-signature), so receivers can switch without losing an event.
+   *
+   * @generated from rpc service.verify.v2.EventService.RotateWebhookEndpointSecret
+   */
+  rotateWebhookEndpointSecret: {
+    methodKind: "unary";
+    input: typeof RotateWebhookEndpointSecretRequestSchema;
+    output: typeof RotateWebhookEndpointSecretResponseSchema;
+  },
+  /**
+   * ListEventDeliveries lists the attempts made to send events, newest
+   * first: of one event, to one endpoint, or both.
+   *
+   * @generated from rpc service.verify.v2.EventService.ListEventDeliveries
+   */
+  listEventDeliveries: {
+    methodKind: "unary";
+    input: typeof ListEventDeliveriesRequestSchema;
+    output: typeof ListEventDeliveriesResponseSchema;
+  },
+  /**
+   * RedeliverEvent sends an event to an endpoint again, now, with the same
+   * webhook-id. failed_precondition ERROR_REASON_WEBHOOK_ENDPOINT_DISABLED for
+   * a disabled endpoint.
+   *
+   * @generated from rpc service.verify.v2.EventService.RedeliverEvent
+   */
+  redeliverEvent: {
+    methodKind: "unary";
+    input: typeof RedeliverEventRequestSchema;
+    output: typeof RedeliverEventResponseSchema;
+  },
+  /**
+   * SendTestEvent sends an event of type webhook.test to an endpoint.
+   *
+   * @generated from rpc service.verify.v2.EventService.SendTestEvent
+   */
+  sendTestEvent: {
+    methodKind: "unary";
+    input: typeof SendTestEventRequestSchema;
+    output: typeof SendTestEventResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_service_verify_v2_event_service, 0);

@@ -29,6 +29,38 @@ type EventServiceClient interface {
 	// client that reconnects with the id of the last event it received misses
 	// none. not_found ERROR_REASON_EVENT_NOT_FOUND for an unknown after_event_id.
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (EventService_WatchEventsClient, error)
+	// CreateWebhookEndpoint registers a URL that events are sent to, signed as
+	// the Standard Webhooks specification says. The answer holds the signing
+	// secret (whsec_…): it is shown this once and kept only sealed.
+	// invalid_argument ERROR_REASON_INVALID_FIELD for a bad url (https:// only
+	// in production mode, never a loopback or private address there), an
+	// unknown event type or a description over 500 characters.
+	CreateWebhookEndpoint(ctx context.Context, in *CreateWebhookEndpointRequest, opts ...grpc.CallOption) (*CreateWebhookEndpointResponse, error)
+	// ListWebhookEndpoints lists the account's endpoints, oldest first.
+	ListWebhookEndpoints(ctx context.Context, in *ListWebhookEndpointsRequest, opts ...grpc.CallOption) (*ListWebhookEndpointsResponse, error)
+	// GetWebhookEndpoint returns one endpoint. not_found
+	// ERROR_REASON_WEBHOOK_ENDPOINT_NOT_FOUND for an unknown id or another
+	// account's.
+	GetWebhookEndpoint(ctx context.Context, in *GetWebhookEndpointRequest, opts ...grpc.CallOption) (*GetWebhookEndpointResponse, error)
+	// UpdateWebhookEndpoint changes the fields that are set: url, event types,
+	// description, disabled (enabling again forgets past failures).
+	UpdateWebhookEndpoint(ctx context.Context, in *UpdateWebhookEndpointRequest, opts ...grpc.CallOption) (*UpdateWebhookEndpointResponse, error)
+	// DeleteWebhookEndpoint deletes an endpoint, its pending deliveries and its
+	// attempts.
+	DeleteWebhookEndpoint(ctx context.Context, in *DeleteWebhookEndpointRequest, opts ...grpc.CallOption) (*DeleteWebhookEndpointResponse, error)
+	// RotateWebhookEndpointSecret makes a new signing secret, shown this once;
+	// for 24 hours the previous one signs beside it (two signatures in
+	// webhook-signature), so receivers can switch without losing an event.
+	RotateWebhookEndpointSecret(ctx context.Context, in *RotateWebhookEndpointSecretRequest, opts ...grpc.CallOption) (*RotateWebhookEndpointSecretResponse, error)
+	// ListEventDeliveries lists the attempts made to send events, newest
+	// first: of one event, to one endpoint, or both.
+	ListEventDeliveries(ctx context.Context, in *ListEventDeliveriesRequest, opts ...grpc.CallOption) (*ListEventDeliveriesResponse, error)
+	// RedeliverEvent sends an event to an endpoint again, now, with the same
+	// webhook-id. failed_precondition ERROR_REASON_WEBHOOK_ENDPOINT_DISABLED for
+	// a disabled endpoint.
+	RedeliverEvent(ctx context.Context, in *RedeliverEventRequest, opts ...grpc.CallOption) (*RedeliverEventResponse, error)
+	// SendTestEvent sends an event of type webhook.test to an endpoint.
+	SendTestEvent(ctx context.Context, in *SendTestEventRequest, opts ...grpc.CallOption) (*SendTestEventResponse, error)
 }
 
 type eventServiceClient struct {
@@ -89,6 +121,87 @@ func (x *eventServiceWatchEventsClient) Recv() (*WatchEventsResponse, error) {
 	return m, nil
 }
 
+func (c *eventServiceClient) CreateWebhookEndpoint(ctx context.Context, in *CreateWebhookEndpointRequest, opts ...grpc.CallOption) (*CreateWebhookEndpointResponse, error) {
+	out := new(CreateWebhookEndpointResponse)
+	err := c.cc.Invoke(ctx, "/service.verify.v2.EventService/CreateWebhookEndpoint", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) ListWebhookEndpoints(ctx context.Context, in *ListWebhookEndpointsRequest, opts ...grpc.CallOption) (*ListWebhookEndpointsResponse, error) {
+	out := new(ListWebhookEndpointsResponse)
+	err := c.cc.Invoke(ctx, "/service.verify.v2.EventService/ListWebhookEndpoints", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) GetWebhookEndpoint(ctx context.Context, in *GetWebhookEndpointRequest, opts ...grpc.CallOption) (*GetWebhookEndpointResponse, error) {
+	out := new(GetWebhookEndpointResponse)
+	err := c.cc.Invoke(ctx, "/service.verify.v2.EventService/GetWebhookEndpoint", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) UpdateWebhookEndpoint(ctx context.Context, in *UpdateWebhookEndpointRequest, opts ...grpc.CallOption) (*UpdateWebhookEndpointResponse, error) {
+	out := new(UpdateWebhookEndpointResponse)
+	err := c.cc.Invoke(ctx, "/service.verify.v2.EventService/UpdateWebhookEndpoint", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) DeleteWebhookEndpoint(ctx context.Context, in *DeleteWebhookEndpointRequest, opts ...grpc.CallOption) (*DeleteWebhookEndpointResponse, error) {
+	out := new(DeleteWebhookEndpointResponse)
+	err := c.cc.Invoke(ctx, "/service.verify.v2.EventService/DeleteWebhookEndpoint", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) RotateWebhookEndpointSecret(ctx context.Context, in *RotateWebhookEndpointSecretRequest, opts ...grpc.CallOption) (*RotateWebhookEndpointSecretResponse, error) {
+	out := new(RotateWebhookEndpointSecretResponse)
+	err := c.cc.Invoke(ctx, "/service.verify.v2.EventService/RotateWebhookEndpointSecret", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) ListEventDeliveries(ctx context.Context, in *ListEventDeliveriesRequest, opts ...grpc.CallOption) (*ListEventDeliveriesResponse, error) {
+	out := new(ListEventDeliveriesResponse)
+	err := c.cc.Invoke(ctx, "/service.verify.v2.EventService/ListEventDeliveries", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) RedeliverEvent(ctx context.Context, in *RedeliverEventRequest, opts ...grpc.CallOption) (*RedeliverEventResponse, error) {
+	out := new(RedeliverEventResponse)
+	err := c.cc.Invoke(ctx, "/service.verify.v2.EventService/RedeliverEvent", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) SendTestEvent(ctx context.Context, in *SendTestEventRequest, opts ...grpc.CallOption) (*SendTestEventResponse, error) {
+	out := new(SendTestEventResponse)
+	err := c.cc.Invoke(ctx, "/service.verify.v2.EventService/SendTestEvent", in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EventServiceServer is the server API for EventService service.
 // All implementations must embed UnimplementedEventServiceServer
 // for forward compatibility
@@ -105,6 +218,38 @@ type EventServiceServer interface {
 	// client that reconnects with the id of the last event it received misses
 	// none. not_found ERROR_REASON_EVENT_NOT_FOUND for an unknown after_event_id.
 	WatchEvents(*WatchEventsRequest, EventService_WatchEventsServer) error
+	// CreateWebhookEndpoint registers a URL that events are sent to, signed as
+	// the Standard Webhooks specification says. The answer holds the signing
+	// secret (whsec_…): it is shown this once and kept only sealed.
+	// invalid_argument ERROR_REASON_INVALID_FIELD for a bad url (https:// only
+	// in production mode, never a loopback or private address there), an
+	// unknown event type or a description over 500 characters.
+	CreateWebhookEndpoint(context.Context, *CreateWebhookEndpointRequest) (*CreateWebhookEndpointResponse, error)
+	// ListWebhookEndpoints lists the account's endpoints, oldest first.
+	ListWebhookEndpoints(context.Context, *ListWebhookEndpointsRequest) (*ListWebhookEndpointsResponse, error)
+	// GetWebhookEndpoint returns one endpoint. not_found
+	// ERROR_REASON_WEBHOOK_ENDPOINT_NOT_FOUND for an unknown id or another
+	// account's.
+	GetWebhookEndpoint(context.Context, *GetWebhookEndpointRequest) (*GetWebhookEndpointResponse, error)
+	// UpdateWebhookEndpoint changes the fields that are set: url, event types,
+	// description, disabled (enabling again forgets past failures).
+	UpdateWebhookEndpoint(context.Context, *UpdateWebhookEndpointRequest) (*UpdateWebhookEndpointResponse, error)
+	// DeleteWebhookEndpoint deletes an endpoint, its pending deliveries and its
+	// attempts.
+	DeleteWebhookEndpoint(context.Context, *DeleteWebhookEndpointRequest) (*DeleteWebhookEndpointResponse, error)
+	// RotateWebhookEndpointSecret makes a new signing secret, shown this once;
+	// for 24 hours the previous one signs beside it (two signatures in
+	// webhook-signature), so receivers can switch without losing an event.
+	RotateWebhookEndpointSecret(context.Context, *RotateWebhookEndpointSecretRequest) (*RotateWebhookEndpointSecretResponse, error)
+	// ListEventDeliveries lists the attempts made to send events, newest
+	// first: of one event, to one endpoint, or both.
+	ListEventDeliveries(context.Context, *ListEventDeliveriesRequest) (*ListEventDeliveriesResponse, error)
+	// RedeliverEvent sends an event to an endpoint again, now, with the same
+	// webhook-id. failed_precondition ERROR_REASON_WEBHOOK_ENDPOINT_DISABLED for
+	// a disabled endpoint.
+	RedeliverEvent(context.Context, *RedeliverEventRequest) (*RedeliverEventResponse, error)
+	// SendTestEvent sends an event of type webhook.test to an endpoint.
+	SendTestEvent(context.Context, *SendTestEventRequest) (*SendTestEventResponse, error)
 	mustEmbedUnimplementedEventServiceServer()
 }
 
@@ -120,6 +265,33 @@ func (UnimplementedEventServiceServer) GetEvent(context.Context, *GetEventReques
 }
 func (UnimplementedEventServiceServer) WatchEvents(*WatchEventsRequest, EventService_WatchEventsServer) error {
 	return status.Errorf(codes.Unimplemented, "method WatchEvents not implemented")
+}
+func (UnimplementedEventServiceServer) CreateWebhookEndpoint(context.Context, *CreateWebhookEndpointRequest) (*CreateWebhookEndpointResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CreateWebhookEndpoint not implemented")
+}
+func (UnimplementedEventServiceServer) ListWebhookEndpoints(context.Context, *ListWebhookEndpointsRequest) (*ListWebhookEndpointsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListWebhookEndpoints not implemented")
+}
+func (UnimplementedEventServiceServer) GetWebhookEndpoint(context.Context, *GetWebhookEndpointRequest) (*GetWebhookEndpointResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetWebhookEndpoint not implemented")
+}
+func (UnimplementedEventServiceServer) UpdateWebhookEndpoint(context.Context, *UpdateWebhookEndpointRequest) (*UpdateWebhookEndpointResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method UpdateWebhookEndpoint not implemented")
+}
+func (UnimplementedEventServiceServer) DeleteWebhookEndpoint(context.Context, *DeleteWebhookEndpointRequest) (*DeleteWebhookEndpointResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeleteWebhookEndpoint not implemented")
+}
+func (UnimplementedEventServiceServer) RotateWebhookEndpointSecret(context.Context, *RotateWebhookEndpointSecretRequest) (*RotateWebhookEndpointSecretResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RotateWebhookEndpointSecret not implemented")
+}
+func (UnimplementedEventServiceServer) ListEventDeliveries(context.Context, *ListEventDeliveriesRequest) (*ListEventDeliveriesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListEventDeliveries not implemented")
+}
+func (UnimplementedEventServiceServer) RedeliverEvent(context.Context, *RedeliverEventRequest) (*RedeliverEventResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RedeliverEvent not implemented")
+}
+func (UnimplementedEventServiceServer) SendTestEvent(context.Context, *SendTestEventRequest) (*SendTestEventResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SendTestEvent not implemented")
 }
 func (UnimplementedEventServiceServer) mustEmbedUnimplementedEventServiceServer() {}
 
@@ -191,6 +363,168 @@ func (x *eventServiceWatchEventsServer) Send(m *WatchEventsResponse) error {
 	return x.ServerStream.SendMsg(m)
 }
 
+func _EventService_CreateWebhookEndpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateWebhookEndpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).CreateWebhookEndpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/service.verify.v2.EventService/CreateWebhookEndpoint",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).CreateWebhookEndpoint(ctx, req.(*CreateWebhookEndpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_ListWebhookEndpoints_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWebhookEndpointsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).ListWebhookEndpoints(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/service.verify.v2.EventService/ListWebhookEndpoints",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).ListWebhookEndpoints(ctx, req.(*ListWebhookEndpointsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_GetWebhookEndpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetWebhookEndpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).GetWebhookEndpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/service.verify.v2.EventService/GetWebhookEndpoint",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).GetWebhookEndpoint(ctx, req.(*GetWebhookEndpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_UpdateWebhookEndpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateWebhookEndpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).UpdateWebhookEndpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/service.verify.v2.EventService/UpdateWebhookEndpoint",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).UpdateWebhookEndpoint(ctx, req.(*UpdateWebhookEndpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_DeleteWebhookEndpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteWebhookEndpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).DeleteWebhookEndpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/service.verify.v2.EventService/DeleteWebhookEndpoint",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).DeleteWebhookEndpoint(ctx, req.(*DeleteWebhookEndpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_RotateWebhookEndpointSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RotateWebhookEndpointSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).RotateWebhookEndpointSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/service.verify.v2.EventService/RotateWebhookEndpointSecret",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).RotateWebhookEndpointSecret(ctx, req.(*RotateWebhookEndpointSecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_ListEventDeliveries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListEventDeliveriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).ListEventDeliveries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/service.verify.v2.EventService/ListEventDeliveries",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).ListEventDeliveries(ctx, req.(*ListEventDeliveriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_RedeliverEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RedeliverEventRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).RedeliverEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/service.verify.v2.EventService/RedeliverEvent",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).RedeliverEvent(ctx, req.(*RedeliverEventRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_SendTestEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendTestEventRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).SendTestEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: "/service.verify.v2.EventService/SendTestEvent",
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).SendTestEvent(ctx, req.(*SendTestEventRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 var _EventService_serviceDesc = grpc.ServiceDesc{
 	ServiceName: "service.verify.v2.EventService",
 	HandlerType: (*EventServiceServer)(nil),
@@ -202,6 +536,42 @@ var _EventService_serviceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetEvent",
 			Handler:    _EventService_GetEvent_Handler,
+		},
+		{
+			MethodName: "CreateWebhookEndpoint",
+			Handler:    _EventService_CreateWebhookEndpoint_Handler,
+		},
+		{
+			MethodName: "ListWebhookEndpoints",
+			Handler:    _EventService_ListWebhookEndpoints_Handler,
+		},
+		{
+			MethodName: "GetWebhookEndpoint",
+			Handler:    _EventService_GetWebhookEndpoint_Handler,
+		},
+		{
+			MethodName: "UpdateWebhookEndpoint",
+			Handler:    _EventService_UpdateWebhookEndpoint_Handler,
+		},
+		{
+			MethodName: "DeleteWebhookEndpoint",
+			Handler:    _EventService_DeleteWebhookEndpoint_Handler,
+		},
+		{
+			MethodName: "RotateWebhookEndpointSecret",
+			Handler:    _EventService_RotateWebhookEndpointSecret_Handler,
+		},
+		{
+			MethodName: "ListEventDeliveries",
+			Handler:    _EventService_ListEventDeliveries_Handler,
+		},
+		{
+			MethodName: "RedeliverEvent",
+			Handler:    _EventService_RedeliverEvent_Handler,
+		},
+		{
+			MethodName: "SendTestEvent",
+			Handler:    _EventService_SendTestEvent_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

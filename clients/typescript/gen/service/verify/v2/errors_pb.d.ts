@@ -156,6 +156,20 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_EVENT_NOT_FOUND = 16;
    */
   EVENT_NOT_FOUND = 16,
+
+  /**
+   * The webhook endpoint does not exist for the calling account.
+   *
+   * @generated from enum value: ERROR_REASON_WEBHOOK_ENDPOINT_NOT_FOUND = 17;
+   */
+  WEBHOOK_ENDPOINT_NOT_FOUND = 17,
+
+  /**
+   * The webhook endpoint is disabled, so nothing is sent to it until it is enabled again.
+   *
+   * @generated from enum value: ERROR_REASON_WEBHOOK_ENDPOINT_DISABLED = 18;
+   */
+  WEBHOOK_ENDPOINT_DISABLED = 18,
 }
 
 /**

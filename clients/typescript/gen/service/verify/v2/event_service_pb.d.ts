@@ -312,6 +312,585 @@ export declare type WatchEventsResponse = Message<"service.verify.v2.WatchEvents
 export declare const WatchEventsResponseSchema: GenMessage<WatchEventsResponse>;
 
 /**
+ * A URL that the account's events are sent to.
+ *
+ * @generated from message service.verify.v2.WebhookEndpoint
+ */
+export declare type WebhookEndpoint = Message<"service.verify.v2.WebhookEndpoint"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Where events are POSTed.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * The event types sent; empty: every type.
+   *
+   * @generated from field: repeated string event_types = 3;
+   */
+  eventTypes: string[];
+
+  /**
+   * The account's own words about it.
+   *
+   * @generated from field: string description = 4;
+   */
+  description: string;
+
+  /**
+   * Nothing is sent while disabled.
+   *
+   * @generated from field: bool disabled = 5;
+   */
+  disabled: boolean;
+
+  /**
+   * Why it is disabled: "account" (by UpdateWebhookEndpoint), "gone" (it
+   * answered 410 Gone), "failing" (every attempt failed for five days).
+   *
+   * @generated from field: string disabled_reason = 6;
+   */
+  disabledReason: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 7;
+   */
+  createdAt?: Timestamp;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 8;
+   */
+  updatedAt?: Timestamp;
+
+  /**
+   * Set after a rotation: until then the previous secret signs too.
+   *
+   * @generated from field: google.protobuf.Timestamp previous_secret_expires_at = 9;
+   */
+  previousSecretExpiresAt?: Timestamp;
+};
+
+/**
+ * Describes the message service.verify.v2.WebhookEndpoint.
+ * Use `create(WebhookEndpointSchema)` to create a new message.
+ */
+export declare const WebhookEndpointSchema: GenMessage<WebhookEndpoint>;
+
+/**
+ * Request of CreateWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.CreateWebhookEndpointRequest
+ */
+export declare type CreateWebhookEndpointRequest = Message<"service.verify.v2.CreateWebhookEndpointRequest"> & {
+  /**
+   * An absolute https:// URL (http:// and private addresses only where the
+   * server allows them), at most 2,048 characters.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * Event types to send (certificate.revoked, certificate.reinstated,
+   * certificate.status_changed, webhook.attempt_exhausted,
+   * webhook.endpoint_disabled, webhook.test); empty: every type.
+   *
+   * @generated from field: repeated string event_types = 2;
+   */
+  eventTypes: string[];
+
+  /**
+   * At most 500 characters.
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message service.verify.v2.CreateWebhookEndpointRequest.
+ * Use `create(CreateWebhookEndpointRequestSchema)` to create a new message.
+ */
+export declare const CreateWebhookEndpointRequestSchema: GenMessage<CreateWebhookEndpointRequest>;
+
+/**
+ * Response of CreateWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.CreateWebhookEndpointResponse
+ */
+export declare type CreateWebhookEndpointResponse = Message<"service.verify.v2.CreateWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: service.verify.v2.WebhookEndpoint webhook_endpoint = 1;
+   */
+  webhookEndpoint?: WebhookEndpoint;
+
+  /**
+   * The signing secret, whsec_ and base64: shown only here.
+   *
+   * @generated from field: string secret = 2;
+   */
+  secret: string;
+};
+
+/**
+ * Describes the message service.verify.v2.CreateWebhookEndpointResponse.
+ * Use `create(CreateWebhookEndpointResponseSchema)` to create a new message.
+ */
+export declare const CreateWebhookEndpointResponseSchema: GenMessage<CreateWebhookEndpointResponse>;
+
+/**
+ * Request of ListWebhookEndpoints.
+ *
+ * @generated from message service.verify.v2.ListWebhookEndpointsRequest
+ */
+export declare type ListWebhookEndpointsRequest = Message<"service.verify.v2.ListWebhookEndpointsRequest"> & {
+};
+
+/**
+ * Describes the message service.verify.v2.ListWebhookEndpointsRequest.
+ * Use `create(ListWebhookEndpointsRequestSchema)` to create a new message.
+ */
+export declare const ListWebhookEndpointsRequestSchema: GenMessage<ListWebhookEndpointsRequest>;
+
+/**
+ * Response of ListWebhookEndpoints.
+ *
+ * @generated from message service.verify.v2.ListWebhookEndpointsResponse
+ */
+export declare type ListWebhookEndpointsResponse = Message<"service.verify.v2.ListWebhookEndpointsResponse"> & {
+  /**
+   * @generated from field: repeated service.verify.v2.WebhookEndpoint webhook_endpoints = 1;
+   */
+  webhookEndpoints: WebhookEndpoint[];
+};
+
+/**
+ * Describes the message service.verify.v2.ListWebhookEndpointsResponse.
+ * Use `create(ListWebhookEndpointsResponseSchema)` to create a new message.
+ */
+export declare const ListWebhookEndpointsResponseSchema: GenMessage<ListWebhookEndpointsResponse>;
+
+/**
+ * Request of GetWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.GetWebhookEndpointRequest
+ */
+export declare type GetWebhookEndpointRequest = Message<"service.verify.v2.GetWebhookEndpointRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.GetWebhookEndpointRequest.
+ * Use `create(GetWebhookEndpointRequestSchema)` to create a new message.
+ */
+export declare const GetWebhookEndpointRequestSchema: GenMessage<GetWebhookEndpointRequest>;
+
+/**
+ * Response of GetWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.GetWebhookEndpointResponse
+ */
+export declare type GetWebhookEndpointResponse = Message<"service.verify.v2.GetWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: service.verify.v2.WebhookEndpoint webhook_endpoint = 1;
+   */
+  webhookEndpoint?: WebhookEndpoint;
+};
+
+/**
+ * Describes the message service.verify.v2.GetWebhookEndpointResponse.
+ * Use `create(GetWebhookEndpointResponseSchema)` to create a new message.
+ */
+export declare const GetWebhookEndpointResponseSchema: GenMessage<GetWebhookEndpointResponse>;
+
+/**
+ * A list of event types, so that an update can tell "not set" from "every type" (an empty list).
+ *
+ * @generated from message service.verify.v2.EventTypeList
+ */
+export declare type EventTypeList = Message<"service.verify.v2.EventTypeList"> & {
+  /**
+   * @generated from field: repeated string values = 1;
+   */
+  values: string[];
+};
+
+/**
+ * Describes the message service.verify.v2.EventTypeList.
+ * Use `create(EventTypeListSchema)` to create a new message.
+ */
+export declare const EventTypeListSchema: GenMessage<EventTypeList>;
+
+/**
+ * Request of UpdateWebhookEndpoint: the fields set are changed, the others kept.
+ *
+ * @generated from message service.verify.v2.UpdateWebhookEndpointRequest
+ */
+export declare type UpdateWebhookEndpointRequest = Message<"service.verify.v2.UpdateWebhookEndpointRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * @generated from field: optional string url = 2;
+   */
+  url?: string;
+
+  /**
+   * The event types to send; an empty list: every type.
+   *
+   * @generated from field: service.verify.v2.EventTypeList event_types = 3;
+   */
+  eventTypes?: EventTypeList;
+
+  /**
+   * @generated from field: optional string description = 4;
+   */
+  description?: string;
+
+  /**
+   * true disables; false enables again.
+   *
+   * @generated from field: optional bool disabled = 5;
+   */
+  disabled?: boolean;
+};
+
+/**
+ * Describes the message service.verify.v2.UpdateWebhookEndpointRequest.
+ * Use `create(UpdateWebhookEndpointRequestSchema)` to create a new message.
+ */
+export declare const UpdateWebhookEndpointRequestSchema: GenMessage<UpdateWebhookEndpointRequest>;
+
+/**
+ * Response of UpdateWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.UpdateWebhookEndpointResponse
+ */
+export declare type UpdateWebhookEndpointResponse = Message<"service.verify.v2.UpdateWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: service.verify.v2.WebhookEndpoint webhook_endpoint = 1;
+   */
+  webhookEndpoint?: WebhookEndpoint;
+};
+
+/**
+ * Describes the message service.verify.v2.UpdateWebhookEndpointResponse.
+ * Use `create(UpdateWebhookEndpointResponseSchema)` to create a new message.
+ */
+export declare const UpdateWebhookEndpointResponseSchema: GenMessage<UpdateWebhookEndpointResponse>;
+
+/**
+ * Request of DeleteWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.DeleteWebhookEndpointRequest
+ */
+export declare type DeleteWebhookEndpointRequest = Message<"service.verify.v2.DeleteWebhookEndpointRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.DeleteWebhookEndpointRequest.
+ * Use `create(DeleteWebhookEndpointRequestSchema)` to create a new message.
+ */
+export declare const DeleteWebhookEndpointRequestSchema: GenMessage<DeleteWebhookEndpointRequest>;
+
+/**
+ * Response of DeleteWebhookEndpoint.
+ *
+ * @generated from message service.verify.v2.DeleteWebhookEndpointResponse
+ */
+export declare type DeleteWebhookEndpointResponse = Message<"service.verify.v2.DeleteWebhookEndpointResponse"> & {
+};
+
+/**
+ * Describes the message service.verify.v2.DeleteWebhookEndpointResponse.
+ * Use `create(DeleteWebhookEndpointResponseSchema)` to create a new message.
+ */
+export declare const DeleteWebhookEndpointResponseSchema: GenMessage<DeleteWebhookEndpointResponse>;
+
+/**
+ * Request of RotateWebhookEndpointSecret.
+ *
+ * @generated from message service.verify.v2.RotateWebhookEndpointSecretRequest
+ */
+export declare type RotateWebhookEndpointSecretRequest = Message<"service.verify.v2.RotateWebhookEndpointSecretRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.RotateWebhookEndpointSecretRequest.
+ * Use `create(RotateWebhookEndpointSecretRequestSchema)` to create a new message.
+ */
+export declare const RotateWebhookEndpointSecretRequestSchema: GenMessage<RotateWebhookEndpointSecretRequest>;
+
+/**
+ * Response of RotateWebhookEndpointSecret.
+ *
+ * @generated from message service.verify.v2.RotateWebhookEndpointSecretResponse
+ */
+export declare type RotateWebhookEndpointSecretResponse = Message<"service.verify.v2.RotateWebhookEndpointSecretResponse"> & {
+  /**
+   * The new signing secret: shown only here.
+   *
+   * @generated from field: string secret = 1;
+   */
+  secret: string;
+
+  /**
+   * @generated from field: service.verify.v2.WebhookEndpoint webhook_endpoint = 2;
+   */
+  webhookEndpoint?: WebhookEndpoint;
+};
+
+/**
+ * Describes the message service.verify.v2.RotateWebhookEndpointSecretResponse.
+ * Use `create(RotateWebhookEndpointSecretResponseSchema)` to create a new message.
+ */
+export declare const RotateWebhookEndpointSecretResponseSchema: GenMessage<RotateWebhookEndpointSecretResponse>;
+
+/**
+ * One attempt to send an event to an endpoint.
+ *
+ * @generated from message service.verify.v2.EventDelivery
+ */
+export declare type EventDelivery = Message<"service.verify.v2.EventDelivery"> & {
+  /**
+   * Attempt identifier (UUID).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The event sent (its webhook-id).
+   *
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string webhook_endpoint_id = 3;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * 1 for the first attempt of a delivery, counting up on each retry.
+   *
+   * @generated from field: int32 attempt = 4;
+   */
+  attempt: number;
+
+  /**
+   * "delivered" (a 2xx), "failed" (any other answer, a timeout, a refused
+   * connection) or "gone" (410, which disabled the endpoint).
+   *
+   * @generated from field: string outcome = 5;
+   */
+  outcome: string;
+
+  /**
+   * The HTTP status answered; 0 when none was.
+   *
+   * @generated from field: int32 status_code = 6;
+   */
+  statusCode: number;
+
+  /**
+   * Why no answer came, when none did (at most 1,024 characters).
+   *
+   * @generated from field: string error = 7;
+   */
+  error: string;
+
+  /**
+   * The start of the answer's body (at most 1,024 characters).
+   *
+   * @generated from field: string response_excerpt = 8;
+   */
+  responseExcerpt: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp started_at = 9;
+   */
+  startedAt?: Timestamp;
+
+  /**
+   * How long the attempt took, in milliseconds.
+   *
+   * @generated from field: int32 duration_ms = 10;
+   */
+  durationMs: number;
+};
+
+/**
+ * Describes the message service.verify.v2.EventDelivery.
+ * Use `create(EventDeliverySchema)` to create a new message.
+ */
+export declare const EventDeliverySchema: GenMessage<EventDelivery>;
+
+/**
+ * Request of ListEventDeliveries.
+ *
+ * @generated from message service.verify.v2.ListEventDeliveriesRequest
+ */
+export declare type ListEventDeliveriesRequest = Message<"service.verify.v2.ListEventDeliveriesRequest"> & {
+  /**
+   * The attempts of this event (UUID), when set.
+   *
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * The attempts to this endpoint (UUID), when set.
+   *
+   * @generated from field: string webhook_endpoint_id = 2;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * Maximum attempts, 1 to 100; 0 means 20.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message service.verify.v2.ListEventDeliveriesRequest.
+ * Use `create(ListEventDeliveriesRequestSchema)` to create a new message.
+ */
+export declare const ListEventDeliveriesRequestSchema: GenMessage<ListEventDeliveriesRequest>;
+
+/**
+ * Response of ListEventDeliveries.
+ *
+ * @generated from message service.verify.v2.ListEventDeliveriesResponse
+ */
+export declare type ListEventDeliveriesResponse = Message<"service.verify.v2.ListEventDeliveriesResponse"> & {
+  /**
+   * Attempts, newest first.
+   *
+   * @generated from field: repeated service.verify.v2.EventDelivery deliveries = 1;
+   */
+  deliveries: EventDelivery[];
+};
+
+/**
+ * Describes the message service.verify.v2.ListEventDeliveriesResponse.
+ * Use `create(ListEventDeliveriesResponseSchema)` to create a new message.
+ */
+export declare const ListEventDeliveriesResponseSchema: GenMessage<ListEventDeliveriesResponse>;
+
+/**
+ * Request of RedeliverEvent.
+ *
+ * @generated from message service.verify.v2.RedeliverEventRequest
+ */
+export declare type RedeliverEventRequest = Message<"service.verify.v2.RedeliverEventRequest"> & {
+  /**
+   * Event identifier (UUID).
+   *
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 2;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.RedeliverEventRequest.
+ * Use `create(RedeliverEventRequestSchema)` to create a new message.
+ */
+export declare const RedeliverEventRequestSchema: GenMessage<RedeliverEventRequest>;
+
+/**
+ * Response of RedeliverEvent.
+ *
+ * @generated from message service.verify.v2.RedeliverEventResponse
+ */
+export declare type RedeliverEventResponse = Message<"service.verify.v2.RedeliverEventResponse"> & {
+};
+
+/**
+ * Describes the message service.verify.v2.RedeliverEventResponse.
+ * Use `create(RedeliverEventResponseSchema)` to create a new message.
+ */
+export declare const RedeliverEventResponseSchema: GenMessage<RedeliverEventResponse>;
+
+/**
+ * Request of SendTestEvent.
+ *
+ * @generated from message service.verify.v2.SendTestEventRequest
+ */
+export declare type SendTestEventRequest = Message<"service.verify.v2.SendTestEventRequest"> & {
+  /**
+   * Endpoint identifier (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.SendTestEventRequest.
+ * Use `create(SendTestEventRequestSchema)` to create a new message.
+ */
+export declare const SendTestEventRequestSchema: GenMessage<SendTestEventRequest>;
+
+/**
+ * Response of SendTestEvent.
+ *
+ * @generated from message service.verify.v2.SendTestEventResponse
+ */
+export declare type SendTestEventResponse = Message<"service.verify.v2.SendTestEventResponse"> & {
+  /**
+   * The test event's id (its webhook-id).
+   *
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+};
+
+/**
+ * Describes the message service.verify.v2.SendTestEventResponse.
+ * Use `create(SendTestEventResponseSchema)` to create a new message.
+ */
+export declare const SendTestEventResponseSchema: GenMessage<SendTestEventResponse>;
+
+/**
  * EventService tells an API account when a certificate registered to it
  * changed status, instead of making it poll: each change is recorded once as
  * an event (a CloudEvents 1.0 event in shape), readable by id, listable, and
@@ -359,6 +938,110 @@ export declare const EventService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchEventsRequestSchema;
     output: typeof WatchEventsResponseSchema;
+  },
+  /**
+   * CreateWebhookEndpoint registers a URL that events are sent to, signed as
+   * the Standard Webhooks specification says. The answer holds the signing
+   * secret (whsec_…): it is shown this once and kept only sealed.
+   * invalid_argument ERROR_REASON_INVALID_FIELD for a bad url (https:// only
+   * in production mode, never a loopback or private address there), an
+   * unknown event type or a description over 500 characters.
+   *
+   * @generated from rpc service.verify.v2.EventService.CreateWebhookEndpoint
+   */
+  createWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof CreateWebhookEndpointRequestSchema;
+    output: typeof CreateWebhookEndpointResponseSchema;
+  },
+  /**
+   * ListWebhookEndpoints lists the account's endpoints, oldest first.
+   *
+   * @generated from rpc service.verify.v2.EventService.ListWebhookEndpoints
+   */
+  listWebhookEndpoints: {
+    methodKind: "unary";
+    input: typeof ListWebhookEndpointsRequestSchema;
+    output: typeof ListWebhookEndpointsResponseSchema;
+  },
+  /**
+   * GetWebhookEndpoint returns one endpoint. not_found
+   * ERROR_REASON_WEBHOOK_ENDPOINT_NOT_FOUND for an unknown id or another
+   * account's.
+   *
+   * @generated from rpc service.verify.v2.EventService.GetWebhookEndpoint
+   */
+  getWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof GetWebhookEndpointRequestSchema;
+    output: typeof GetWebhookEndpointResponseSchema;
+  },
+  /**
+   * UpdateWebhookEndpoint changes the fields that are set: url, event types,
+   * description, disabled (enabling again forgets past failures).
+   *
+   * @generated from rpc service.verify.v2.EventService.UpdateWebhookEndpoint
+   */
+  updateWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof UpdateWebhookEndpointRequestSchema;
+    output: typeof UpdateWebhookEndpointResponseSchema;
+  },
+  /**
+   * DeleteWebhookEndpoint deletes an endpoint, its pending deliveries and its
+   * attempts.
+   *
+   * @generated from rpc service.verify.v2.EventService.DeleteWebhookEndpoint
+   */
+  deleteWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof DeleteWebhookEndpointRequestSchema;
+    output: typeof DeleteWebhookEndpointResponseSchema;
+  },
+  /**
+   * RotateWebhookEndpointSecret makes a new signing secret, shown this once;
+   * for 24 hours the previous one signs beside it (two signatures in
+   * webhook-signature), so receivers can switch without losing an event.
+   *
+   * @generated from rpc service.verify.v2.EventService.RotateWebhookEndpointSecret
+   */
+  rotateWebhookEndpointSecret: {
+    methodKind: "unary";
+    input: typeof RotateWebhookEndpointSecretRequestSchema;
+    output: typeof RotateWebhookEndpointSecretResponseSchema;
+  },
+  /**
+   * ListEventDeliveries lists the attempts made to send events, newest
+   * first: of one event, to one endpoint, or both.
+   *
+   * @generated from rpc service.verify.v2.EventService.ListEventDeliveries
+   */
+  listEventDeliveries: {
+    methodKind: "unary";
+    input: typeof ListEventDeliveriesRequestSchema;
+    output: typeof ListEventDeliveriesResponseSchema;
+  },
+  /**
+   * RedeliverEvent sends an event to an endpoint again, now, with the same
+   * webhook-id. failed_precondition ERROR_REASON_WEBHOOK_ENDPOINT_DISABLED for
+   * a disabled endpoint.
+   *
+   * @generated from rpc service.verify.v2.EventService.RedeliverEvent
+   */
+  redeliverEvent: {
+    methodKind: "unary";
+    input: typeof RedeliverEventRequestSchema;
+    output: typeof RedeliverEventResponseSchema;
+  },
+  /**
+   * SendTestEvent sends an event of type webhook.test to an endpoint.
+   *
+   * @generated from rpc service.verify.v2.EventService.SendTestEvent
+   */
+  sendTestEvent: {
+    methodKind: "unary";
+    input: typeof SendTestEventRequestSchema;
+    output: typeof SendTestEventResponseSchema;
   },
 }>;
 

@@ -1,0 +1,225 @@
+import type { Clock } from "../clock.ts";
+import { newId } from "../ids.ts";
+import type {
+  AfterAttempt,
+  AttemptOutcome,
+  ClaimedDelivery,
+  EndpointAfterAttempt,
+  OutboxStats,
+  WebhookEndpoint,
+  WebhookSender,
+  WebhookStore,
+} from "./model.ts";
+import { certificateEventBody, cloudEvent, eventSource } from "./payload.ts";
+import { nextAttemptAt } from "./retry-schedule.ts";
+import { webhookHeaders } from "./signature.ts";
+import type { WebhookEndpoints } from "./webhook-endpoints.ts";
+
+/** Deliveries claimed by one statement at most: a claim beyond an endpoint's bound is given back. */
+const claimBatch = 32;
+
+export interface DeliverySettings {
+  /** Delays before each attempt; past the last, the delivery is exhausted. */
+  retryScheduleMs: readonly number[];
+  /** A 2xx must come within this. */
+  timeoutMs: number;
+  /** How often the loop looks for due deliveries when it found none. */
+  pollMs: number;
+  /** Attempts in flight to one endpoint from this instance at most. */
+  perEndpointConcurrency: number;
+  /** Attempts in flight from this instance at most. */
+  maxInFlight: number;
+  /** An endpoint every attempt to which failed for this long is disabled. */
+  disableAfterFailingMs: number;
+}
+
+/** Attempts finished by this instance, by outcome (metrics). */
+export type AttemptCounts = Record<AttemptOutcome | "exhausted", number>;
+
+/**
+ * The delivery loop of one instance: claims due deliveries from the outbox
+ * with a lease (so instances on one database never make the same attempt
+ * twice), signs and sends each, and records the outcome: a 2xx is
+ * delivered; anything else is retried on the schedule (with jitter) until
+ * it is exhausted; 410 Gone disables the endpoint, and so does a run of
+ * failures as long as disableAfterFailingMs. An instance that dies mid-
+ * attempt leaves the lease to lapse and another instance sends again, with
+ * the same webhook-id. A slow endpoint holds only its own slots.
+ */
+export class WebhookDeliveryLoop {
+  readonly counts: AttemptCounts = { delivered: 0, failed: 0, gone: 0, exhausted: 0 };
+  private readonly inFlight = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private ticking: Promise<void> | undefined;
+  /** A wake that came during a tick: look again as soon as it ends. */
+  private again = false;
+  private stopped = true;
+
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly endpoints: WebhookEndpoints,
+    private readonly sender: WebhookSender,
+    private readonly clock: Clock,
+    private readonly settings: DeliverySettings,
+    private readonly issuer: string,
+    /** Told of what went wrong around an attempt (the database away): the loop goes on. */
+    private readonly onError: (error: unknown) => void = () => undefined,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** A lease outlasts an attempt's timeout, with room for the statements around it. */
+  get leaseMs(): number {
+    return 2 * this.settings.timeoutMs + 1000;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Stops claiming and waits for the attempts in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.ticking;
+    await Promise.all([...this.running]);
+  }
+
+  /** The outbox's counts (metrics). */
+  stats(): Promise<OutboxStats> {
+    return this.store.stats();
+  }
+
+  /** Looks for due deliveries now (one was just queued here). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.ticking) this.again = true;
+    else this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.ticking) return;
+      this.again = false;
+      this.ticking = this.tick()
+        .catch((error: unknown) => {
+          this.onError(error);
+          return false;
+        })
+        .then((more) => {
+          this.ticking = undefined;
+          if (!this.stopped) this.schedule(more || this.again ? 0 : this.settings.pollMs);
+        });
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  /** Claims what this instance has room for; true when there may be more due at once. */
+  async tick(): Promise<boolean> {
+    const room = Math.min(this.settings.maxInFlight - this.running.size, claimBatch);
+    if (room <= 0) return false;
+    const busy = [...this.inFlight].filter(([, n]) => n >= this.settings.perEndpointConcurrency).map(([id]) => id);
+    const claimed = await this.store.claimDue(this.clock(), this.leaseMs, room, busy);
+    const overflow: ClaimedDelivery[] = [];
+    for (const delivery of claimed) {
+      if ((this.inFlight.get(delivery.endpointId) ?? 0) >= this.settings.perEndpointConcurrency) {
+        overflow.push(delivery);
+        continue;
+      }
+      this.inFlight.set(delivery.endpointId, (this.inFlight.get(delivery.endpointId) ?? 0) + 1);
+      const attempt = this.attempt(delivery)
+        .catch((error: unknown) => this.onError(error))
+        .finally(() => {
+          const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
+          if (left) this.inFlight.set(delivery.endpointId, left);
+          else this.inFlight.delete(delivery.endpointId);
+          this.running.delete(attempt);
+          // A slot came free: look again rather than wait for the next poll.
+          this.wake();
+        });
+      this.running.add(attempt);
+    }
+    // Claimed beyond an endpoint's bound: given back at once, for this instance's next look or another's.
+    if (overflow.length) await this.store.release(overflow);
+    return claimed.length === room && overflow.length < claimed.length;
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const endpoint = await this.store.findEndpoint(delivery.accountId, delivery.endpointId);
+    if (!endpoint || endpoint.disabledAt !== null) return this.store.release([delivery]);
+    const body = await this.body(delivery);
+    const startedAt = this.clock();
+    let response;
+    if (body === undefined) {
+      response = { error: "the event is no longer held (past retention)", durationMs: 0 };
+    } else {
+      const headers = webhookHeaders(this.endpoints.signingSecrets(endpoint, startedAt), delivery.eventId, Math.floor(startedAt / 1000), body);
+      response = await this.sender.send({ url: endpoint.url, headers: { ...headers, "user-agent": "shomei-webhooks" }, body });
+    }
+    const outcome: AttemptOutcome =
+      "statusCode" in response ? (response.statusCode >= 200 && response.statusCode < 300 ? "delivered" : response.statusCode === 410 ? "gone" : "failed") : "failed";
+    const now = this.clock();
+    const after: AfterAttempt = outcome === "delivered" ? { state: "delivered" } : this.retry(delivery, now, body === undefined);
+    const endpointAfter = this.endpointAfter(endpoint, outcome, now);
+    const finished = await this.store.finishAttempt(
+      delivery,
+      {
+        id: newId(),
+        eventId: delivery.eventId,
+        endpointId: delivery.endpointId,
+        attempt: delivery.attempts + 1,
+        outcome,
+        statusCode: "statusCode" in response ? response.statusCode : null,
+        error: "error" in response ? response.error : null,
+        responseExcerpt: "excerpt" in response ? response.excerpt : null,
+        startedAt,
+        durationMs: response.durationMs,
+      },
+      after,
+      endpointAfter,
+      now,
+    );
+    if (!finished.recorded) return;
+    this.counts[outcome]++;
+    if (after.state === "exhausted") {
+      this.counts.exhausted++;
+      // A notice about a notice would echo between failing endpoints.
+      if (!delivery.eventType.startsWith("webhook.")) {
+        await this.notify(endpoint, "webhook.attempt_exhausted", { webhookEndpointId: endpoint.id, eventId: delivery.eventId, eventType: delivery.eventType }, now);
+      }
+    }
+    if (finished.disabled && endpointAfter.kind === "disabled") {
+      await this.notify(endpoint, "webhook.endpoint_disabled", { webhookEndpointId: endpoint.id, url: endpoint.url, reason: endpointAfter.reason }, now);
+    }
+  }
+
+  private async body(delivery: ClaimedDelivery): Promise<string | undefined> {
+    if (delivery.payload !== null) return delivery.payload;
+    const event = await this.store.certificateEvent(delivery.accountId, delivery.eventId);
+    return event && certificateEventBody(event, eventSource(this.issuer, delivery.accountId));
+  }
+
+  private retry(delivery: ClaimedDelivery, now: number, hopeless: boolean): AfterAttempt {
+    const next = hopeless ? undefined : nextAttemptAt(this.settings.retryScheduleMs, delivery.attempts + 1, now, this.random());
+    return next === undefined ? { state: "exhausted" } : { state: "pending", nextAttemptAt: next };
+  }
+
+  private endpointAfter(endpoint: WebhookEndpoint, outcome: AttemptOutcome, now: number): EndpointAfterAttempt {
+    if (outcome === "delivered") return { kind: "healthy" };
+    if (outcome === "gone") return { kind: "disabled", reason: "gone" };
+    const since = endpoint.failingSince ?? now;
+    return now - since >= this.settings.disableAfterFailingMs ? { kind: "disabled", reason: "failing" } : { kind: "failing", since };
+  }
+
+  /** An operational event to the account's other endpoints that take its type. */
+  private async notify(about: WebhookEndpoint, type: string, data: Record<string, unknown>, now: number): Promise<void> {
+    const endpoints = await this.store.subscribedEndpoints(about.accountId, type, about.id);
+    if (!endpoints.length) return;
+    const eventId = newId();
+    const payload = cloudEvent(eventId, type, eventSource(this.issuer, about.accountId), about.id, now, data);
+    await this.store.queueEvent({ eventId, accountId: about.accountId, eventType: type, payload, endpointIds: endpoints.map((e) => e.id) }, now);
+  }
+}
