@@ -6,9 +6,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Certificate_Type as CertificateType } from "../gen/service/verify/v2/certificate_pb.ts";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { CertificateStatus_Status as Status, Certificate_Type as CertificateType, CrlReason } from "../gen/service/verify/v2/certificate_pb.ts";
+import { EventService } from "../gen/service/verify/v2/event_service_pb.ts";
 import { applyClientsFile } from "../src/adapters/files/clients-file.ts";
-import { expectRpcError, setupClients, stackTracePattern } from "./support/certificate-rpc.ts";
+import { bearer, expectRpcError, setupClients, stackTracePattern } from "./support/certificate-rpc.ts";
+import { WebhookReceiver } from "./support/webhook-receiver.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -256,6 +260,36 @@ describe("account and token administration through the CLI, against a running se
     expect(unknown.stderr).toContain("no end user with login nobody");
     // Four CLI processes, each opening the database and asking the mock CA's CRL over HTTP.
   }, 120_000);
+
+  it("events list <account> shows the account's events; events redeliver sends one again with the same webhook-id", async () => {
+    const { token } = await accountWithToken("eventful", "active");
+    const receiver = await new WebhookReceiver().start();
+    try {
+      const api = setupClients(server, token);
+      const events = createClient(EventService, createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", interceptors: [bearer(token)] }));
+      const endpoint = (await events.createWebhookEndpoint({ url: receiver.url("/cli"), eventTypes: ["certificate.revoked"] })).webhookEndpoint!;
+      const certificateId = await mockCertificate(token);
+      await api.certificates.checkCertificateStatus({ certificateId });
+      await api.mock.setMockCertificateStatus({ certificateId, status: Status.REVOKED, revokedReason: CrlReason.KEY_COMPROMISE });
+      const eventId = (await api.certificates.checkCertificateStatus({ certificateId })).certificateStatus!.id;
+      await receiver.waitFor("/cli", 1);
+
+      const listed = await ok("events", "list", "eventful");
+      expect(listed.stdout.trimEnd().split("\n").map((line) => line.split("\t").slice(1))).toEqual([[eventId, "certificate.revoked", certificateId, "good -> revoked"]]);
+      const redelivered = await ok("events", "redeliver", "eventful", eventId);
+      expect(redelivered.stdout).toBe(`queued ${eventId} for ${endpoint.id}\n`);
+      const requests = await receiver.waitFor("/cli", 2);
+      expect(requests.map((r) => r.headers["webhook-id"])).toEqual([eventId, eventId]);
+
+      const unknown = await shomei("events", "redeliver", "eventful", randomUUID());
+      expect({ code: unknown.code, stderr: unknown.stderr }).toMatchObject({ code: 1, stderr: expect.stringContaining("no event with this id") });
+      expectNoStackTrace(unknown);
+      expect((await shomei("events", "list")).code).toBe(2);
+      expect((await shomei("events", "list", "eventful", "--limit", "0")).code).toBe(2);
+    } finally {
+      await receiver.close();
+    }
+  });
 
   it("account list shows the account and its API status", async () => {
     await server.domain.accounts.create("listed", "active");

@@ -7,6 +7,7 @@ import { version } from "../version.ts";
 import { accountCommand, certificateCommand, tokenCommand } from "./admin.ts";
 import { crlCommand } from "./crl.ts";
 import { cardCommand, SignRequestRefused } from "./card-sign.ts";
+import { eventsCommand } from "./events.ts";
 import { migrateCommand } from "./migrate.ts";
 import { clientCommand, keysCommand, userCommand } from "./oidc-admin.ts";
 import { serveCommand } from "./serve.ts";
@@ -85,6 +86,19 @@ const commands: Record<string, Command> = {
     options: { ...commonOptions },
     positionals: true,
     run: (config, positionals) => crlCommand(config, positionals),
+  },
+  events: {
+    summary: "an account's certificate events: list them, send one to its webhooks again",
+    usage: "shomei events list <account> [--certificate ID] [--type TYPE] [--limit N] | redeliver <account> <event-id> [--endpoint ID]",
+    options: {
+      ...commonOptions,
+      certificate: { type: "string", description: "with list: only this certificate's events" },
+      type: { type: "string", description: "with list: only events of this type (certificate.revoked…)" },
+      limit: { type: "string", description: "with list: how many, newest first (1-100, default 20)" },
+      endpoint: { type: "string", description: "with redeliver: only to this webhook endpoint (default: every enabled one that takes the type)" },
+    },
+    positionals: true,
+    run: (config, positionals, values) => eventsCommand(config, positionals, values),
   },
   client: {
     summary: "manage OpenID Connect clients: add, list, remove",
