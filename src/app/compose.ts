@@ -55,6 +55,7 @@ const eventsPollMs = 500;
 import { JpkiLinksRepository } from "../storage/jpki-links-repository.ts";
 import { WebhookEndpoints } from "../domain/webhooks/webhook-endpoints.ts";
 import { WebhookDeliveryLoop } from "../domain/webhooks/delivery-loop.ts";
+import { DemoWebhookReceiver } from "../domain/webhooks/demo-receiver.ts";
 import { WebhooksRepository, maxExcerptChars } from "../storage/webhooks-repository.ts";
 import { createWebhookSender } from "../adapters/http/webhook-sender.ts";
 
@@ -69,6 +70,8 @@ export interface Domain {
   events: CertificateEvents;
   /** The accounts' webhook endpoints. */
   webhooks: WebhookEndpoints;
+  /** The mock environment's webhook receiver (`/demo/webhooks`); undefined in production mode. */
+  demoWebhooks: DemoWebhookReceiver | undefined;
   /** This instance's delivery loop; the server starts and stops it. */
   webhookDelivery: WebhookDelivery;
   batchChecks: BatchStatusChecks;
@@ -248,6 +251,7 @@ export function createDomain(
     statusChecks,
     webhooks,
     webhookDelivery,
+    demoWebhooks: mockMode ? new DemoWebhookReceiver(webhookStore, webhooks, clock, "/demo/webhooks") : undefined,
     events: new CertificateEvents(new EventsRepository(database), clock, { pollMs: eventsPollMs, heartbeatMs: config.eventsHeartbeatSeconds * 1000 }),
     batchChecks: new BatchStatusChecks(certificates, sourceFor, clock),
     registry,

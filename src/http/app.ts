@@ -10,6 +10,7 @@ import { registerHomeRoute } from "./routes/home.ts";
 import { registerMockCaRoutes } from "./routes/mock-ca.ts";
 import { registerAuthorizeRoute } from "./routes/oidc/authorize.ts";
 import { registerDemoCallback } from "./routes/oidc/demo-callback.ts";
+import { registerDemoWebhooks } from "./routes/demo-webhooks.ts";
 import { registerInteractionPages } from "./routes/oidc/interaction-pages.ts";
 import { registerAccountLogin } from "./routes/oidc/account-login.ts";
 import { registerLogoutRoute } from "./routes/oidc/logout.ts";
@@ -75,6 +76,7 @@ export function createHttpApp(deps: HttpDependencies): Express {
       clientId: demoClientId,
       secretFile: path.join(deps.config.dataDir, "demo-client-secret"),
     }, defaultLocale);
+    if (deps.domain.demoWebhooks) registerDemoWebhooks(router, deps.domain.demoWebhooks, oidc.issuer, defaultLocale);
   }
   app.use(router);
 

@@ -107,6 +107,11 @@ export class WebhooksRepository implements WebhookStore {
     return this.findEndpoint(accountId, id);
   }
 
+  async endpointsWithUrlEnding(ending: string): Promise<WebhookEndpoint[]> {
+    const rows = await this.db.selectFrom("webhook_endpoints").selectAll().where("url", "like", `%${ending.replace(/[%_\\]/g, "")}`).limit(100).execute();
+    return rows.map(toEndpoint).filter((e) => e.url.endsWith(ending));
+  }
+
   async subscribedEndpoints(accountId: string, eventType: string, except: string | undefined): Promise<WebhookEndpoint[]> {
     return (await this.listEndpoints(accountId)).filter(
       (e) => e.id !== except && e.disabledAt === null && (e.eventTypes.length === 0 || e.eventTypes.includes(eventType)),

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
 import { seedOidcDemo, type OidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser, pageWidths } from "../support/browser.ts";
+import { contrastFailures, misLabelledLanguage } from "../support/page-audit.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 /*
@@ -243,5 +244,29 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("pages in Japanese 
     await page.goto(`${demo.redirectUri}?error=access_denied&error_description=the+user+denied&state=s`);
     expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("認可に失敗しました");
     await expectFits(page, "ja", "demo-callback-ja");
+  });
+
+  it("the mock environment's webhook receiver page speaks both languages, fits a phone, and reads in the dark scheme", async () => {
+    // One request that does not verify, so the page shows a received item.
+    const posted = await fetch(`${server.url}/demo/webhooks`, {
+      method: "POST",
+      headers: { "content-type": "application/cloudevents+json", "webhook-id": "msg_demo", "webhook-timestamp": "1", "webhook-signature": "v1,AAAA" },
+      body: JSON.stringify({ specversion: "1.0", id: "msg_demo", type: "webhook.test", data: { long: "x".repeat(300) } }),
+    });
+    expect(posted.status).toBe(401);
+    for (const [language, locale, heading, reload] of [["ja", "ja-JP", "受信したWebhook", "再読み込み"], ["en", "en-US", "Webhooks received", "Reload"]] as const) {
+      const page = await newPage({ viewport: { width: 390, height: 800 }, locale, colorScheme: "dark" });
+      await page.goto(`${server.url}/demo/webhooks`);
+      expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe(heading);
+      expect(await page.locator("section.received").count()).toBeGreaterThan(0);
+      expect(await misLabelledLanguage(page)).toEqual([]);
+      expect(await contrastFailures(page)).toEqual([]);
+      await expectFits(page, language, `demo-webhooks-${language}-dark`);
+      // The page's one action, first in Tab order after the language switch.
+      await page.getByRole("link", { name: reload, exact: true }).focus();
+      await page.keyboard.press("Enter");
+      await page.waitForLoadState();
+      expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe(heading);
+    }
   });
 });

@@ -185,6 +185,27 @@ for (const target of await databaseTargets()) {
       await expectRpcError(eventsA.getWebhookEndpoint({ webhookEndpointId: ofA.id }), Code.NotFound, "ERROR_REASON_WEBHOOK_ENDPOINT_NOT_FOUND");
     });
 
+    it("the mock environment's receiver at /demo/webhooks verifies each signature and shows what arrived", async () => {
+      const receiverUrl = `${server.domain.oidc.issuer}/demo/webhooks`;
+      const target = await eventsA.createWebhookEndpoint({ url: receiverUrl, eventTypes: ["webhook.test"] });
+      const { eventId } = await eventsA.sendTestEvent({ webhookEndpointId: target.webhookEndpoint!.id });
+      await expect.poll(async () => (await eventsA.listEventDeliveries({ eventId })).deliveries.map((d) => [d.outcome, d.statusCode])).toEqual([["delivered", 204]]);
+      // A forgery (the body changed, the signature kept) is refused and shown as such.
+      const forged = await fetch(`${server.url}/demo/webhooks`, {
+        method: "POST",
+        headers: { "webhook-id": "forged-1", "webhook-timestamp": String(Math.floor(Date.now() / 1000)), "webhook-signature": "v1,AAAA", "content-type": "application/json" },
+        body: JSON.stringify({ type: "certificate.revoked" }),
+      });
+      expect(forged.status).toBe(401);
+      const page = await (await fetch(`${server.url}/demo/webhooks`, { headers: { "accept-language": "en" } })).text();
+      const sections = page.split('<section class="received">').slice(1);
+      expect(sections[0]).toContain("forged-1");
+      expect(sections[0]).toContain("Signature not verified");
+      const delivered = sections.find((s) => s.includes(eventId))!;
+      expect(delivered).toContain("Signature verified");
+      expect(delivered).toContain("webhook.test");
+    });
+
     it("bad input to every webhook RPC answers invalid_argument with the field at fault, and changes nothing", async () => {
       const before = (await eventsA.listWebhookEndpoints({})).webhookEndpoints.length;
       const invalid = (call: Promise<unknown>, field: string) => expectRpcError(call, Code.InvalidArgument, "ERROR_REASON_INVALID_FIELD", field);

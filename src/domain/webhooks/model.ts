@@ -109,6 +109,8 @@ export interface WebhookStore {
   updateEndpoint(accountId: string, id: string, changes: EndpointChanges, now: number): Promise<WebhookEndpoint | undefined>;
   deleteEndpoint(accountId: string, id: string): Promise<boolean>;
   rotateSecret(accountId: string, id: string, secretSealed: string, previousUntil: number, now: number): Promise<WebhookEndpoint | undefined>;
+  /** Every account's endpoints whose URL ends with `ending` (the mock environment's demo receiver). */
+  endpointsWithUrlEnding(ending: string): Promise<WebhookEndpoint[]>;
   /** The endpoints of an account (other than `except`) that are enabled and take the type. */
   subscribedEndpoints(accountId: string, eventType: string, except: string | undefined): Promise<WebhookEndpoint[]>;
   queueEvent(event: QueuedEvent, now: number): Promise<void>;

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 /**
  * Standard Webhooks signatures: a secret is `whsec_` and the base64 of 32
@@ -31,4 +31,24 @@ export function webhookHeaders(secrets: readonly string[], id: string, timestamp
     "webhook-timestamp": String(timestampSeconds),
     "webhook-signature": signWebhook(secrets, id, timestampSeconds, body),
   };
+}
+
+/** How far a webhook-timestamp may be from now for a receiver to accept it (the specification's advice: 5 minutes). */
+export const timestampToleranceSeconds = 5 * 60;
+
+/**
+ * A receiver's check: some `v1,` signature of the headers matches one of
+ * the secrets (compared in constant time), and the timestamp is recent.
+ */
+export function verifyWebhook(secrets: readonly string[], headers: Record<string, string | undefined>, body: string, nowMs: number): boolean {
+  const id = headers["webhook-id"];
+  const timestamp = headers["webhook-timestamp"];
+  const signatures = headers["webhook-signature"];
+  if (!id || !timestamp || !signatures || !/^\d{1,12}$/.test(timestamp)) return false;
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > timestampToleranceSeconds) return false;
+  const given = signatures.split(" ").filter((s) => s.startsWith("v1,")).map((s) => Buffer.from(s.slice(3), "base64"));
+  return secrets.some((secret) => {
+    const expected = Buffer.from(signWebhook([secret], id, Number(timestamp), body).slice(3), "base64");
+    return given.some((g) => g.length === expected.length && timingSafeEqual(g, expected));
+  });
 }

@@ -325,6 +325,17 @@ export const en = {
       error_uri: "More information",
     } as Record<string, string>,
   },
+  demoWebhooks: {
+    title: "Webhooks received",
+    intro: "This is the webhook receiver of the mock environment. It checks each request's signature against the secret of the endpoints aimed at it and shows the last 50 that arrived.",
+    pointHere: "Create an endpoint with this URL (CreateWebhookEndpoint), then change a mock certificate's status:",
+    reload: "Reload",
+    none: "Nothing has arrived yet.",
+    notCloudEvent: "(not a CloudEvent)",
+    verified: "Signature verified",
+    notVerified: "Signature not verified",
+    receivedAt: "Received",
+  },
   home: {
     title: "Home",
     running: (mode: string) => html`OpenID Connect provider and certificate status service, running in <strong>${mode}</strong> mode.`,

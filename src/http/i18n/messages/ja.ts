@@ -311,6 +311,17 @@ export const ja: Messages = {
       error_uri: "詳細情報",
     },
   },
+  demoWebhooks: {
+    title: "受信したWebhook",
+    intro: "モック環境のWebhook受信ページです。リクエストごとに、このページを宛先とするエンドポイントのシークレットで署名を検証し、届いたものを新しい順に50件まで表示します。",
+    pointHere: "このURLでエンドポイントを作成し（CreateWebhookEndpoint）、モック証明書の状態を変更してください：",
+    reload: "再読み込み",
+    none: "まだ何も届いていません。",
+    notCloudEvent: "（CloudEventではありません）",
+    verified: "署名を検証しました",
+    notVerified: "署名を検証できません",
+    receivedAt: "受信日時",
+  },
   home: {
     title: "ホーム",
     running: (mode) => html`OpenID Connectプロバイダー兼証明書失効確認サービス。<strong>${mode}</strong>モードで稼働中です。`,
