@@ -7,6 +7,7 @@ import { EventService } from "../../gen/service/verify/v2/event_service_pb.ts";
 import { bearer, createTenant, expectRpcError, protocols, setupClients, sleep, type Clients, type Tenant } from "../support/certificate-rpc.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { WebhooksRepository } from "../../src/storage/webhooks-repository.ts";
 import { verifiedEvent, WebhookReceiver } from "../support/webhook-receiver.ts";
 
 /**
@@ -206,6 +207,23 @@ for (const target of await databaseTargets()) {
       expect(delivered).toContain("webhook.test");
     });
 
+    it("/metrics tells events recorded, attempts by outcome, the queue's depth and its oldest delivery's age", async () => {
+      const target = await endpoint(eventsA, "/metrics", ["webhook.test"]);
+      const { eventId } = await eventsA.sendTestEvent({ webhookEndpointId: target.id });
+      await expect.poll(async () => (await eventsA.listEventDeliveries({ eventId })).deliveries.length).toBe(1);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}]/g, "\\$&")} (\\S+)$`, "m").exec(metrics)?.[1]);
+      const recorded = Number((await server.database.db.selectFrom("certificate_events").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
+      expect(value("shomei_events_total")).toBe(recorded);
+      const counts = server.domain.webhookDelivery.loop.counts;
+      expect(counts.delivered).toBeGreaterThan(0);
+      expect(value(`shomei_webhook_attempts_total{outcome="delivered"}`)).toBe(counts.delivered);
+      expect(value(`shomei_webhook_attempts_total{outcome="gone"}`)).toBe(counts.gone);
+      expect(value(`shomei_webhook_attempts_total{outcome="exhausted"}`)).toBe(counts.exhausted);
+      expect(value("shomei_webhook_queue_depth")).toBeGreaterThanOrEqual(0);
+      expect(value("shomei_webhook_oldest_pending_seconds")).toBeGreaterThanOrEqual(0);
+    });
+
     it("bad input to every webhook RPC answers invalid_argument with the field at fault, and changes nothing", async () => {
       const before = (await eventsA.listWebhookEndpoints({})).webhookEndpoints.length;
       const invalid = (call: Promise<unknown>, field: string) => expectRpcError(call, Code.InvalidArgument, "ERROR_REASON_INVALID_FIELD", field);
@@ -237,6 +255,29 @@ for (const target of await databaseTargets()) {
       // Updating the fields set, keeping the others; an empty list of types means every type.
       const updated = (await eventsA.updateWebhookEndpoint({ webhookEndpointId: target.id, description: "changed", eventTypes: { values: [] } })).webhookEndpoint!;
       expect({ url: updated.url, description: updated.description, eventTypes: updated.eventTypes }).toEqual({ url: receiver.url("/unchanged"), description: "changed", eventTypes: [] });
+    });
+
+    it("retention deletes old attempts, finished deliveries and events, and keeps an event whose delivery is pending", async () => {
+      const done = await endpoint(eventsA, "/retention-done");
+      const first = await revokedCertificate();
+      await expect.poll(async () => (await eventsA.listEventDeliveries({ eventId: first.eventId, webhookEndpointId: done.id })).deliveries.length).toBe(1);
+      // Only an endpoint that never answers takes the next event: its delivery stays pending (in flight, then retried).
+      for (const other of (await eventsA.listWebhookEndpoints({})).webhookEndpoints) {
+        await eventsA.updateWebhookEndpoint({ webhookEndpointId: other.id, disabled: true });
+      }
+      await endpoint(eventsA, "/retained");
+      receiver.answer("/retained", () => "hang");
+      const { eventId } = await revokedCertificate();
+      const pending = await server.database.db.selectFrom("webhook_deliveries").select("state").where("event_id", "=", eventId).execute();
+      expect(pending).toEqual([{ state: "pending" }]);
+      const store = new WebhooksRepository(server.database);
+      const future = Date.now() + 60_000;
+      const pruned = await store.prune({ eventsBefore: future, attemptsBefore: future });
+      expect(pruned.attempts).toBeGreaterThan(0);
+      expect(pruned.events).toBeGreaterThan(0);
+      const left = await server.database.db.selectFrom("certificate_events").select("id").where("account_id", "=", a.account.id).execute();
+      expect(left.map((e) => e.id)).toEqual([eventId]);
+      expect((await eventsA.listEventDeliveries({})).deliveries).toEqual([]);
     });
   });
 }
