@@ -92,6 +92,11 @@ export class WebhookDeliveryLoop {
     return this.store.stats();
   }
 
+  /** Resolves when the attempts in flight now have finished. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.running]);
+  }
+
   /** Looks for due deliveries now (one was just queued here). */
   wake(): void {
     if (this.stopped) return;
