@@ -20,7 +20,8 @@ export async function eventsCommand(config: Config, args: string[], values: Reco
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError("--limit must be a whole number from 1 to 100");
       const filter = { certificateId: String(values.certificate ?? ""), type: String(values.type ?? "") };
       for (const e of (await events.list(account.id, filter, limit, "")).events) {
-        console.log([new Date(e.createdAt).toISOString(), e.id, e.type, e.certificateId, `${e.previousStatus} -> ${e.status}`].join("\t"));
+        const what = e.kind === "certificate" ? [e.certificateId, `${e.previousStatus} -> ${e.status}`] : [e.data.webhookEndpointId, e.data.reason ?? e.data.eventId ?? ""];
+        console.log([new Date(e.createdAt).toISOString(), e.id, e.type, ...what].join("\t"));
       }
       return;
     }
@@ -30,8 +31,10 @@ export async function eventsCommand(config: Config, args: string[], values: Reco
       endpointIds = [values.endpoint];
     } else {
       const event = await events.get(account.id, eventId);
+      // A notice goes to the account's other endpoints; a notice about one endpoint is not sent to it.
+      const about = event.kind === "webhook" ? event.data.webhookEndpointId : undefined;
       endpointIds = (await webhooks.list(account.id))
-        .filter((e) => e.disabledAt === null && (e.eventTypes.length === 0 || e.eventTypes.includes(event.type)))
+        .filter((e) => e.id !== about && e.disabledAt === null && (e.eventTypes.length === 0 || e.eventTypes.includes(event.type)))
         .map((e) => e.id);
       if (!endpointIds.length) throw new UsageError(`account ${account.name} has no enabled endpoint that takes ${event.type}`);
     }

@@ -1,11 +1,12 @@
 import type { CertificateType, CheckMethod, RevocationReasonCode, Status } from "../domain/certificates/model.ts";
-import type { CertificateEvent, CertificateEventType, EventFilter, EventStore } from "../domain/events/model.ts";
+import type { AccountEvent, CertificateEventType, EventFilter, EventStore, WebhookNoticeData, WebhookNoticeType } from "../domain/events/model.ts";
 import type { Database } from "./database.ts";
 
 /**
  * Certificate events as the trigger of migration 0025 records them, with the
  * certificate's user and type (joined: a deleted certificate leaves them
- * undefined). Every read takes the account id.
+ * undefined), and the webhook notices recorded beside them (migration
+ * 0026). Every read takes the account id.
  */
 export class EventsRepository implements EventStore {
   constructor(private readonly database: Database) {}
@@ -14,20 +15,21 @@ export class EventsRepository implements EventStore {
     return selectEvents(this.database);
   }
 
-  async listEvents(accountId: string, filter: EventFilter, limit: number, beforeSeq: number | undefined): Promise<CertificateEvent[]> {
+  async listEvents(accountId: string, filter: EventFilter, limit: number, beforeSeq: number | undefined): Promise<AccountEvent[]> {
     let query = this.select().where("e.account_id", "=", accountId);
-    if (filter.certificateId) query = query.where("e.certificate_id", "=", filter.certificateId);
+    // A webhook notice's certificate_id holds its endpoint's id: a certificate's events are certificate events.
+    if (filter.certificateId) query = query.where("e.certificate_id", "=", filter.certificateId).where("e.type", "like", "certificate.%");
     if (filter.type) query = query.where("e.type", "=", filter.type);
     if (beforeSeq !== undefined) query = query.where("e.seq", "<", beforeSeq);
     return (await query.orderBy("e.seq", "desc").limit(limit).execute()).map(toEvent);
   }
 
-  async findEvent(accountId: string, eventId: string): Promise<CertificateEvent | undefined> {
+  async findEvent(accountId: string, eventId: string): Promise<AccountEvent | undefined> {
     const row = await this.select().where("e.account_id", "=", accountId).where("e.id", "=", eventId).executeTakeFirst();
     return row && toEvent(row);
   }
 
-  async eventsAfter(accountId: string, afterSeq: number, limit: number): Promise<CertificateEvent[]> {
+  async eventsAfter(accountId: string, afterSeq: number, limit: number): Promise<AccountEvent[]> {
     const rows = await this.select().where("e.account_id", "=", accountId).where("e.seq", ">", afterSeq).orderBy("e.seq", "asc").limit(limit).execute();
     return rows.map(toEvent);
   }
@@ -39,14 +41,26 @@ function selectEvents(database: Database) {
     .leftJoin("certificates as c", (join) => join.onRef("c.id", "=", "e.certificate_id").onRef("c.account_id", "=", "e.account_id"))
     .select([
       "e.seq", "e.id", "e.account_id", "e.certificate_id", "e.type", "e.status", "e.previous_status", "e.check_method",
-      "e.source_updated_at", "e.revoked_at", "e.revoked_reason", "e.created_at", "c.user_id", "c.type as certificate_type",
+      "e.source_updated_at", "e.revoked_at", "e.revoked_reason", "e.created_at", "e.data", "c.user_id", "c.type as certificate_type",
     ]);
 }
 
 type Row = Awaited<ReturnType<ReturnType<typeof selectEvents>["execute"]>>[number];
 
-function toEvent(row: Row): CertificateEvent {
+function toEvent(row: Row): AccountEvent {
+  if (row.type.startsWith("webhook.")) {
+    return {
+      kind: "webhook",
+      seq: Number(row.seq),
+      id: row.id,
+      accountId: row.account_id,
+      type: row.type as WebhookNoticeType,
+      data: { ...(JSON.parse(row.data ?? "{}") as Omit<WebhookNoticeData, "webhookEndpointId">), webhookEndpointId: row.certificate_id },
+      createdAt: Number(row.created_at),
+    };
+  }
   return {
+    kind: "certificate",
     seq: Number(row.seq),
     id: row.id,
     accountId: row.account_id,

@@ -275,6 +275,8 @@ export interface CertificateEventTable {
   revoked_at: number | null;
   revoked_reason: number | null;
   created_at: number;
+  /** The data of an event about webhooks (JSON); null for a certificate event. */
+  data: Generated<string | null>;
 }
 
 export interface WebhookEndpointTable {

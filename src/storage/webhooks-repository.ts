@@ -1,5 +1,6 @@
 import { sql, type Selectable } from "kysely";
-import type { CertificateEvent } from "../domain/events/model.ts";
+import type { AccountEvent, WebhookNoticeData, WebhookNoticeType } from "../domain/events/model.ts";
+import { eventsLockKey } from "./migrations/0025_certificate_events.ts";
 import { newId } from "../domain/ids.ts";
 import type {
   AfterAttempt,
@@ -110,12 +111,6 @@ export class WebhooksRepository implements WebhookStore {
   async endpointsWithUrlEnding(ending: string): Promise<WebhookEndpoint[]> {
     const rows = await this.db.selectFrom("webhook_endpoints").selectAll().where("url", "like", `%${ending.replace(/[%_\\]/g, "")}`).limit(100).execute();
     return rows.map(toEndpoint).filter((e) => e.url.endsWith(ending));
-  }
-
-  async subscribedEndpoints(accountId: string, eventType: string, except: string | undefined): Promise<WebhookEndpoint[]> {
-    return (await this.listEndpoints(accountId)).filter(
-      (e) => e.id !== except && e.disabledAt === null && (e.eventTypes.length === 0 || e.eventTypes.includes(eventType)),
-    );
   }
 
   async queueEvent(event: QueuedEvent, now: number): Promise<void> {
@@ -238,8 +233,33 @@ export class WebhooksRepository implements WebhookStore {
     return rows.map(toAttempt);
   }
 
-  certificateEvent(accountId: string, eventId: string): Promise<CertificateEvent | undefined> {
+  recordedEvent(accountId: string, eventId: string): Promise<AccountEvent | undefined> {
     return this.events.findEvent(accountId, eventId);
+  }
+
+  async recordNotice(notice: { id: string; accountId: string; type: WebhookNoticeType; data: WebhookNoticeData; createdAt: number }): Promise<void> {
+    const { webhookEndpointId, ...data } = notice.data;
+    await this.db.transaction().execute(async (trx) => {
+      // As the status trigger does (migration 0025): events are numbered and committed one transaction after another.
+      if (this.database.dialect === "postgres") await sql`select pg_advisory_xact_lock(${eventsLockKey})`.execute(trx);
+      await trx
+        .insertInto("certificate_events")
+        .values({
+          id: notice.id,
+          account_id: notice.accountId,
+          certificate_id: webhookEndpointId,
+          type: notice.type,
+          status: "",
+          previous_status: "",
+          check_method: "",
+          source_updated_at: notice.createdAt,
+          revoked_at: null,
+          revoked_reason: null,
+          created_at: notice.createdAt,
+          data: JSON.stringify(data),
+        })
+        .execute();
+    });
   }
 
   async hasEvent(accountId: string, eventId: string): Promise<boolean> {

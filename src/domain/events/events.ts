@@ -3,19 +3,19 @@ import { defaultPageSize, maxPageSize } from "../certificates/status-checks.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { canonicalUuid } from "../ids.ts";
-import { isCertificateEventType, type CertificateEvent, type EventFilter, type EventStore } from "./model.ts";
+import { isEventType, type AccountEvent, type EventFilter, type EventStore } from "./model.ts";
 import { decodeEventPageToken, encodeEventPageToken } from "./page-token.ts";
 
 /** Events read per statement while a watch catches up. */
 const watchBatch = 100;
 
 export interface EventPage {
-  events: CertificateEvent[];
+  events: AccountEvent[];
   nextPageToken: string;
 }
 
 /** What a watch yields: an event, or a heartbeat when none came for a while. */
-export type WatchItem = { event: CertificateEvent } | { heartbeat: number };
+export type WatchItem = { event: AccountEvent } | { heartbeat: number };
 
 export interface WatchSettings {
   /** How often a watch looks for new events. */
@@ -49,7 +49,9 @@ export class CertificateEvents {
       chosen.certificateId = canonicalUuid(filter.certificateId);
     }
     if (filter.type) {
-      if (!isCertificateEventType(filter.type)) throw invalidField("type", `type must be certificate.revoked, certificate.reinstated or certificate.status_changed`);
+      if (!isEventType(filter.type)) {
+        throw invalidField("type", "type must be certificate.revoked, certificate.reinstated, certificate.status_changed, webhook.attempt_exhausted or webhook.endpoint_disabled");
+      }
       chosen.type = filter.type;
     }
     const size = pageSize || defaultPageSize;
@@ -59,7 +61,7 @@ export class CertificateEvents {
     return { events, nextPageToken: rows.length > size ? encodeEventPageToken(chosen, events.at(-1)!.seq) : "" };
   }
 
-  async get(accountId: string, eventId: string): Promise<CertificateEvent> {
+  async get(accountId: string, eventId: string): Promise<AccountEvent> {
     requireUuid(eventId, "event_id");
     const event = await this.store.findEvent(accountId, canonicalUuid(eventId));
     if (!event) throw eventNotFound();

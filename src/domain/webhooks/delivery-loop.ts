@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.ts";
-import { newId } from "../ids.ts";
+import { newId, newTimeOrderedId } from "../ids.ts";
 import type {
   AfterAttempt,
   AttemptOutcome,
@@ -10,7 +10,8 @@ import type {
   WebhookSender,
   WebhookStore,
 } from "./model.ts";
-import { certificateEventBody, cloudEvent, eventSource } from "./payload.ts";
+import type { WebhookNoticeData, WebhookNoticeType } from "../events/model.ts";
+import { eventBody, eventSource } from "./payload.ts";
 import { nextAttemptAt } from "./retry-schedule.ts";
 import { webhookHeaders } from "./signature.ts";
 import type { WebhookEndpoints } from "./webhook-endpoints.ts";
@@ -193,18 +194,18 @@ export class WebhookDeliveryLoop {
       this.counts.exhausted++;
       // A notice about a notice would echo between failing endpoints.
       if (!delivery.eventType.startsWith("webhook.")) {
-        await this.notify(endpoint, "webhook.attempt_exhausted", { webhookEndpointId: endpoint.id, eventId: delivery.eventId, eventType: delivery.eventType }, now);
+        await this.notify(endpoint, "webhook.attempt_exhausted", { eventId: delivery.eventId, eventType: delivery.eventType }, now);
       }
     }
     if (finished.disabled && endpointAfter.kind === "disabled") {
-      await this.notify(endpoint, "webhook.endpoint_disabled", { webhookEndpointId: endpoint.id, url: endpoint.url, reason: endpointAfter.reason }, now);
+      await this.notify(endpoint, "webhook.endpoint_disabled", { url: endpoint.url, reason: endpointAfter.reason }, now);
     }
   }
 
   private async body(delivery: ClaimedDelivery): Promise<string | undefined> {
     if (delivery.payload !== null) return delivery.payload;
-    const event = await this.store.certificateEvent(delivery.accountId, delivery.eventId);
-    return event && certificateEventBody(event, eventSource(this.issuer, delivery.accountId));
+    const event = await this.store.recordedEvent(delivery.accountId, delivery.eventId);
+    return event && eventBody(event, eventSource(this.issuer, delivery.accountId));
   }
 
   private retry(delivery: ClaimedDelivery, now: number, hopeless: boolean): AfterAttempt {
@@ -219,12 +220,8 @@ export class WebhookDeliveryLoop {
     return now - since >= this.settings.disableAfterFailingMs ? { kind: "disabled", reason: "failing" } : { kind: "failing", since };
   }
 
-  /** An operational event to the account's other endpoints that take its type. */
-  private async notify(about: WebhookEndpoint, type: string, data: Record<string, unknown>, now: number): Promise<void> {
-    const endpoints = await this.store.subscribedEndpoints(about.accountId, type, about.id);
-    if (!endpoints.length) return;
-    const eventId = newId();
-    const payload = cloudEvent(eventId, type, eventSource(this.issuer, about.accountId), about.id, now, data);
-    await this.store.queueEvent({ eventId, accountId: about.accountId, eventType: type, payload, endpointIds: endpoints.map((e) => e.id) }, now);
+  /** A notice, recorded with the account's events and so sent to its other endpoints that take its type. */
+  private async notify(about: WebhookEndpoint, type: WebhookNoticeType, data: Omit<WebhookNoticeData, "webhookEndpointId">, now: number): Promise<void> {
+    await this.store.recordNotice({ id: newTimeOrderedId(now), accountId: about.accountId, type, data: { webhookEndpointId: about.id, ...data }, createdAt: now });
   }
 }

@@ -1,8 +1,7 @@
-import type { CertificateEvent } from "../events/model.ts";
+import type { AccountEvent, WebhookNoticeData, WebhookNoticeType } from "../events/model.ts";
 
-/** The types of the events shomei sends about its webhooks themselves (docs/events.md). */
+/** The types of the events shomei sends about its webhooks themselves (docs/events.md); only the notices are listed with the events. */
 export const webhookEventTypes = ["webhook.attempt_exhausted", "webhook.endpoint_disabled", "webhook.test"] as const;
-export type WebhookEventType = (typeof webhookEventTypes)[number];
 
 /** Why an endpoint is disabled: by its account, by a 410 Gone, or after days in which every attempt failed. */
 export type DisabledReason = "account" | "gone" | "failing";
@@ -111,8 +110,6 @@ export interface WebhookStore {
   rotateSecret(accountId: string, id: string, secretSealed: string, previousUntil: number, now: number): Promise<WebhookEndpoint | undefined>;
   /** Every account's endpoints whose URL ends with `ending` (the mock environment's demo receiver). */
   endpointsWithUrlEnding(ending: string): Promise<WebhookEndpoint[]>;
-  /** The endpoints of an account (other than `except`) that are enabled and take the type. */
-  subscribedEndpoints(accountId: string, eventType: string, except: string | undefined): Promise<WebhookEndpoint[]>;
   queueEvent(event: QueuedEvent, now: number): Promise<void>;
   /** Puts the (event, endpoint) delivery back in the queue, due now; false when the account has no such event. */
   requeue(accountId: string, eventId: string, endpointId: string, now: number): Promise<boolean>;
@@ -141,8 +138,14 @@ export interface WebhookStore {
   ): Promise<{ recorded: boolean; disabled: boolean }>;
 
   listAttempts(accountId: string, filter: { eventId?: string; endpointId?: string }, limit: number): Promise<WebhookAttempt[]>;
-  /** The certificate event of a delivery (any account's: the delivery names it). */
-  certificateEvent(accountId: string, eventId: string): Promise<CertificateEvent | undefined>;
+  /** The recorded event of a delivery: a certificate event or a notice. */
+  recordedEvent(accountId: string, eventId: string): Promise<AccountEvent | undefined>;
+  /**
+   * Records a webhook notice with the account's events (numbered in commit
+   * order with them); the outbox trigger queues it for the account's
+   * endpoints that take its type, except the one it is about.
+   */
+  recordNotice(notice: { id: string; accountId: string; type: WebhookNoticeType; data: WebhookNoticeData; createdAt: number }): Promise<void>;
   /** Whether the account has an event with this id (a certificate event or a queued one). */
   hasEvent(accountId: string, eventId: string): Promise<boolean>;
   stats(): Promise<OutboxStats>;

@@ -1,4 +1,4 @@
-import type { CertificateEvent } from "../events/model.ts";
+import type { AccountEvent, CertificateEvent } from "../events/model.ts";
 
 /**
  * The body of a webhook: a CloudEvents 1.0 event in the JSON structured
@@ -6,7 +6,12 @@ import type { CertificateEvent } from "../events/model.ts";
  * RFC 3339, the revocation reason as its RFC 5280 code); never certificate
  * content.
  */
-export function certificateEventBody(event: CertificateEvent, source: string): string {
+export function eventBody(event: AccountEvent, source: string): string {
+  if (event.kind === "webhook") return cloudEvent(event.id, event.type, source, event.data.webhookEndpointId, event.createdAt, { ...event.data });
+  return certificateEventBody(event, source);
+}
+
+function certificateEventBody(event: CertificateEvent, source: string): string {
   return cloudEvent(event.id, event.type, source, event.certificateId, event.createdAt, {
     certificateId: event.certificateId,
     ...(event.userId ? { userId: event.userId } : {}),

@@ -35,7 +35,7 @@ import {
   type WatchEventsResponse,
 } from "../../../gen/service/verify/v2/event_service_pb.ts";
 import type { CertificateEvents } from "../../domain/events/events.ts";
-import type { CertificateEvent } from "../../domain/events/model.ts";
+import type { AccountEvent } from "../../domain/events/model.ts";
 import type { WebhookAttempt, WebhookEndpoint } from "../../domain/webhooks/model.ts";
 import type { WebhookEndpoints } from "../../domain/webhooks/webhook-endpoints.ts";
 import { callerAccountId } from "../auth.ts";
@@ -115,7 +115,17 @@ export class EventHandler implements ServiceImpl<typeof EventService> {
     return create(SendTestEventResponseSchema, { eventId: await this.webhooks.sendTest(callerAccountId(context), req.webhookEndpointId) });
   }
 
-  private message(e: CertificateEvent): Event {
+  private message(e: AccountEvent): Event {
+    if (e.kind === "webhook") {
+      return create(EventSchema, {
+        id: e.id,
+        type: e.type,
+        source: `${this.issuer}/accounts/${e.accountId}`,
+        subject: e.data.webhookEndpointId,
+        time: timestampFromMs(e.createdAt),
+        webhookData: e.data,
+      });
+    }
     return create(EventSchema, {
       id: e.id,
       type: e.type,

@@ -82,7 +82,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 /** The advisory lock that orders event inserts on PostgreSQL (an arbitrary constant of this schema's own). */
-const eventsLockKey = 7_364_829_001;
+export const eventsLockKey = 7_364_829_001;
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   // The trigger of 0024 again, without the events.

@@ -14,9 +14,15 @@ import { PostgresAdapter, sql, type Kysely } from "kysely";
  *   with a lease (lease_token, lease_until); an instance that dies leaves
  *   its lease to lapse, and another claims the row again.
  * - webhook_attempts: one row per finished attempt, with bounded excerpts.
+ * - certificate_events.data: the events about webhooks themselves
+ *   (webhook.attempt_exhausted, webhook.endpoint_disabled) are recorded
+ *   beside the certificate events, numbered with them, with the endpoint's
+ *   id as certificate_id (their subject), empty statuses and their data as
+ *   JSON here. The trigger sends them to the account's other endpoints.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  await db.schema.alterTable("certificate_events").addColumn("data", "text").execute();
   await db.schema
     .createTable("webhook_endpoints")
     .addColumn("id", "varchar(36)", (c) => c.primaryKey())
@@ -75,6 +81,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   const rows = `select new.id, e.id, new.account_id, new.type, null, 'pending', 0, new.created_at, new.created_at, new.created_at
         from webhook_endpoints e
         where e.account_id = new.account_id and e.disabled_at is null
+          and not (new.type like 'webhook.%' and e.id = new.certificate_id)
           and (e.event_types = '' or ${postgres ? "position(',' || new.type || ',' in e.event_types) > 0" : "instr(e.event_types, ',' || new.type || ',') > 0"})`;
   const insert = `insert into webhook_deliveries (event_id, endpoint_id, account_id, event_type, payload, state, attempts, next_attempt_at, created_at, updated_at)`;
   if (postgres) {
@@ -97,4 +104,5 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable("webhook_attempts").execute();
   await db.schema.dropTable("webhook_deliveries").execute();
   await db.schema.dropTable("webhook_endpoints").execute();
+  await db.schema.alterTable("certificate_events").dropColumn("data").execute();
 }

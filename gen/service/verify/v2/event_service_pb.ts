@@ -14,12 +14,13 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file service/verify/v2/event_service.proto.
  */
 export const file_service_verify_v2_event_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVzZXJ2aWNlL3ZlcmlmeS92Mi9ldmVudF9zZXJ2aWNlLnByb3RvEhFzZXJ2aWNlLnZlcmlmeS52MiKjAQoFRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkSDwoHc3ViamVjdBgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgRkYXRhGAYgASgLMicuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVFdmVudERhdGEi5gMKFENlcnRpZmljYXRlRXZlbnREYXRhEhYKDmNlcnRpZmljYXRlX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSPQoQY2VydGlmaWNhdGVfdHlwZRgDIAEoDjIjLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlLlR5cGUSOwoGc3RhdHVzGAQgASgOMisuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMuU3RhdHVzEkQKD3ByZXZpb3VzX3N0YXR1cxgFIAEoDjIrLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLlN0YXR1cxIuCgpyZXZva2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0Cg5yZXZva2VkX3JlYXNvbhgHIAEoDjIcLnNlcnZpY2UudmVyaWZ5LnYyLkNybFJlYXNvbhJGCgxjaGVja19tZXRob2QYCCABKA4yMC5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1cy5DaGVja01ldGhvZBI1ChFzb3VyY2VfdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYAoRTGlzdEV2ZW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSFgoOY2VydGlmaWNhdGVfaWQYAyABKAkSDAoEdHlwZRgEIAEoCSJXChJMaXN0RXZlbnRzUmVzcG9uc2USKAoGZXZlbnRzGAEgAygLMhguc2VydmljZS52ZXJpZnkudjIuRXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiMKD0dldEV2ZW50UmVxdWVzdBIQCghldmVudF9pZBgBIAEoCSI7ChBHZXRFdmVudFJlc3BvbnNlEicKBWV2ZW50GAEgASgLMhguc2VydmljZS52ZXJpZnkudjIuRXZlbnQiLAoSV2F0Y2hFdmVudHNSZXF1ZXN0EhYKDmFmdGVyX2V2ZW50X2lkGAEgASgJInkKE1dhdGNoRXZlbnRzUmVzcG9uc2USKQoFZXZlbnQYASABKAsyGC5zZXJ2aWNlLnZlcmlmeS52Mi5FdmVudEgAEi8KCWhlYXJ0YmVhdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAEIGCgRraW5kIp8CCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEhMKC2V2ZW50X3R5cGVzGAMgAygJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhAKCGRpc2FibGVkGAUgASgIEhcKD2Rpc2FibGVkX3JlYXNvbhgGIAEoCRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI+ChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVQocQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBILCgN1cmwYASABKAkSEwoLZXZlbnRfdHlwZXMYAiADKAkSEwoLZGVzY3JpcHRpb24YAyABKAkibQodQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USPAoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIiLnNlcnZpY2UudmVyaWZ5LnYyLldlYmhvb2tFbmRwb2ludBIOCgZzZWNyZXQYAiABKAkiHQobTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0Il0KHExpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USPQoRd2ViaG9va19lbmRwb2ludHMYASADKAsyIi5zZXJ2aWNlLnZlcmlmeS52Mi5XZWJob29rRW5kcG9pbnQiOAoZR2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBIbChN3ZWJob29rX2VuZHBvaW50X2lkGAEgASgJIloKGkdldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjwKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyIi5zZXJ2aWNlLnZlcmlmeS52Mi5XZWJob29rRW5kcG9pbnQiHwoNRXZlbnRUeXBlTGlzdBIOCgZ2YWx1ZXMYASADKAki2gEKHFVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSGwoTd2ViaG9va19lbmRwb2ludF9pZBgBIAEoCRIQCgN1cmwYAiABKAlIAIgBARI1CgtldmVudF90eXBlcxgDIAEoCzIgLnNlcnZpY2UudmVyaWZ5LnYyLkV2ZW50VHlwZUxpc3QSGAoLZGVzY3JpcHRpb24YBCABKAlIAYgBARIVCghkaXNhYmxlZBgFIAEoCEgCiAEBQgYKBF91cmxCDgoMX2Rlc2NyaXB0aW9uQgsKCV9kaXNhYmxlZCJdCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRI8ChB3ZWJob29rX2VuZHBvaW50GAEgASgLMiIuc2VydmljZS52ZXJpZnkudjIuV2ViaG9va0VuZHBvaW50IjsKHERlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSGwoTd2ViaG9va19lbmRwb2ludF9pZBgBIAEoCSIfCh1EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZSJBCiJSb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXF1ZXN0EhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkicwojUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEjwKEHdlYmhvb2tfZW5kcG9pbnQYAiABKAsyIi5zZXJ2aWNlLnZlcmlmeS52Mi5XZWJob29rRW5kcG9pbnQi7wEKDUV2ZW50RGVsaXZlcnkSCgoCaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSGwoTd2ViaG9va19lbmRwb2ludF9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFEg8KB291dGNvbWUYBSABKAkSEwoLc3RhdHVzX2NvZGUYBiABKAUSDQoFZXJyb3IYByABKAkSGAoQcmVzcG9uc2VfZXhjZXJwdBgIIAEoCRIuCgpzdGFydGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtkdXJhdGlvbl9tcxgKIAEoBSJeChpMaXN0RXZlbnREZWxpdmVyaWVzUmVxdWVzdBIQCghldmVudF9pZBgBIAEoCRIbChN3ZWJob29rX2VuZHBvaW50X2lkGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBSJTChtMaXN0RXZlbnREZWxpdmVyaWVzUmVzcG9uc2USNAoKZGVsaXZlcmllcxgBIAMoCzIgLnNlcnZpY2UudmVyaWZ5LnYyLkV2ZW50RGVsaXZlcnkiRgoVUmVkZWxpdmVyRXZlbnRSZXF1ZXN0EhAKCGV2ZW50X2lkGAEgASgJEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYAiABKAkiGAoWUmVkZWxpdmVyRXZlbnRSZXNwb25zZSIzChRTZW5kVGVzdEV2ZW50UmVxdWVzdBIbChN3ZWJob29rX2VuZHBvaW50X2lkGAEgASgJIikKFVNlbmRUZXN0RXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCTLnCgoMRXZlbnRTZXJ2aWNlEl4KCkxpc3RFdmVudHMSJC5zZXJ2aWNlLnZlcmlmeS52Mi5MaXN0RXZlbnRzUmVxdWVzdBolLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RFdmVudHNSZXNwb25zZSIDkAIBElgKCEdldEV2ZW50EiIuc2VydmljZS52ZXJpZnkudjIuR2V0RXZlbnRSZXF1ZXN0GiMuc2VydmljZS52ZXJpZnkudjIuR2V0RXZlbnRSZXNwb25zZSIDkAIBEl4KC1dhdGNoRXZlbnRzEiUuc2VydmljZS52ZXJpZnkudjIuV2F0Y2hFdmVudHNSZXF1ZXN0GiYuc2VydmljZS52ZXJpZnkudjIuV2F0Y2hFdmVudHNSZXNwb25zZTABEnoKFUNyZWF0ZVdlYmhvb2tFbmRwb2ludBIvLnNlcnZpY2UudmVyaWZ5LnYyLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaMC5zZXJ2aWNlLnZlcmlmeS52Mi5DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ8ChRMaXN0V2ViaG9va0VuZHBvaW50cxIuLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBovLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2UiA5ACARJ2ChJHZXRXZWJob29rRW5kcG9pbnQSLC5zZXJ2aWNlLnZlcmlmeS52Mi5HZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi0uc2VydmljZS52ZXJpZnkudjIuR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2UiA5ACARJ6ChVVcGRhdGVXZWJob29rRW5kcG9pbnQSLy5zZXJ2aWNlLnZlcmlmeS52Mi5VcGRhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GjAuc2VydmljZS52ZXJpZnkudjIuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USegoVRGVsZXRlV2ViaG9va0VuZHBvaW50Ei8uc2VydmljZS52ZXJpZnkudjIuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBowLnNlcnZpY2UudmVyaWZ5LnYyLkRlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEowBChtSb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXQSNS5zZXJ2aWNlLnZlcmlmeS52Mi5Sb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXF1ZXN0GjYuc2VydmljZS52ZXJpZnkudjIuUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVzcG9uc2USeQoTTGlzdEV2ZW50RGVsaXZlcmllcxItLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RFdmVudERlbGl2ZXJpZXNSZXF1ZXN0Gi4uc2VydmljZS52ZXJpZnkudjIuTGlzdEV2ZW50RGVsaXZlcmllc1Jlc3BvbnNlIgOQAgESZQoOUmVkZWxpdmVyRXZlbnQSKC5zZXJ2aWNlLnZlcmlmeS52Mi5SZWRlbGl2ZXJFdmVudFJlcXVlc3QaKS5zZXJ2aWNlLnZlcmlmeS52Mi5SZWRlbGl2ZXJFdmVudFJlc3BvbnNlEmIKDVNlbmRUZXN0RXZlbnQSJy5zZXJ2aWNlLnZlcmlmeS52Mi5TZW5kVGVzdEV2ZW50UmVxdWVzdBooLnNlcnZpY2UudmVyaWZ5LnYyLlNlbmRUZXN0RXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_service_verify_v2_certificate]);
+  fileDesc("CiVzZXJ2aWNlL3ZlcmlmeS92Mi9ldmVudF9zZXJ2aWNlLnByb3RvEhFzZXJ2aWNlLnZlcmlmeS52MiLeAQoFRXZlbnQSCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkSDwoHc3ViamVjdBgEIAEoCRIoCgR0aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgRkYXRhGAYgASgLMicuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVFdmVudERhdGESOQoMd2ViaG9va19kYXRhGAcgASgLMiMuc2VydmljZS52ZXJpZnkudjIuV2ViaG9va0V2ZW50RGF0YSJyChBXZWJob29rRXZlbnREYXRhEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRILCgN1cmwYBCABKAkSDgoGcmVhc29uGAUgASgJIuYDChRDZXJ0aWZpY2F0ZUV2ZW50RGF0YRIWCg5jZXJ0aWZpY2F0ZV9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEj0KEGNlcnRpZmljYXRlX3R5cGUYAyABKA4yIy5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZS5UeXBlEjsKBnN0YXR1cxgEIAEoDjIrLnNlcnZpY2UudmVyaWZ5LnYyLkNlcnRpZmljYXRlU3RhdHVzLlN0YXR1cxJECg9wcmV2aW91c19zdGF0dXMYBSABKA4yKy5zZXJ2aWNlLnZlcmlmeS52Mi5DZXJ0aWZpY2F0ZVN0YXR1cy5TdGF0dXMSLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoOcmV2b2tlZF9yZWFzb24YByABKA4yHC5zZXJ2aWNlLnZlcmlmeS52Mi5DcmxSZWFzb24SRgoMY2hlY2tfbWV0aG9kGAggASgOMjAuc2VydmljZS52ZXJpZnkudjIuQ2VydGlmaWNhdGVTdGF0dXMuQ2hlY2tNZXRob2QSNQoRc291cmNlX3VwZGF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImAKEUxpc3RFdmVudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEhYKDmNlcnRpZmljYXRlX2lkGAMgASgJEgwKBHR5cGUYBCABKAkiVwoSTGlzdEV2ZW50c1Jlc3BvbnNlEigKBmV2ZW50cxgBIAMoCzIYLnNlcnZpY2UudmVyaWZ5LnYyLkV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIjCg9HZXRFdmVudFJlcXVlc3QSEAoIZXZlbnRfaWQYASABKAkiOwoQR2V0RXZlbnRSZXNwb25zZRInCgVldmVudBgBIAEoCzIYLnNlcnZpY2UudmVyaWZ5LnYyLkV2ZW50IiwKEldhdGNoRXZlbnRzUmVxdWVzdBIWCg5hZnRlcl9ldmVudF9pZBgBIAEoCSJ5ChNXYXRjaEV2ZW50c1Jlc3BvbnNlEikKBWV2ZW50GAEgASgLMhguc2VydmljZS52ZXJpZnkudjIuRXZlbnRIABIvCgloZWFydGJlYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSABCBgoEa2luZCKfAgoPV2ViaG9va0VuZHBvaW50EgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRITCgtldmVudF90eXBlcxgDIAMoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRIQCghkaXNhYmxlZBgFIAEoCBIXCg9kaXNhYmxlZF9yZWFzb24YBiABKAkSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlUKHENyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCwoDdXJsGAEgASgJEhMKC2V2ZW50X3R5cGVzGAIgAygJEhMKC2Rlc2NyaXB0aW9uGAMgASgJIm0KHUNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjwKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyIi5zZXJ2aWNlLnZlcmlmeS52Mi5XZWJob29rRW5kcG9pbnQSDgoGc2VjcmV0GAIgASgJIh0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJdChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEj0KEXdlYmhvb2tfZW5kcG9pbnRzGAEgAygLMiIuc2VydmljZS52ZXJpZnkudjIuV2ViaG9va0VuZHBvaW50IjgKGUdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QSGwoTd2ViaG9va19lbmRwb2ludF9pZBgBIAEoCSJaChpHZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRI8ChB3ZWJob29rX2VuZHBvaW50GAEgASgLMiIuc2VydmljZS52ZXJpZnkudjIuV2ViaG9va0VuZHBvaW50Ih8KDUV2ZW50VHlwZUxpc3QSDgoGdmFsdWVzGAEgAygJItoBChxVcGRhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkSEAoDdXJsGAIgASgJSACIAQESNQoLZXZlbnRfdHlwZXMYAyABKAsyIC5zZXJ2aWNlLnZlcmlmeS52Mi5FdmVudFR5cGVMaXN0EhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQESFQoIZGlzYWJsZWQYBSABKAhIAogBAUIGCgRfdXJsQg4KDF9kZXNjcmlwdGlvbkILCglfZGlzYWJsZWQiXQodVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USPAoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIiLnNlcnZpY2UudmVyaWZ5LnYyLldlYmhvb2tFbmRwb2ludCI7ChxEZWxldGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkiHwodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiQQoiUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVxdWVzdBIbChN3ZWJob29rX2VuZHBvaW50X2lkGAEgASgJInMKI1JvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlc3BvbnNlEg4KBnNlY3JldBgBIAEoCRI8ChB3ZWJob29rX2VuZHBvaW50GAIgASgLMiIuc2VydmljZS52ZXJpZnkudjIuV2ViaG9va0VuZHBvaW50Iu8BCg1FdmVudERlbGl2ZXJ5EgoKAmlkGAEgASgJEhAKCGV2ZW50X2lkGAIgASgJEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYAyABKAkSDwoHYXR0ZW1wdBgEIAEoBRIPCgdvdXRjb21lGAUgASgJEhMKC3N0YXR1c19jb2RlGAYgASgFEg0KBWVycm9yGAcgASgJEhgKEHJlc3BvbnNlX2V4Y2VycHQYCCABKAkSLgoKc3RhcnRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZHVyYXRpb25fbXMYCiABKAUiXgoaTGlzdEV2ZW50RGVsaXZlcmllc1JlcXVlc3QSEAoIZXZlbnRfaWQYASABKAkSGwoTd2ViaG9va19lbmRwb2ludF9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUiUwobTGlzdEV2ZW50RGVsaXZlcmllc1Jlc3BvbnNlEjQKCmRlbGl2ZXJpZXMYASADKAsyIC5zZXJ2aWNlLnZlcmlmeS52Mi5FdmVudERlbGl2ZXJ5IkYKFVJlZGVsaXZlckV2ZW50UmVxdWVzdBIQCghldmVudF9pZBgBIAEoCRIbChN3ZWJob29rX2VuZHBvaW50X2lkGAIgASgJIhgKFlJlZGVsaXZlckV2ZW50UmVzcG9uc2UiMwoUU2VuZFRlc3RFdmVudFJlcXVlc3QSGwoTd2ViaG9va19lbmRwb2ludF9pZBgBIAEoCSIpChVTZW5kVGVzdEV2ZW50UmVzcG9uc2USEAoIZXZlbnRfaWQYASABKAky5woKDEV2ZW50U2VydmljZRJeCgpMaXN0RXZlbnRzEiQuc2VydmljZS52ZXJpZnkudjIuTGlzdEV2ZW50c1JlcXVlc3QaJS5zZXJ2aWNlLnZlcmlmeS52Mi5MaXN0RXZlbnRzUmVzcG9uc2UiA5ACARJYCghHZXRFdmVudBIiLnNlcnZpY2UudmVyaWZ5LnYyLkdldEV2ZW50UmVxdWVzdBojLnNlcnZpY2UudmVyaWZ5LnYyLkdldEV2ZW50UmVzcG9uc2UiA5ACARJeCgtXYXRjaEV2ZW50cxIlLnNlcnZpY2UudmVyaWZ5LnYyLldhdGNoRXZlbnRzUmVxdWVzdBomLnNlcnZpY2UudmVyaWZ5LnYyLldhdGNoRXZlbnRzUmVzcG9uc2UwARJ6ChVDcmVhdGVXZWJob29rRW5kcG9pbnQSLy5zZXJ2aWNlLnZlcmlmeS52Mi5DcmVhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GjAuc2VydmljZS52ZXJpZnkudjIuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USfAoUTGlzdFdlYmhvb2tFbmRwb2ludHMSLi5zZXJ2aWNlLnZlcmlmeS52Mi5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaLy5zZXJ2aWNlLnZlcmlmeS52Mi5MaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlIgOQAgESdgoSR2V0V2ViaG9va0VuZHBvaW50Eiwuc2VydmljZS52ZXJpZnkudjIuR2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBotLnNlcnZpY2UudmVyaWZ5LnYyLkdldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIgOQAgESegoVVXBkYXRlV2ViaG9va0VuZHBvaW50Ei8uc2VydmljZS52ZXJpZnkudjIuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBowLnNlcnZpY2UudmVyaWZ5LnYyLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEnoKFURlbGV0ZVdlYmhvb2tFbmRwb2ludBIvLnNlcnZpY2UudmVyaWZ5LnYyLkRlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaMC5zZXJ2aWNlLnZlcmlmeS52Mi5EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRKMAQobUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0EjUuc2VydmljZS52ZXJpZnkudjIuUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVxdWVzdBo2LnNlcnZpY2UudmVyaWZ5LnYyLlJvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlc3BvbnNlEnkKE0xpc3RFdmVudERlbGl2ZXJpZXMSLS5zZXJ2aWNlLnZlcmlmeS52Mi5MaXN0RXZlbnREZWxpdmVyaWVzUmVxdWVzdBouLnNlcnZpY2UudmVyaWZ5LnYyLkxpc3RFdmVudERlbGl2ZXJpZXNSZXNwb25zZSIDkAIBEmUKDlJlZGVsaXZlckV2ZW50Eiguc2VydmljZS52ZXJpZnkudjIuUmVkZWxpdmVyRXZlbnRSZXF1ZXN0Gikuc2VydmljZS52ZXJpZnkudjIuUmVkZWxpdmVyRXZlbnRSZXNwb25zZRJiCg1TZW5kVGVzdEV2ZW50Eicuc2VydmljZS52ZXJpZnkudjIuU2VuZFRlc3RFdmVudFJlcXVlc3QaKC5zZXJ2aWNlLnZlcmlmeS52Mi5TZW5kVGVzdEV2ZW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_service_verify_v2_certificate]);
 
 /**
- * A change of a registered certificate's status, with the attributes of a
- * CloudEvents 1.0 event (specversion 1.0, datacontenttype application/json).
- * Never holds certificate content (names, addresses).
+ * A change of a registered certificate's status, or a notice about the
+ * account's webhooks, with the attributes of a CloudEvents 1.0 event
+ * (specversion 1.0, datacontenttype application/json). Never holds
+ * certificate content (names, addresses).
  *
  * @generated from message service.verify.v2.Event
  */
@@ -34,7 +35,9 @@ export type Event = Message<"service.verify.v2.Event"> & {
   /**
    * certificate.revoked (now revoked), certificate.reinstated (good again
    * after a certificateHold), certificate.status_changed (any other change,
-   * such as unknown after good).
+   * such as unknown after good); webhook.attempt_exhausted (a delivery's
+   * retries ran out), webhook.endpoint_disabled (410 Gone, or five days of
+   * failures).
    *
    * @generated from field: string type = 2;
    */
@@ -49,7 +52,8 @@ export type Event = Message<"service.verify.v2.Event"> & {
   source: string;
 
   /**
-   * The certificate the event is about (its id).
+   * The certificate the event is about (its id); for a webhook notice, the
+   * webhook endpoint's id.
    *
    * @generated from field: string subject = 4;
    */
@@ -63,11 +67,18 @@ export type Event = Message<"service.verify.v2.Event"> & {
   time?: Timestamp;
 
   /**
-   * What changed.
+   * What changed, for a certificate event.
    *
    * @generated from field: service.verify.v2.CertificateEventData data = 6;
    */
   data?: CertificateEventData;
+
+  /**
+   * What happened, for a webhook notice (type webhook.*).
+   *
+   * @generated from field: service.verify.v2.WebhookEventData webhook_data = 7;
+   */
+  webhookData?: WebhookEventData;
 };
 
 /**
@@ -76,6 +87,52 @@ export type Event = Message<"service.verify.v2.Event"> & {
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
   messageDesc(file_service_verify_v2_event_service, 0);
+
+/**
+ * The data of a webhook notice.
+ *
+ * @generated from message service.verify.v2.WebhookEventData
+ */
+export type WebhookEventData = Message<"service.verify.v2.WebhookEventData"> & {
+  /**
+   * The endpoint concerned (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * webhook.attempt_exhausted: the event whose delivery ran out of retries, and its type.
+   *
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string event_type = 3;
+   */
+  eventType: string;
+
+  /**
+   * webhook.endpoint_disabled: the endpoint's URL and why ("gone": it
+   * answered 410; "failing": every attempt failed for five days).
+   *
+   * @generated from field: string url = 4;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message service.verify.v2.WebhookEventData.
+ * Use `create(WebhookEventDataSchema)` to create a new message.
+ */
+export const WebhookEventDataSchema: GenMessage<WebhookEventData> = /*@__PURE__*/
+  messageDesc(file_service_verify_v2_event_service, 1);
 
 /**
  * The data of a certificate event.
@@ -152,7 +209,7 @@ export type CertificateEventData = Message<"service.verify.v2.CertificateEventDa
  * Use `create(CertificateEventDataSchema)` to create a new message.
  */
 export const CertificateEventDataSchema: GenMessage<CertificateEventData> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 1);
+  messageDesc(file_service_verify_v2_event_service, 2);
 
 /**
  * Request of ListEvents.
@@ -182,7 +239,7 @@ export type ListEventsRequest = Message<"service.verify.v2.ListEventsRequest"> &
   certificateId: string;
 
   /**
-   * Only events of this type, when set.
+   * Only events of this type, when set (a certificate.* or webhook.* type).
    *
    * @generated from field: string type = 4;
    */
@@ -194,7 +251,7 @@ export type ListEventsRequest = Message<"service.verify.v2.ListEventsRequest"> &
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 2);
+  messageDesc(file_service_verify_v2_event_service, 3);
 
 /**
  * Response of ListEvents.
@@ -222,7 +279,7 @@ export type ListEventsResponse = Message<"service.verify.v2.ListEventsResponse">
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 3);
+  messageDesc(file_service_verify_v2_event_service, 4);
 
 /**
  * Request of GetEvent.
@@ -243,7 +300,7 @@ export type GetEventRequest = Message<"service.verify.v2.GetEventRequest"> & {
  * Use `create(GetEventRequestSchema)` to create a new message.
  */
 export const GetEventRequestSchema: GenMessage<GetEventRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 4);
+  messageDesc(file_service_verify_v2_event_service, 5);
 
 /**
  * Response of GetEvent.
@@ -264,7 +321,7 @@ export type GetEventResponse = Message<"service.verify.v2.GetEventResponse"> & {
  * Use `create(GetEventResponseSchema)` to create a new message.
  */
 export const GetEventResponseSchema: GenMessage<GetEventResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 5);
+  messageDesc(file_service_verify_v2_event_service, 6);
 
 /**
  * Request of WatchEvents.
@@ -285,7 +342,7 @@ export type WatchEventsRequest = Message<"service.verify.v2.WatchEventsRequest">
  * Use `create(WatchEventsRequestSchema)` to create a new message.
  */
 export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 6);
+  messageDesc(file_service_verify_v2_event_service, 7);
 
 /**
  * One message of WatchEvents: an event, or a heartbeat.
@@ -321,7 +378,7 @@ export type WatchEventsResponse = Message<"service.verify.v2.WatchEventsResponse
  * Use `create(WatchEventsResponseSchema)` to create a new message.
  */
 export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 7);
+  messageDesc(file_service_verify_v2_event_service, 8);
 
 /**
  * A URL that the account's events are sent to.
@@ -395,7 +452,7 @@ export type WebhookEndpoint = Message<"service.verify.v2.WebhookEndpoint"> & {
  * Use `create(WebhookEndpointSchema)` to create a new message.
  */
 export const WebhookEndpointSchema: GenMessage<WebhookEndpoint> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 8);
+  messageDesc(file_service_verify_v2_event_service, 9);
 
 /**
  * Request of CreateWebhookEndpoint.
@@ -433,7 +490,7 @@ export type CreateWebhookEndpointRequest = Message<"service.verify.v2.CreateWebh
  * Use `create(CreateWebhookEndpointRequestSchema)` to create a new message.
  */
 export const CreateWebhookEndpointRequestSchema: GenMessage<CreateWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 9);
+  messageDesc(file_service_verify_v2_event_service, 10);
 
 /**
  * Response of CreateWebhookEndpoint.
@@ -459,7 +516,7 @@ export type CreateWebhookEndpointResponse = Message<"service.verify.v2.CreateWeb
  * Use `create(CreateWebhookEndpointResponseSchema)` to create a new message.
  */
 export const CreateWebhookEndpointResponseSchema: GenMessage<CreateWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 10);
+  messageDesc(file_service_verify_v2_event_service, 11);
 
 /**
  * Request of ListWebhookEndpoints.
@@ -474,7 +531,7 @@ export type ListWebhookEndpointsRequest = Message<"service.verify.v2.ListWebhook
  * Use `create(ListWebhookEndpointsRequestSchema)` to create a new message.
  */
 export const ListWebhookEndpointsRequestSchema: GenMessage<ListWebhookEndpointsRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 11);
+  messageDesc(file_service_verify_v2_event_service, 12);
 
 /**
  * Response of ListWebhookEndpoints.
@@ -493,7 +550,7 @@ export type ListWebhookEndpointsResponse = Message<"service.verify.v2.ListWebhoo
  * Use `create(ListWebhookEndpointsResponseSchema)` to create a new message.
  */
 export const ListWebhookEndpointsResponseSchema: GenMessage<ListWebhookEndpointsResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 12);
+  messageDesc(file_service_verify_v2_event_service, 13);
 
 /**
  * Request of GetWebhookEndpoint.
@@ -514,7 +571,7 @@ export type GetWebhookEndpointRequest = Message<"service.verify.v2.GetWebhookEnd
  * Use `create(GetWebhookEndpointRequestSchema)` to create a new message.
  */
 export const GetWebhookEndpointRequestSchema: GenMessage<GetWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 13);
+  messageDesc(file_service_verify_v2_event_service, 14);
 
 /**
  * Response of GetWebhookEndpoint.
@@ -533,7 +590,7 @@ export type GetWebhookEndpointResponse = Message<"service.verify.v2.GetWebhookEn
  * Use `create(GetWebhookEndpointResponseSchema)` to create a new message.
  */
 export const GetWebhookEndpointResponseSchema: GenMessage<GetWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 14);
+  messageDesc(file_service_verify_v2_event_service, 15);
 
 /**
  * A list of event types, so that an update can tell "not set" from "every type" (an empty list).
@@ -552,7 +609,7 @@ export type EventTypeList = Message<"service.verify.v2.EventTypeList"> & {
  * Use `create(EventTypeListSchema)` to create a new message.
  */
 export const EventTypeListSchema: GenMessage<EventTypeList> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 15);
+  messageDesc(file_service_verify_v2_event_service, 16);
 
 /**
  * Request of UpdateWebhookEndpoint: the fields set are changed, the others kept.
@@ -597,7 +654,7 @@ export type UpdateWebhookEndpointRequest = Message<"service.verify.v2.UpdateWebh
  * Use `create(UpdateWebhookEndpointRequestSchema)` to create a new message.
  */
 export const UpdateWebhookEndpointRequestSchema: GenMessage<UpdateWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 16);
+  messageDesc(file_service_verify_v2_event_service, 17);
 
 /**
  * Response of UpdateWebhookEndpoint.
@@ -616,7 +673,7 @@ export type UpdateWebhookEndpointResponse = Message<"service.verify.v2.UpdateWeb
  * Use `create(UpdateWebhookEndpointResponseSchema)` to create a new message.
  */
 export const UpdateWebhookEndpointResponseSchema: GenMessage<UpdateWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 17);
+  messageDesc(file_service_verify_v2_event_service, 18);
 
 /**
  * Request of DeleteWebhookEndpoint.
@@ -637,7 +694,7 @@ export type DeleteWebhookEndpointRequest = Message<"service.verify.v2.DeleteWebh
  * Use `create(DeleteWebhookEndpointRequestSchema)` to create a new message.
  */
 export const DeleteWebhookEndpointRequestSchema: GenMessage<DeleteWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 18);
+  messageDesc(file_service_verify_v2_event_service, 19);
 
 /**
  * Response of DeleteWebhookEndpoint.
@@ -652,7 +709,7 @@ export type DeleteWebhookEndpointResponse = Message<"service.verify.v2.DeleteWeb
  * Use `create(DeleteWebhookEndpointResponseSchema)` to create a new message.
  */
 export const DeleteWebhookEndpointResponseSchema: GenMessage<DeleteWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 19);
+  messageDesc(file_service_verify_v2_event_service, 20);
 
 /**
  * Request of RotateWebhookEndpointSecret.
@@ -673,7 +730,7 @@ export type RotateWebhookEndpointSecretRequest = Message<"service.verify.v2.Rota
  * Use `create(RotateWebhookEndpointSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookEndpointSecretRequestSchema: GenMessage<RotateWebhookEndpointSecretRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 20);
+  messageDesc(file_service_verify_v2_event_service, 21);
 
 /**
  * Response of RotateWebhookEndpointSecret.
@@ -699,7 +756,7 @@ export type RotateWebhookEndpointSecretResponse = Message<"service.verify.v2.Rot
  * Use `create(RotateWebhookEndpointSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookEndpointSecretResponseSchema: GenMessage<RotateWebhookEndpointSecretResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 21);
+  messageDesc(file_service_verify_v2_event_service, 22);
 
 /**
  * One attempt to send an event to an endpoint.
@@ -780,7 +837,7 @@ export type EventDelivery = Message<"service.verify.v2.EventDelivery"> & {
  * Use `create(EventDeliverySchema)` to create a new message.
  */
 export const EventDeliverySchema: GenMessage<EventDelivery> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 22);
+  messageDesc(file_service_verify_v2_event_service, 23);
 
 /**
  * Request of ListEventDeliveries.
@@ -815,7 +872,7 @@ export type ListEventDeliveriesRequest = Message<"service.verify.v2.ListEventDel
  * Use `create(ListEventDeliveriesRequestSchema)` to create a new message.
  */
 export const ListEventDeliveriesRequestSchema: GenMessage<ListEventDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 23);
+  messageDesc(file_service_verify_v2_event_service, 24);
 
 /**
  * Response of ListEventDeliveries.
@@ -836,7 +893,7 @@ export type ListEventDeliveriesResponse = Message<"service.verify.v2.ListEventDe
  * Use `create(ListEventDeliveriesResponseSchema)` to create a new message.
  */
 export const ListEventDeliveriesResponseSchema: GenMessage<ListEventDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 24);
+  messageDesc(file_service_verify_v2_event_service, 25);
 
 /**
  * Request of RedeliverEvent.
@@ -864,7 +921,7 @@ export type RedeliverEventRequest = Message<"service.verify.v2.RedeliverEventReq
  * Use `create(RedeliverEventRequestSchema)` to create a new message.
  */
 export const RedeliverEventRequestSchema: GenMessage<RedeliverEventRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 25);
+  messageDesc(file_service_verify_v2_event_service, 26);
 
 /**
  * Response of RedeliverEvent.
@@ -879,7 +936,7 @@ export type RedeliverEventResponse = Message<"service.verify.v2.RedeliverEventRe
  * Use `create(RedeliverEventResponseSchema)` to create a new message.
  */
 export const RedeliverEventResponseSchema: GenMessage<RedeliverEventResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 26);
+  messageDesc(file_service_verify_v2_event_service, 27);
 
 /**
  * Request of SendTestEvent.
@@ -900,7 +957,7 @@ export type SendTestEventRequest = Message<"service.verify.v2.SendTestEventReque
  * Use `create(SendTestEventRequestSchema)` to create a new message.
  */
 export const SendTestEventRequestSchema: GenMessage<SendTestEventRequest> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 27);
+  messageDesc(file_service_verify_v2_event_service, 28);
 
 /**
  * Response of SendTestEvent.
@@ -921,7 +978,7 @@ export type SendTestEventResponse = Message<"service.verify.v2.SendTestEventResp
  * Use `create(SendTestEventResponseSchema)` to create a new message.
  */
 export const SendTestEventResponseSchema: GenMessage<SendTestEventResponse> = /*@__PURE__*/
-  messageDesc(file_service_verify_v2_event_service, 28);
+  messageDesc(file_service_verify_v2_event_service, 29);
 
 /**
  * EventService tells an API account when a certificate registered to it

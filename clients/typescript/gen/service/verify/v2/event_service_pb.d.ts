@@ -13,9 +13,10 @@ import type { Certificate_Type, CertificateStatus_CheckMethod, CertificateStatus
 export declare const file_service_verify_v2_event_service: GenFile;
 
 /**
- * A change of a registered certificate's status, with the attributes of a
- * CloudEvents 1.0 event (specversion 1.0, datacontenttype application/json).
- * Never holds certificate content (names, addresses).
+ * A change of a registered certificate's status, or a notice about the
+ * account's webhooks, with the attributes of a CloudEvents 1.0 event
+ * (specversion 1.0, datacontenttype application/json). Never holds
+ * certificate content (names, addresses).
  *
  * @generated from message service.verify.v2.Event
  */
@@ -30,7 +31,9 @@ export declare type Event = Message<"service.verify.v2.Event"> & {
   /**
    * certificate.revoked (now revoked), certificate.reinstated (good again
    * after a certificateHold), certificate.status_changed (any other change,
-   * such as unknown after good).
+   * such as unknown after good); webhook.attempt_exhausted (a delivery's
+   * retries ran out), webhook.endpoint_disabled (410 Gone, or five days of
+   * failures).
    *
    * @generated from field: string type = 2;
    */
@@ -45,7 +48,8 @@ export declare type Event = Message<"service.verify.v2.Event"> & {
   source: string;
 
   /**
-   * The certificate the event is about (its id).
+   * The certificate the event is about (its id); for a webhook notice, the
+   * webhook endpoint's id.
    *
    * @generated from field: string subject = 4;
    */
@@ -59,11 +63,18 @@ export declare type Event = Message<"service.verify.v2.Event"> & {
   time?: Timestamp;
 
   /**
-   * What changed.
+   * What changed, for a certificate event.
    *
    * @generated from field: service.verify.v2.CertificateEventData data = 6;
    */
   data?: CertificateEventData;
+
+  /**
+   * What happened, for a webhook notice (type webhook.*).
+   *
+   * @generated from field: service.verify.v2.WebhookEventData webhook_data = 7;
+   */
+  webhookData?: WebhookEventData;
 };
 
 /**
@@ -71,6 +82,51 @@ export declare type Event = Message<"service.verify.v2.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export declare const EventSchema: GenMessage<Event>;
+
+/**
+ * The data of a webhook notice.
+ *
+ * @generated from message service.verify.v2.WebhookEventData
+ */
+export declare type WebhookEventData = Message<"service.verify.v2.WebhookEventData"> & {
+  /**
+   * The endpoint concerned (UUID).
+   *
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * webhook.attempt_exhausted: the event whose delivery ran out of retries, and its type.
+   *
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string event_type = 3;
+   */
+  eventType: string;
+
+  /**
+   * webhook.endpoint_disabled: the endpoint's URL and why ("gone": it
+   * answered 410; "failing": every attempt failed for five days).
+   *
+   * @generated from field: string url = 4;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message service.verify.v2.WebhookEventData.
+ * Use `create(WebhookEventDataSchema)` to create a new message.
+ */
+export declare const WebhookEventDataSchema: GenMessage<WebhookEventData>;
 
 /**
  * The data of a certificate event.
@@ -176,7 +232,7 @@ export declare type ListEventsRequest = Message<"service.verify.v2.ListEventsReq
   certificateId: string;
 
   /**
-   * Only events of this type, when set.
+   * Only events of this type, when set (a certificate.* or webhook.* type).
    *
    * @generated from field: string type = 4;
    */
