@@ -63,6 +63,12 @@ export class WebhooksRepository implements WebhookStore {
     return row && toEndpoint(row);
   }
 
+  async endpointsById(ids: readonly string[]): Promise<Map<string, WebhookEndpoint>> {
+    if (!ids.length) return new Map();
+    const rows = await this.db.selectFrom("webhook_endpoints").selectAll().where("id", "in", [...new Set(ids)]).execute();
+    return new Map(rows.map((row) => [row.id, toEndpoint(row)]));
+  }
+
   async listEndpoints(accountId: string): Promise<WebhookEndpoint[]> {
     const rows = await this.db.selectFrom("webhook_endpoints").selectAll().where("account_id", "=", accountId).orderBy("created_at").orderBy("id").execute();
     return rows.map(toEndpoint);
@@ -191,38 +197,73 @@ export class WebhooksRepository implements WebhookStore {
     endpoint: EndpointAfterAttempt,
     now: number,
   ): Promise<{ recorded: boolean; disabled: boolean }> {
+    const row = attemptRow(attempt, d.accountId);
+    const next = after.state === "pending" ? after.nextAttemptAt : now;
+    if (this.database.dialect === "postgres") return this.finishInOneStatement(d, row, after.state, next, endpoint, now);
+    // SQLite is in process: a transaction of three statements costs no round trips.
     return this.db.transaction().execute(async (trx) => {
       const updated = await trx
         .updateTable("webhook_deliveries")
-        .set({
-          state: after.state,
-          attempts: d.attempts + 1,
-          next_attempt_at: after.state === "pending" ? after.nextAttemptAt : now,
-          lease_token: null,
-          lease_until: null,
-          updated_at: now,
-        })
+        .set({ state: after.state, attempts: d.attempts + 1, next_attempt_at: next, lease_token: null, lease_until: null, updated_at: now })
         .where("event_id", "=", d.eventId)
         .where("endpoint_id", "=", d.endpointId)
         .where("lease_token", "=", d.leaseToken)
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 0) return { recorded: false, disabled: false };
-      await trx.insertInto("webhook_attempts").values(attemptRow(attempt, d.accountId)).execute();
+      await trx.insertInto("webhook_attempts").values(row).execute();
       const endpoints = trx.updateTable("webhook_endpoints").where("id", "=", d.endpointId);
-      let disabled = false;
       if (endpoint.kind === "healthy") {
         await endpoints.set({ failing_since: null }).where("failing_since", "is not", null).execute();
-      } else if (endpoint.kind === "failing") {
-        await endpoints.set({ failing_since: endpoint.since }).where("failing_since", "is", null).execute();
-      } else {
-        const result = await endpoints
-          .set({ disabled_at: now, disabled_reason: endpoint.reason, updated_at: now })
-          .where("disabled_at", "is", null)
-          .executeTakeFirst();
-        disabled = Number(result.numUpdatedRows) > 0;
+        return { recorded: true, disabled: false };
       }
-      return { recorded: true, disabled };
+      if (endpoint.kind === "failing") {
+        await endpoints.set({ failing_since: endpoint.since }).where("failing_since", "is", null).execute();
+        return { recorded: true, disabled: false };
+      }
+      const result = await endpoints
+        .set({ disabled_at: now, disabled_reason: endpoint.reason, updated_at: now })
+        .where("disabled_at", "is", null)
+        .executeTakeFirst();
+      return { recorded: true, disabled: Number(result.numUpdatedRows) > 0 };
     });
+  }
+
+  /**
+   * The same three changes in one PostgreSQL statement (data-modifying CTEs),
+   * each conditional on the lease still being this claim's: one round trip
+   * instead of five, which is what bounds deliveries per second.
+   */
+  private async finishInOneStatement(
+    d: ClaimedDelivery,
+    a: WebhookAttemptTable,
+    state: string,
+    next: number,
+    endpoint: EndpointAfterAttempt,
+    now: number,
+  ): Promise<{ recorded: boolean; disabled: boolean }> {
+    const endpointChange =
+      endpoint.kind === "healthy"
+        ? sql`set failing_since = null where failing_since is not null`
+        : endpoint.kind === "failing"
+          ? sql`set failing_since = ${endpoint.since}::bigint where failing_since is null`
+          : sql`set disabled_at = ${now}::bigint, disabled_reason = ${endpoint.reason}::text, updated_at = ${now}::bigint where disabled_at is null`;
+    const result = await sql<{ recorded: number; changed: number }>`
+      with d as (
+        update webhook_deliveries
+        set state = ${state}, attempts = ${d.attempts + 1}, next_attempt_at = ${next}, lease_token = null, lease_until = null, updated_at = ${now}
+        where event_id = ${d.eventId} and endpoint_id = ${d.endpointId} and lease_token = ${d.leaseToken}
+        returning 1),
+      a as (
+        insert into webhook_attempts (id, event_id, endpoint_id, account_id, attempt, outcome, status_code, error, response_excerpt, started_at, duration_ms)
+        select ${a.id}::text, ${a.event_id}::text, ${a.endpoint_id}::text, ${a.account_id}::text, ${a.attempt}::integer, ${a.outcome}::text,
+          ${a.status_code}::integer, ${a.error}::text, ${a.response_excerpt}::text, ${a.started_at}::bigint, ${a.duration_ms}::integer
+        where exists (select 1 from d)),
+      e as (
+        update webhook_endpoints ${endpointChange} and id = ${d.endpointId} and exists (select 1 from d)
+        returning 1)
+      select (select count(*) from d)::integer as recorded, (select count(*) from e)::integer as changed`.execute(this.db);
+    const row = result.rows[0]!;
+    return { recorded: row.recorded > 0, disabled: endpoint.kind === "disabled" && row.changed > 0 };
   }
 
   async listAttempts(accountId: string, filter: { eventId?: string; endpointId?: string }, limit: number): Promise<WebhookAttempt[]> {

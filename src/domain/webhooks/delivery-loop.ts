@@ -129,6 +129,7 @@ export class WebhookDeliveryLoop {
     if (room <= 0) return false;
     const busy = [...this.inFlight].filter(([, n]) => n >= this.settings.perEndpointConcurrency).map(([id]) => id);
     const claimed = await this.store.claimDue(this.clock(), this.leaseMs, room, busy);
+    const endpoints = await this.store.endpointsById(claimed.map((d) => d.endpointId));
     const overflow: ClaimedDelivery[] = [];
     for (const delivery of claimed) {
       if ((this.inFlight.get(delivery.endpointId) ?? 0) >= this.settings.perEndpointConcurrency) {
@@ -136,7 +137,7 @@ export class WebhookDeliveryLoop {
         continue;
       }
       this.inFlight.set(delivery.endpointId, (this.inFlight.get(delivery.endpointId) ?? 0) + 1);
-      const attempt = this.attempt(delivery)
+      const attempt = this.attempt(delivery, endpoints.get(delivery.endpointId))
         .catch((error: unknown) => this.onError(error))
         .finally(() => {
           const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
@@ -153,8 +154,8 @@ export class WebhookDeliveryLoop {
     return claimed.length === room && overflow.length < claimed.length;
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const endpoint = await this.store.findEndpoint(delivery.accountId, delivery.endpointId);
+  private async attempt(delivery: ClaimedDelivery, endpoint: WebhookEndpoint | undefined): Promise<void> {
+    // Claimed deliveries are of enabled endpoints; one deleted or disabled since is left for later.
     if (!endpoint || endpoint.disabledAt !== null) return this.store.release([delivery]);
     const body = await this.body(delivery);
     const startedAt = this.clock();

@@ -105,6 +105,8 @@ export interface WebhookStore {
   insertEndpoint(endpoint: WebhookEndpoint): Promise<void>;
   findEndpoint(accountId: string, id: string): Promise<WebhookEndpoint | undefined>;
   listEndpoints(accountId: string): Promise<WebhookEndpoint[]>;
+  /** The endpoints of claimed deliveries, in one read (any account's: the deliveries name them). */
+  endpointsById(ids: readonly string[]): Promise<Map<string, WebhookEndpoint>>;
   updateEndpoint(accountId: string, id: string, changes: EndpointChanges, now: number): Promise<WebhookEndpoint | undefined>;
   deleteEndpoint(accountId: string, id: string): Promise<boolean>;
   rotateSecret(accountId: string, id: string, secretSealed: string, previousUntil: number, now: number): Promise<WebhookEndpoint | undefined>;
