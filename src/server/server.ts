@@ -141,8 +141,10 @@ export async function startServer(config: Config, logger: Logger, options: Start
           draining = true;
           await stopSweeping();
           await domain.crlLists.stop();
-          await domain.webhookDelivery.stop();
+          // No new attempt from now on; those in flight finish while the port closes.
+          const deliveriesStopped = domain.webhookDelivery.stop();
           await bound.close(ready.inFlight, config.shutdownTimeoutMs);
+          await deliveriesStopped;
           await database.close();
         })()),
     };
