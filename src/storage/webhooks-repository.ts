@@ -307,11 +307,6 @@ export class WebhooksRepository implements WebhookStore {
     });
   }
 
-  async hasEvent(accountId: string, eventId: string): Promise<boolean> {
-    if (await this.events.findEvent(accountId, eventId)) return true;
-    return !!(await this.db.selectFrom("webhook_deliveries").select("event_id").where("account_id", "=", accountId).where("event_id", "=", eventId).executeTakeFirst());
-  }
-
   async stats(): Promise<OutboxStats> {
     const pending = await this.db
       .selectFrom("webhook_deliveries")

@@ -148,8 +148,6 @@ export interface WebhookStore {
    * endpoints that take its type, except the one it is about.
    */
   recordNotice(notice: { id: string; accountId: string; type: WebhookNoticeType; data: WebhookNoticeData; createdAt: number }): Promise<void>;
-  /** Whether the account has an event with this id (a certificate event or a queued one). */
-  hasEvent(accountId: string, eventId: string): Promise<boolean>;
   stats(): Promise<OutboxStats>;
   /** Deletes events, finished deliveries and attempts older than the cutoffs; pending deliveries stay. */
   prune(cutoffs: { eventsBefore: number; attemptsBefore: number }): Promise<{ events: number; attempts: number }>;
