@@ -6,7 +6,7 @@ import type { Database } from "./database.ts";
  * Certificate events as the trigger of migration 0025 records them, with the
  * certificate's user and type (joined: a deleted certificate leaves them
  * undefined), and the webhook notices recorded beside them (migration
- * 0026). Every read takes the account id.
+ * 0028). Every read takes the account id.
  */
 export class EventsRepository implements EventStore {
   constructor(private readonly database: Database) {}
