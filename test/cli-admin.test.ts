@@ -271,7 +271,8 @@ describe("account and token administration through the CLI, against a running se
       const certificateId = await mockCertificate(token);
       await api.certificates.checkCertificateStatus({ certificateId });
       await api.mock.setMockCertificateStatus({ certificateId, status: Status.REVOKED, revokedReason: CrlReason.KEY_COMPROMISE });
-      const eventId = (await api.certificates.checkCertificateStatus({ certificateId })).certificateStatus!.id;
+      await api.certificates.checkCertificateStatus({ certificateId });
+      const eventId = (await events.listEvents({ certificateId })).events[0]!.id;
       await receiver.waitFor("/cli", 1);
 
       const listed = await ok("events", "list", "eventful");

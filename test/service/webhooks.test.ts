@@ -51,13 +51,18 @@ for (const target of await databaseTargets()) {
       await scratch?.drop();
     });
 
-    /** A mock certificate of A, checked good, then revoked and checked again: one certificate.revoked event; its id. */
+    /**
+     * A mock certificate of A, checked good, then revoked (the mock CA's new list records the change, or the
+     * check after it does): one certificate.revoked event; its id.
+     */
     async function revokedCertificate(): Promise<{ certificateId: string; eventId: string }> {
       const certificateId = (await setupA.mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE })).certificate!.id;
       await setupA.certificates.checkCertificateStatus({ certificateId });
       await setupA.mock.setMockCertificateStatus({ certificateId, status: Status.REVOKED, revokedReason: CrlReason.KEY_COMPROMISE });
-      const record = (await setupA.certificates.checkCertificateStatus({ certificateId })).certificateStatus!;
-      return { certificateId, eventId: record.id };
+      await setupA.certificates.checkCertificateStatus({ certificateId });
+      const events = (await eventsA.listEvents({ certificateId })).events;
+      expect(events.map((e) => e.type)).toEqual(["certificate.revoked"]);
+      return { certificateId, eventId: events[0]!.id };
     }
 
     async function endpoint(client: Client<typeof EventService>, path: string, eventTypes: string[] = ["certificate.revoked"]) {
