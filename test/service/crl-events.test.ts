@@ -5,7 +5,7 @@ import path from "node:path";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CertificateStatus_CheckMethod as CheckMethod, CertificateStatus_Status as Status, CrlReason } from "../../gen/service/verify/v2/certificate_pb.ts";
 import { EventService, type Event } from "../../gen/service/verify/v2/event_service_pb.ts";
 import { HashAlgorithm, VerificationService } from "../../gen/service/verify/v2/verification_service_pb.ts";
@@ -129,9 +129,15 @@ for (const target of await databaseTargets()) {
         crlFetchTimeoutMs: 1000,
         ocspTimeoutMs: 1000,
       });
-      a = await account("crl-events-a");
-      b = await account("crl-events-b");
-      c = await account("crl-events-c");
+    });
+
+    // Accounts of their own for each test: a test counts the events of its accounts, in whatever order tests run.
+    let accounts = 0;
+    beforeEach(async () => {
+      accounts += 1;
+      a = await account(`crl-events-a-${accounts}`);
+      b = await account(`crl-events-b-${accounts}`);
+      c = await account(`crl-events-c-${accounts}`);
     });
 
     afterAll(async () => {
