@@ -24,6 +24,7 @@ import { loadCrl } from "../src/adapters/crl/load-crl.ts";
 import type { VerifiedCrl } from "../src/domain/certificates/crl/verified-crl.ts";
 import { writeCrl, type CrlEntryToWrite } from "../src/domain/certificates/crl/write-crl.ts";
 import type { RevocationReasonCode } from "../src/domain/certificates/model.ts";
+import { BlockProbe } from "./block-probe.ts";
 
 const entries = Number(process.env.BENCH_CRL_ENTRIES ?? 1_000_000);
 const rounds = Number(process.env.BENCH_CRL_ROUNDS ?? 3);
@@ -89,24 +90,6 @@ function writeList(scenario: Scenario, write: (entries: CrlEntryToWrite[]) => Ui
     listed.push({ serialNumberHex: scenario.serial(i), revokedAt: Math.floor(Date.now() / 1000) * 1000 - (i % 86_400) * 60_000, reason: reasons[i % reasons.length]! });
   }
   return write(listed);
-}
-
-/** The longest gap between ticks of a 1 ms interval: how long the event loop was held. */
-class BlockProbe {
-  private last = performance.now();
-  max = 0;
-  private readonly timer = setInterval(() => {
-    const now = performance.now();
-    this.max = Math.max(this.max, now - this.last);
-    this.last = now;
-  }, 1);
-  reset(): void {
-    this.last = performance.now();
-    this.max = 0;
-  }
-  stop(): void {
-    clearInterval(this.timer);
-  }
 }
 
 async function timedLoad(der: Uint8Array, issuer: Uint8Array, probe: BlockProbe): Promise<{ ms: number; crl: VerifiedCrl; blockMs: number }> {

@@ -49,6 +49,7 @@ import { openDatabase, type Database } from "../src/storage/database.ts";
 import { migrateToLatest } from "../src/storage/migrate.ts";
 import * as eventsMigration from "../src/storage/migrations/0025_certificate_events.ts";
 import { RegisteredBySerialRepository } from "../src/storage/registered-by-serial-repository.ts";
+import { BlockProbe } from "./block-probe.ts";
 
 const listEntries = 1_000_000;
 const changedEach = 5_000; // dropped, and as many added
@@ -70,24 +71,6 @@ function median(values: number[]): number {
 function run(command: string, args: string[]): void {
   const result = spawnSync(command, args, { encoding: "utf8" });
   if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed: ${result.stderr}`);
-}
-
-/** The longest gap between ticks of a 1 ms interval: how long the event loop was held. */
-class BlockProbe {
-  private last = performance.now();
-  max = 0;
-  private readonly timer = setInterval(() => {
-    const now = performance.now();
-    this.max = Math.max(this.max, now - this.last);
-    this.last = now;
-  }, 1);
-  reset(): void {
-    this.last = performance.now();
-    this.max = 0;
-  }
-  stop(): void {
-    clearInterval(this.timer);
-  }
 }
 
 /**
