@@ -29,6 +29,14 @@ export class EventsRepository implements EventStore {
     return row && toEvent(row);
   }
 
+  /** The events named, each only of its own account, by id (one statement). */
+  async findEvents(keys: readonly { accountId: string; eventId: string }[]): Promise<Map<string, AccountEvent>> {
+    if (!keys.length) return new Map();
+    const rows = await this.select().where("e.id", "in", [...new Set(keys.map((k) => k.eventId))]).execute();
+    const accountOf = new Map(keys.map((k) => [k.eventId, k.accountId]));
+    return new Map(rows.filter((row) => accountOf.get(row.id) === row.account_id).map((row) => [row.id, toEvent(row)]));
+  }
+
   async eventsAfter(accountId: string, afterSeq: number, limit: number): Promise<AccountEvent[]> {
     const rows = await this.select().where("e.account_id", "=", accountId).where("e.seq", ">", afterSeq).orderBy("e.seq", "asc").limit(limit).execute();
     return rows.map(toEvent);

@@ -1,4 +1,5 @@
-import { sql, type Selectable } from "kysely";
+import { sql, type Selectable, type Transaction } from "kysely";
+import { CoalescedCalls } from "./coalesced-calls.ts";
 import type { AccountEvent, WebhookNoticeData, WebhookNoticeType } from "../domain/events/model.ts";
 import { eventsLockKey } from "./migrations/0025_certificate_events.ts";
 import { newId } from "../domain/ids.ts";
@@ -8,6 +9,7 @@ import type {
   DisabledReason,
   EndpointAfterAttempt,
   EndpointChanges,
+  EndpointRoom,
   OutboxStats,
   QueuedEvent,
   WebhookAttempt,
@@ -17,7 +19,7 @@ import type {
 } from "../domain/webhooks/model.ts";
 import type { Database } from "./database.ts";
 import { EventsRepository } from "./events-repository.ts";
-import type { WebhookAttemptTable, WebhookEndpointTable } from "./schema.ts";
+import type { Tables, WebhookAttemptTable, WebhookEndpointTable } from "./schema.ts";
 
 /** Kept per attempt: the start of the answer's body and the error text, no more. */
 export const maxExcerptChars = 1024;
@@ -159,21 +161,31 @@ export class WebhooksRepository implements WebhookStore {
     return true;
   }
 
-  async claimDue(now: number, leaseMs: number, limit: number, busyEndpoints: readonly string[]): Promise<ClaimedDelivery[]> {
+  async claimDue(now: number, leaseMs: number, limit: number, room: EndpointRoom): Promise<ClaimedDelivery[]> {
     const token = newId();
     const postgres = this.database.dialect === "postgres";
-    const notBusy = busyEndpoints.length ? sql`and d.endpoint_id not in (${sql.join(busyEndpoints)})` : sql``;
-    // One statement: on PostgreSQL the rows another instance is claiming are skipped, not waited for; on
-    // SQLite the statement holds the one write lock. A row whose lease lapsed (its instance died) is due again.
+    const busy = [...room.inFlight].filter(([, n]) => n >= room.perEndpoint).map(([id]) => id);
+    const notBusy = busy.length ? sql`and d.endpoint_id not in (${sql.join(busy)})` : sql``;
+    const partly = [...room.inFlight].filter(([, n]) => n > 0 && n < room.perEndpoint);
+    const roomOf = partly.length
+      ? sql`case endpoint_id ${sql.join(partly.map(([id, n]) => sql`when ${id} then cast(${room.perEndpoint - n} as integer)`), sql` `)} else cast(${room.perEndpoint} as integer) end`
+      : sql`${room.perEndpoint}`;
+    // One statement: the oldest due rows (on PostgreSQL, those another instance is claiming are skipped, not waited
+    // for; on SQLite the statement holds the one write lock), of which each endpoint gets what it has room for. A row
+    // whose lease lapsed (its instance died) is due again. The endpoints filled by this claim are left out of the next,
+    // which finds the others' rows: a backlog of one endpoint does not hold up the rest for more than a claim.
     const result = await sql<DeliveryRow>`
-      update webhook_deliveries set lease_token = ${token}, lease_until = ${now + leaseMs}, updated_at = ${now}
-      where (event_id, endpoint_id) in (
-        select d.event_id, d.endpoint_id from webhook_deliveries d
+      with due as (
+        select d.event_id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
         join webhook_endpoints e on e.id = d.endpoint_id and e.disabled_at is null
         where d.state = 'pending' and d.next_attempt_at <= ${now} and (d.lease_until is null or d.lease_until <= ${now}) ${notBusy}
         order by d.next_attempt_at
-        limit ${limit}
-        ${postgres ? sql`for update of d skip locked` : sql``})
+        limit ${limit * room.perEndpoint}
+        ${postgres ? sql`for update of d skip locked` : sql``}),
+      ranked as (
+        select event_id, endpoint_id, next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, event_id) as nth from due)
+      update webhook_deliveries set lease_token = ${token}, lease_until = ${now + leaseMs}, updated_at = ${now}
+      where (event_id, endpoint_id) in (select event_id, endpoint_id from ranked where nth <= ${roomOf} order by next_attempt_at limit ${limit})
       returning event_id, endpoint_id, account_id, event_type, payload, attempts, created_at, lease_token`.execute(this.db);
     return result.rows.map((r) => ({
       eventId: r.event_id,
@@ -204,33 +216,25 @@ export class WebhooksRepository implements WebhookStore {
     const row = attemptRow(attempt, d.accountId);
     const next = after.state === "pending" ? after.nextAttemptAt : now;
     if (this.database.dialect === "postgres") return this.finishInOneStatement(d, row, after.state, next, endpoint, now);
-    // SQLite is in process: a transaction of three statements costs no round trips.
-    return this.db.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable("webhook_deliveries")
-        .set({ state: after.state, attempts: d.attempts + 1, next_attempt_at: next, lease_token: null, lease_until: null, updated_at: now })
-        .where("event_id", "=", d.eventId)
-        .where("endpoint_id", "=", d.endpointId)
-        .where("lease_token", "=", d.leaseToken)
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 0) return { recorded: false, disabled: false };
-      await trx.insertInto("webhook_attempts").values(row).execute();
-      const endpoints = trx.updateTable("webhook_endpoints").where("id", "=", d.endpointId);
-      if (endpoint.kind === "healthy") {
-        await endpoints.set({ failing_since: null }).where("failing_since", "is not", null).execute();
-        return { recorded: true, disabled: false };
-      }
-      if (endpoint.kind === "failing") {
-        await endpoints.set({ failing_since: endpoint.since }).where("failing_since", "is", null).execute();
-        return { recorded: true, disabled: false };
-      }
-      const result = await endpoints
-        .set({ disabled_at: now, disabled_reason: endpoint.reason, updated_at: now })
-        .where("disabled_at", "is", null)
-        .executeTakeFirst();
-      return { recorded: true, disabled: Number(result.numUpdatedRows) > 0 };
-    });
+    return this.sqliteFinishes.call({ d, row, state: after.state, next, endpoint, now });
   }
+
+  /**
+   * On SQLite the attempts finished in one turn of the event loop are
+   * recorded in one transaction: its commit (a write to the log) costs more
+   * than the three statements of an attempt, which are function calls in
+   * this process.
+   */
+  private readonly sqliteFinishes = new CoalescedCalls<Finish, { recorded: boolean; disabled: boolean }>(
+    (finishes) => this.db.transaction().execute(async (trx) => {
+      const results: PromiseSettledResult<{ recorded: boolean; disabled: boolean }>[] = [];
+      for (const f of finishes) results.push({ status: "fulfilled", value: await finishOne(trx, f) });
+      return results;
+    }),
+    64,
+    undefined,
+    true,
+  );
 
   /**
    * The same three changes in one PostgreSQL statement (data-modifying CTEs),
@@ -278,8 +282,8 @@ export class WebhooksRepository implements WebhookStore {
     return rows.map(toAttempt);
   }
 
-  recordedEvent(accountId: string, eventId: string): Promise<AccountEvent | undefined> {
-    return this.events.findEvent(accountId, eventId);
+  recordedEvents(deliveries: readonly Pick<ClaimedDelivery, "accountId" | "eventId">[]): Promise<Map<string, AccountEvent>> {
+    return this.events.findEvents(deliveries);
   }
 
   async recordNotice(notice: { id: string; accountId: string; type: WebhookNoticeType; data: WebhookNoticeData; createdAt: number }): Promise<void> {
@@ -399,4 +403,38 @@ function toAttempt(row: Selectable<WebhookAttemptTable>): WebhookAttempt {
     startedAt: Number(row.started_at),
     durationMs: Number(row.duration_ms),
   };
+}
+
+/** An attempt to record: its delivery, its row, and the delivery's and the endpoint's next states. */
+interface Finish {
+  d: ClaimedDelivery;
+  row: WebhookAttemptTable;
+  state: AfterAttempt["state"];
+  next: number;
+  endpoint: EndpointAfterAttempt;
+  now: number;
+}
+
+/** An attempt's three changes, each only while the delivery's lease is still this claim's. */
+async function finishOne(trx: Transaction<Tables>, { d, row, state, next, endpoint, now }: Finish): Promise<{ recorded: boolean; disabled: boolean }> {
+  const updated = await trx
+    .updateTable("webhook_deliveries")
+    .set({ state, attempts: d.attempts + 1, next_attempt_at: next, lease_token: null, lease_until: null, updated_at: now })
+    .where("event_id", "=", d.eventId)
+    .where("endpoint_id", "=", d.endpointId)
+    .where("lease_token", "=", d.leaseToken)
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) === 0) return { recorded: false, disabled: false };
+  await trx.insertInto("webhook_attempts").values(row).execute();
+  const endpoints = trx.updateTable("webhook_endpoints").where("id", "=", d.endpointId);
+  if (endpoint.kind === "healthy") {
+    await endpoints.set({ failing_since: null }).where("failing_since", "is not", null).execute();
+    return { recorded: true, disabled: false };
+  }
+  if (endpoint.kind === "failing") {
+    await endpoints.set({ failing_since: endpoint.since }).where("failing_since", "is", null).execute();
+    return { recorded: true, disabled: false };
+  }
+  const result = await endpoints.set({ disabled_at: now, disabled_reason: endpoint.reason, updated_at: now }).where("disabled_at", "is", null).executeTakeFirst();
+  return { recorded: true, disabled: Number(result.numUpdatedRows) > 0 };
 }

@@ -10,13 +10,13 @@ import type {
   WebhookSender,
   WebhookStore,
 } from "./model.ts";
-import type { WebhookNoticeData, WebhookNoticeType } from "../events/model.ts";
+import type { AccountEvent, WebhookNoticeData, WebhookNoticeType } from "../events/model.ts";
 import { eventBody, eventSource } from "./payload.ts";
 import { nextAttemptAt } from "./retry-schedule.ts";
 import { webhookHeaders } from "./signature.ts";
 import type { WebhookEndpoints } from "./webhook-endpoints.ts";
 
-/** Deliveries claimed by one statement at most: a claim beyond an endpoint's bound is given back. */
+/** Deliveries claimed by one statement at most. */
 const claimBatch = 32;
 
 export interface DeliverySettings {
@@ -123,21 +123,24 @@ export class WebhookDeliveryLoop {
     this.timer.unref?.();
   }
 
-  /** Claims what this instance has room for; true when there may be more due at once. */
+  /**
+   * Claims what this instance has room for, each endpoint within its bound,
+   * and starts those attempts; true when there may be more due at once (the
+   * endpoints just filled are left out of the next claim, which finds the
+   * others' deliveries).
+   */
   async tick(): Promise<boolean> {
     const room = Math.min(this.settings.maxInFlight - this.running.size, claimBatch);
     if (room <= 0) return false;
-    const busy = [...this.inFlight].filter(([, n]) => n >= this.settings.perEndpointConcurrency).map(([id]) => id);
-    const claimed = await this.store.claimDue(this.clock(), this.leaseMs, room, busy);
-    const endpoints = await this.store.endpointsById(claimed.map((d) => d.endpointId));
-    const overflow: ClaimedDelivery[] = [];
+    const claimed = await this.store.claimDue(this.clock(), this.leaseMs, room, { perEndpoint: this.settings.perEndpointConcurrency, inFlight: this.inFlight });
+    if (!claimed.length) return false;
+    const [endpoints, events] = await Promise.all([
+      this.store.endpointsById(claimed.map((d) => d.endpointId)),
+      this.store.recordedEvents(claimed.filter((d) => d.payload === null)),
+    ]);
     for (const delivery of claimed) {
-      if ((this.inFlight.get(delivery.endpointId) ?? 0) >= this.settings.perEndpointConcurrency) {
-        overflow.push(delivery);
-        continue;
-      }
       this.inFlight.set(delivery.endpointId, (this.inFlight.get(delivery.endpointId) ?? 0) + 1);
-      const attempt = this.attempt(delivery, endpoints.get(delivery.endpointId))
+      const attempt = this.attempt(delivery, endpoints.get(delivery.endpointId), this.body(delivery, events))
         .catch((error: unknown) => this.onError(error))
         .finally(() => {
           const left = (this.inFlight.get(delivery.endpointId) ?? 1) - 1;
@@ -149,15 +152,12 @@ export class WebhookDeliveryLoop {
         });
       this.running.add(attempt);
     }
-    // Claimed beyond an endpoint's bound: given back at once, for this instance's next look or another's.
-    if (overflow.length) await this.store.release(overflow);
-    return claimed.length === room && overflow.length < claimed.length;
+    return this.running.size < this.settings.maxInFlight;
   }
 
-  private async attempt(delivery: ClaimedDelivery, endpoint: WebhookEndpoint | undefined): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, endpoint: WebhookEndpoint | undefined, body: string | undefined): Promise<void> {
     // Claimed deliveries are of enabled endpoints; one deleted or disabled since is left for later.
     if (!endpoint || endpoint.disabledAt !== null) return this.store.release([delivery]);
-    const body = await this.body(delivery);
     const startedAt = this.clock();
     let response;
     if (body === undefined) {
@@ -203,9 +203,10 @@ export class WebhookDeliveryLoop {
     }
   }
 
-  private async body(delivery: ClaimedDelivery): Promise<string | undefined> {
+  /** A notice's or test's body was queued with it; a certificate event's is made from the recorded event. */
+  private body(delivery: ClaimedDelivery, events: ReadonlyMap<string, AccountEvent>): string | undefined {
     if (delivery.payload !== null) return delivery.payload;
-    const event = await this.store.recordedEvent(delivery.accountId, delivery.eventId);
+    const event = events.get(delivery.eventId);
     return event && eventBody(event, eventSource(this.issuer, delivery.accountId));
   }
 

@@ -100,6 +100,13 @@ export interface QueuedEvent {
   endpointIds: string[];
 }
 
+/** How many attempts each endpoint may be given now. */
+export interface EndpointRoom {
+  perEndpoint: number;
+  /** Attempts in flight now, by endpoint id (absent: none). */
+  inFlight: ReadonlyMap<string, number>;
+}
+
 /** What webhooks need from storage. */
 export interface WebhookStore {
   insertEndpoint(endpoint: WebhookEndpoint): Promise<void>;
@@ -118,12 +125,14 @@ export interface WebhookStore {
 
   /**
    * Claims up to `limit` due deliveries of enabled endpoints for `leaseMs`,
-   * none of `busyEndpoints`; a delivery claimed by another instance whose
-   * lease has not lapsed is never returned (FOR UPDATE SKIP LOCKED on
-   * PostgreSQL, the one write lock on SQLite).
+   * at most `room.perEndpoint` less those `room.inFlight` counts for each
+   * endpoint (so no claim has to be given back), oldest due first; a
+   * delivery claimed by another instance whose lease has not lapsed is never
+   * returned (FOR UPDATE SKIP LOCKED on PostgreSQL, the one write lock on
+   * SQLite).
    */
-  claimDue(now: number, leaseMs: number, limit: number, busyEndpoints: readonly string[]): Promise<ClaimedDelivery[]>;
-  /** Gives claims back without an attempt (the endpoint was at its concurrency bound). */
+  claimDue(now: number, leaseMs: number, limit: number, room: EndpointRoom): Promise<ClaimedDelivery[]>;
+  /** Gives claims back without an attempt (the endpoint was disabled or deleted since). */
   release(deliveries: readonly ClaimedDelivery[]): Promise<void>;
   /**
    * Records a finished attempt, the outbox row's next state and the
@@ -140,8 +149,8 @@ export interface WebhookStore {
   ): Promise<{ recorded: boolean; disabled: boolean }>;
 
   listAttempts(accountId: string, filter: { eventId?: string; endpointId?: string }, limit: number): Promise<WebhookAttempt[]>;
-  /** The recorded event of a delivery: a certificate event or a notice. */
-  recordedEvent(accountId: string, eventId: string): Promise<AccountEvent | undefined>;
+  /** The recorded events of claimed deliveries (certificate events and notices), by event id, in one read; each of its delivery's account. */
+  recordedEvents(deliveries: readonly Pick<ClaimedDelivery, "accountId" | "eventId">[]): Promise<Map<string, AccountEvent>>;
   /**
    * Records a webhook notice with the account's events (numbered in commit
    * order with them); the outbox trigger queues it for the account's
