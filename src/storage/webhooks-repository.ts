@@ -274,10 +274,18 @@ export class WebhooksRepository implements WebhookStore {
     return { recorded: row.recorded > 0, disabled: endpoint.kind === "disabled" && row.changed > 0 };
   }
 
-  async listAttempts(accountId: string, filter: { eventId?: string; endpointId?: string }, limit: number): Promise<WebhookAttempt[]> {
+  async listAttempts(
+    accountId: string,
+    filter: { eventId?: string; endpointId?: string },
+    limit: number,
+    before?: { startedAt: number; id: string },
+  ): Promise<WebhookAttempt[]> {
     let query = this.db.selectFrom("webhook_attempts").selectAll().where("account_id", "=", accountId);
     if (filter.eventId) query = query.where("event_id", "=", filter.eventId);
     if (filter.endpointId) query = query.where("endpoint_id", "=", filter.endpointId);
+    if (before) {
+      query = query.where((eb) => eb.or([eb("started_at", "<", before.startedAt), eb.and([eb("started_at", "=", before.startedAt), eb("id", "<", before.id)])]));
+    }
     const rows = await query.orderBy("started_at", "desc").orderBy("id", "desc").limit(limit).execute();
     return rows.map(toAttempt);
   }

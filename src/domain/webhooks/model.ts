@@ -148,7 +148,13 @@ export interface WebhookStore {
     now: number,
   ): Promise<{ recorded: boolean; disabled: boolean }>;
 
-  listAttempts(accountId: string, filter: { eventId?: string; endpointId?: string }, limit: number): Promise<WebhookAttempt[]>;
+  /** Newest first; with `before`, only the attempts listed after it (older, or as old with a smaller id). */
+  listAttempts(
+    accountId: string,
+    filter: { eventId?: string; endpointId?: string },
+    limit: number,
+    before?: { startedAt: number; id: string },
+  ): Promise<WebhookAttempt[]>;
   /** The recorded events of claimed deliveries (certificate events and notices), by event id, in one read; each of its delivery's account. */
   recordedEvents(deliveries: readonly Pick<ClaimedDelivery, "accountId" | "eventId">[]): Promise<Map<string, AccountEvent>>;
   /**

@@ -1,6 +1,7 @@
 import { requireUuid } from "../certificates/lookup-errors.ts";
 import type { Clock } from "../clock.ts";
 import { open, seal } from "../credentials/secret-box.ts";
+import { decodePageToken, encodePageToken } from "../page-token.ts";
 import { DomainError, invalidField } from "../errors.ts";
 import { isCertificateEventType } from "../events/model.ts";
 import { canonicalUuid, newId } from "../ids.ts";
@@ -108,8 +109,13 @@ export class WebhookEndpoints {
     return { endpoint, secret };
   }
 
-  /** The finished attempts, newest first, of one event, one endpoint, both, or (neither) the account's latest. */
-  async attempts(accountId: string, filter: { eventId: string; endpointId: string }, pageSize: number): Promise<WebhookAttempt[]> {
+  /** The finished attempts, newest first, of one event, one endpoint, both, or (neither) the account's latest; page by page. */
+  async attempts(
+    accountId: string,
+    filter: { eventId: string; endpointId: string },
+    pageSize: number,
+    pageToken = "",
+  ): Promise<{ attempts: WebhookAttempt[]; nextPageToken: string }> {
     if (!Number.isInteger(pageSize) || pageSize < 0 || pageSize > maxAttemptsListed) {
       throw invalidField("page_size", `page_size must be between 0 and ${maxAttemptsListed}`);
     }
@@ -121,9 +127,15 @@ export class WebhookEndpoints {
     if (filter.endpointId) {
       requireUuid(filter.endpointId, "webhook_endpoint_id");
       chosen.endpointId = canonicalUuid(filter.endpointId);
-      if (!(await this.store.findEndpoint(accountId, chosen.endpointId))) throw endpointNotFound();
     }
-    return this.store.listAttempts(accountId, chosen, pageSize || 20);
+    const listing = `${chosen.eventId ?? ""}/${chosen.endpointId ?? ""}`;
+    const after = pageToken ? decodePageToken(listing, pageToken, true) : undefined;
+    if (chosen.endpointId && !(await this.store.findEndpoint(accountId, chosen.endpointId))) throw endpointNotFound();
+    const size = pageSize || 20;
+    const rows = await this.store.listAttempts(accountId, chosen, size + 1, after && { startedAt: after.at, id: after.id! });
+    const attempts = rows.slice(0, size);
+    const last = attempts.at(-1);
+    return { attempts, nextPageToken: rows.length > size && last ? encodePageToken(listing, { at: last.startedAt, id: last.id }) : "" };
   }
 
   /** Sends an event to an endpoint again, as a new delivery with the same webhook-id, due now. */

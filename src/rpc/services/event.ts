@@ -102,8 +102,8 @@ export class EventHandler implements ServiceImpl<typeof EventService> {
   }
 
   async listEventDeliveries(req: ListEventDeliveriesRequest, context: HandlerContext) {
-    const attempts = await this.webhooks.attempts(callerAccountId(context), { eventId: req.eventId, endpointId: req.webhookEndpointId }, req.pageSize);
-    return create(ListEventDeliveriesResponseSchema, { deliveries: attempts.map(attemptMessage) });
+    const page = await this.webhooks.attempts(callerAccountId(context), { eventId: req.eventId, endpointId: req.webhookEndpointId }, req.pageSize, req.pageToken);
+    return create(ListEventDeliveriesResponseSchema, { deliveries: page.attempts.map(attemptMessage), nextPageToken: page.nextPageToken });
   }
 
   async redeliverEvent(req: RedeliverEventRequest, context: HandlerContext) {

@@ -837,6 +837,13 @@ export declare type ListEventDeliveriesRequest = Message<"service.verify.v2.List
    * @generated from field: int32 page_size = 3;
    */
   pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
 };
 
 /**
@@ -857,6 +864,13 @@ export declare type ListEventDeliveriesResponse = Message<"service.verify.v2.Lis
    * @generated from field: repeated service.verify.v2.EventDelivery deliveries = 1;
    */
   deliveries: EventDelivery[];
+
+  /**
+   * Token of the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
