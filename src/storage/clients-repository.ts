@@ -84,22 +84,7 @@ export class ClientsRepository implements ClientStore {
 
   /** Inserts or replaces the registration (the declarative file and the CLI both converge on it). */
   async save(client: OidcClient, now: number): Promise<void> {
-    const values = {
-      name: client.name,
-      type: client.type,
-      auth_method: client.tokenEndpointAuthMethod,
-      secret_hash: client.secretHash,
-      jwks: client.jwks ? JSON.stringify(client.jwks) : null,
-      redirect_uris: JSON.stringify(client.redirectUris),
-      allowed_scopes: JSON.stringify(client.allowedScopes),
-      allowed_authorization_details_types: JSON.stringify(client.allowedAuthorizationDetailsTypes),
-      require_par: client.requirePushedAuthorizationRequests ? 1 : 0,
-      grant_types: JSON.stringify(client.grantTypes),
-      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
-      id_token_signed_response_alg: client.idTokenSignedResponseAlg,
-      dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
-      updated_at: now,
-    };
+    const values = clientColumns(client, now);
     await this.database.db
       .insertInto("oidc_clients")
       .values({ client_id: client.clientId, created_at: client.createdAt, ...values })
@@ -120,6 +105,26 @@ export class ClientsRepository implements ClientStore {
       return true;
     });
   }
+}
+
+/** A registration's columns but client_id and created_at, as every writer of oidc_clients stores them. */
+export function clientColumns(client: OidcClient, now: number) {
+  return {
+    name: client.name,
+    type: client.type,
+    auth_method: client.tokenEndpointAuthMethod,
+    secret_hash: client.secretHash,
+    jwks: client.jwks ? JSON.stringify(client.jwks) : null,
+    redirect_uris: JSON.stringify(client.redirectUris),
+    allowed_scopes: JSON.stringify(client.allowedScopes),
+    allowed_authorization_details_types: JSON.stringify(client.allowedAuthorizationDetailsTypes),
+    require_par: client.requirePushedAuthorizationRequests ? 1 : 0,
+    grant_types: JSON.stringify(client.grantTypes),
+    post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+    id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+    dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
+    updated_at: now,
+  };
 }
 
 function toClient(row: Selectable<OidcClientTable>): OidcClient {

@@ -24,6 +24,8 @@ export interface Tables {
   mock_certificate_states: MockCertificateStateTable;
   oidc_clients: OidcClientTable;
   oidc_client_version: OidcClientVersionTable;
+  oidc_client_registrations: OidcClientRegistrationTable;
+  oidc_registration_tokens: OidcRegistrationTokenTable;
   oidc_users: OidcUserTable;
   oidc_sessions: OidcSessionTable;
   oidc_interactions: OidcInteractionTable;
@@ -133,6 +135,22 @@ export interface OidcGrantTable {
   created_at: number;
   updated_at: number;
   revoked_at: number | null;
+}
+
+/** A client that registered itself (migration 0031): the SHA-256 of its registration access token. */
+export interface OidcClientRegistrationTable {
+  client_id: string;
+  access_token_hash: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** An initial access token for dynamic registration (migration 0031), kept as its SHA-256. */
+export interface OidcRegistrationTokenTable {
+  id: string;
+  token_hash: string;
+  name: string;
+  created_at: number;
 }
 
 export interface OidcClientTable {

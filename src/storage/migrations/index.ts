@@ -27,6 +27,7 @@ import * as m0025 from "./0025_certificate_events.ts";
 import * as m0026 from "./0026_jpki_sign_requests.ts";
 import * as m0027 from "./0027_crl_list_parts.ts";
 import * as m0028 from "./0028_webhooks.ts";
+import * as m0031 from "./0031_client_registrations.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   "0026_jpki_sign_requests": m0026,
   "0027_crl_list_parts": m0027,
   "0028_webhooks": m0028,
+  "0031_client_registrations": m0031,
 };
