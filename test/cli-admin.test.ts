@@ -426,6 +426,27 @@ describe("account and token administration through the CLI, against a running se
     expect(await server.domain.oidc.clients.find("mobile-bad")).toBeUndefined();
   });
 
+  it("client registration-token create, list and revoke: the token shown once, listed without it, refused once revoked", async () => {
+    const name = `ci ${randomUUID().slice(0, 8)}`;
+    const created = await ok("client", "registration-token", "create", "--name", name);
+    const token = created.stdout.trim();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const id = /^created initial access token ([0-9a-f-]{36}) \(/.exec(created.stderr)?.[1];
+    expect(created.stderr).toBe(`created initial access token ${id} (${name}); it is shown once, store it now:\n`);
+    expect(await server.domain.oidc.registrationTokens.accepts(token)).toBe(true);
+
+    const listed = await ok("client", "registration-token", "list");
+    expect(listed.stdout).toMatch(new RegExp(`^${id}\t${name}\t\\d{4}-\\d\\d-\\d\\dT`, "m"));
+    expect(listed.stdout).not.toContain(token);
+
+    expect((await ok("client", "registration-token", "revoke", id!)).stdout).toBe(`revoked initial access token ${id}\n`);
+    expect(await server.domain.oidc.registrationTokens.accepts(token)).toBe(false);
+    const again = await shomei("client", "registration-token", "revoke", id!);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(`shomei client: no initial access token ${id}\n`);
+    expectNoStackTrace(again);
+  });
+
   describe("bad usage: non-zero exit, a message, no stack trace", () => {
     const cases: { args: string[]; code: number; message: RegExp; /** An account that must exist first. */ exists?: string }[] = [
       { args: ["account"], code: 2, message: /^shomei account: unknown action "": use create, start, suspend or list$/m },
@@ -440,6 +461,8 @@ describe("account and token administration through the CLI, against a running se
       { args: ["token", "create", "acme", "--nmae", "x"], code: 2, message: /^shomei token: Unknown option '--nmae'/m },
       { args: ["keys", "rotate", "--alg", "HS256"], code: 2, message: /^shomei keys: unknown algorithm "HS256": use ES256 or RS256$/m },
       { args: ["keys", "list", "--alg", "RS256"], code: 2, message: /^shomei keys: --alg is only used with rotate$/m },
+      { args: ["client", "registration-token"], code: 2, message: /^shomei client: unknown action "": use registration-token create, list or revoke$/m },
+      { args: ["client", "registration-token", "revoke"], code: 2, message: /^shomei client: client registration-token revoke needs a token id/m },
     ];
     for (const c of cases) {
       it(`shomei ${c.args.join(" ")} exits ${c.code}`, async () => {

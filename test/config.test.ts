@@ -79,6 +79,9 @@ describe("loadConfig defaults", () => {
       dpopRequireNonce: false,
       publicParMaxPerClient: 600,
       publicParMaxPerAddress: 30,
+      clientRegistration: "off",
+      clientRegistrationMaxPerAddress: 10,
+      clientRegistrationMaxPerMinute: 60,
       headersTimeoutMs: 20_000,
       requestTimeoutMs: 60_000,
       keepAliveTimeoutMs: 5_000,
@@ -162,6 +165,10 @@ describe("loadConfig sources", () => {
         SHOMEI_DPOP_REQUIRE_NONCE: "true",
         SHOMEI_PUBLIC_PAR_MAX_PER_CLIENT: "100",
         SHOMEI_PUBLIC_PAR_MAX_PER_ADDRESS: "10",
+        SHOMEI_CLIENT_REGISTRATION: "token",
+        SHOMEI_CLIENT_REGISTRATION_TOKEN_SHA256: "ab".repeat(32),
+        SHOMEI_CLIENT_REGISTRATION_MAX_PER_ADDRESS: "5",
+        SHOMEI_CLIENT_REGISTRATION_MAX_PER_MINUTE: "50",
         SHOMEI_HEADERS_TIMEOUT_MS: "5000",
         SHOMEI_REQUEST_TIMEOUT_MS: "30000",
         SHOMEI_KEEP_ALIVE_TIMEOUT_MS: "2000",
@@ -217,6 +224,10 @@ describe("loadConfig sources", () => {
       dpopRequireNonce: true,
       publicParMaxPerClient: 100,
       publicParMaxPerAddress: 10,
+      clientRegistration: "token",
+      clientRegistrationTokenSha256: "ab".repeat(32),
+      clientRegistrationMaxPerAddress: 5,
+      clientRegistrationMaxPerMinute: 50,
       headersTimeoutMs: 5000,
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 2000,
@@ -298,6 +309,13 @@ describe("loadConfig errors", () => {
     ["65536", `PORT must be at most 65535 (got "65536")`],
   ])("rejects PORT=%j", (value, line) => {
     expect(configError({ env: { PORT: value } })).toBe(invalid(line));
+  });
+
+  it("refuses a registration setting that is not off, token or open, and a token hash that is not a SHA-256", () => {
+    expect(configError({ env: { SHOMEI_CLIENT_REGISTRATION: "on" } })).toBe(invalid(`SHOMEI_CLIENT_REGISTRATION must be off, token or open (got "on")`));
+    expect(configError({ env: { SHOMEI_CLIENT_REGISTRATION_TOKEN_SHA256: "secret" } })).toBe(
+      invalid(`SHOMEI_CLIENT_REGISTRATION_TOKEN_SHA256 must be 64 lowercase hex digits (a SHA-256) (got "secret")`),
+    );
   });
 
   it("names the key and the file for a bad value in the file", () => {

@@ -27,6 +27,9 @@ import { DpopNonces } from "../domain/oidc/dpop/nonce.ts";
 import { ResourceAccess } from "../domain/oidc/dpop/resource-access.ts";
 import { DpopProofsRepository } from "../storage/dpop-proofs-repository.ts";
 import type { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
+import { ClientRegistration } from "../domain/oidc/registration/client-registration-service.ts";
+import { InitialAccessTokens } from "../domain/oidc/registration/initial-access-tokens.ts";
+import { ClientRegistrationsRepository, InitialAccessTokensRepository } from "../storage/client-registrations-repository.ts";
 import type { MockCards } from "../domain/mock/mock-card.ts";
 
 /** What the provider takes from the certificate half: JPKI sign-in and, in mock mode, the mock cards. */
@@ -63,6 +66,7 @@ function endpointsOf(issuer: string): OidcEndpoints {
     revocation: `${api}/revoke`,
     introspection: `${api}/introspect`,
     grants: `${api}/grants`,
+    registration: `${api}/register`,
   };
 }
 
@@ -103,6 +107,15 @@ export function createOidc(
     maxFailuresPerAddress: config.publicParMaxPerAddress,
     windowMs: publicParWindowMs,
     purpose: "public-par",
+  });
+  const endpoints = endpointsOf(issuer);
+  const registrationTokens = new InitialAccessTokens(new InitialAccessTokensRepository(database), clock, config.clientRegistrationTokenSha256);
+  // Every registration counts, from its address and in all ("registrations"), in the public PAR limit's window.
+  const registrationLimit = new LoginThrottle(new LoginAttemptsRepository(database), secretKey, clock, {
+    maxFailuresPerAccount: config.clientRegistrationMaxPerMinute,
+    maxFailuresPerAddress: config.clientRegistrationMaxPerAddress,
+    windowMs: publicParWindowMs,
+    purpose: "client-registration",
   });
   return {
     issuer,
@@ -149,10 +162,15 @@ export function createOidc(
     resourceAccess: new ResourceAccess(tokenAdministration, dpop),
     signingKeys,
     grants: new ClientGrants(repository, clock),
+    registration: new ClientRegistration(clients, new ClientRegistrationsRepository(database), registrationTokens, registrationLimit, clock, {
+      policy: config.clientRegistration,
+      endpoint: endpoints.registration,
+    }),
+    registrationTokens,
     async authorizationDetailsTypes() {
       const types = new Set((await clients.list()).flatMap((c) => c.allowedAuthorizationDetailsTypes));
       return [...types].sort();
     },
-    endpoints: endpointsOf(issuer),
+    endpoints,
   };
 }

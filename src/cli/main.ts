@@ -101,12 +101,13 @@ const commands: Record<string, Command> = {
     run: (config, positionals, values) => eventsCommand(config, positionals, values),
   },
   client: {
-    summary: "manage OpenID Connect clients: add, list, remove",
-    usage: "shomei client add (--file FILE | --metadata JSON) | list | remove <client_id>",
+    summary: "manage OpenID Connect clients: add, list, remove; initial access tokens for registration",
+    usage: "shomei client add (--file FILE | --metadata JSON) | list | remove <client_id> | registration-token create [--name NAME] | registration-token list | registration-token revoke <id>",
     options: {
       ...commonOptions,
       file: { type: "string", description: "with add: a JSON file of RFC 7591 client metadata" },
       metadata: { type: "string", description: "with add: the same metadata inline" },
+      name: { type: "string", description: "with registration-token create: a label for the token" },
     },
     positionals: true,
     run: (config, positionals, values) => clientCommand(config, positionals, values),

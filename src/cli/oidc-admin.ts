@@ -5,6 +5,7 @@ import { DomainError } from "../domain/errors.ts";
 import { registrationFromMetadata } from "../domain/oidc/client-registration.ts";
 import { isSigningAlg, signingAlgs, type SigningAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import type { LocalizedName } from "../domain/oidc/model.ts";
+import type { InitialAccessTokens } from "../domain/oidc/registration/initial-access-tokens.ts";
 import { withDomain } from "./admin.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -51,10 +52,38 @@ export async function clientCommand(config: Config, args: string[], values: Reco
         console.log(`removed client ${target}`);
         return;
       }
+      case "registration-token":
+        return registrationTokenCommand(oidc.registrationTokens, args.slice(1), values);
       default:
-        throw new UsageError(`unknown action "${action ?? ""}": use add, list or remove`);
+        throw new UsageError(`unknown action "${action ?? ""}": use add, list, remove or registration-token`);
     }
   });
+}
+
+/** shomei client registration-token create|list|revoke: initial access tokens for dynamic registration (RFC 7591). */
+async function registrationTokenCommand(tokens: InitialAccessTokens, args: string[], values: Record<string, unknown>): Promise<void> {
+  const [action, id] = args;
+  switch (action) {
+    case "create": {
+      const name = typeof values.name === "string" && values.name ? values.name : "registration token";
+      const { token, summary } = await tokens.create(name);
+      console.error(`created initial access token ${summary.id} (${summary.name}); it is shown once, store it now:`);
+      console.log(token);
+      return;
+    }
+    case "list": {
+      for (const t of await tokens.list()) console.log(`${t.id}\t${t.name}\t${new Date(t.createdAt).toISOString()}`);
+      return;
+    }
+    case "revoke": {
+      if (!id) throw new UsageError("client registration-token revoke needs a token id (see registration-token list)");
+      if (!(await tokens.revoke(id))) throw new DomainError("invalid_field", `no initial access token ${id}`, "id");
+      console.log(`revoked initial access token ${id}`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown action "${action ?? ""}": use registration-token create, list or revoke`);
+  }
 }
 
 /** shomei user create|set-password|enrol-totp: end users of the OpenID Connect provider. */

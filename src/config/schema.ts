@@ -34,6 +34,10 @@ export const settings = {
   dpopRequireNonce: { env: "SHOMEI_DPOP_REQUIRE_NONCE" },
   publicParMaxPerClient: { env: "SHOMEI_PUBLIC_PAR_MAX_PER_CLIENT" },
   publicParMaxPerAddress: { env: "SHOMEI_PUBLIC_PAR_MAX_PER_ADDRESS" },
+  clientRegistration: { env: "SHOMEI_CLIENT_REGISTRATION" },
+  clientRegistrationTokenSha256: { env: "SHOMEI_CLIENT_REGISTRATION_TOKEN_SHA256" },
+  clientRegistrationMaxPerAddress: { env: "SHOMEI_CLIENT_REGISTRATION_MAX_PER_ADDRESS" },
+  clientRegistrationMaxPerMinute: { env: "SHOMEI_CLIENT_REGISTRATION_MAX_PER_MINUTE" },
   headersTimeoutMs: { env: "SHOMEI_HEADERS_TIMEOUT_MS" },
   requestTimeoutMs: { env: "SHOMEI_REQUEST_TIMEOUT_MS" },
   keepAliveTimeoutMs: { env: "SHOMEI_KEEP_ALIVE_TIMEOUT_MS" },
@@ -146,6 +150,17 @@ export const configSchema = z
     /** Pushed authorization requests of one public client, and of public clients from one address, per minute. */
     publicParMaxPerClient: integer(1, 100_000).default(600),
     publicParMaxPerAddress: integer(1, 100_000).default(30),
+    /**
+     * Dynamic client registration (RFC 7591, /api/oidc/v1/register): off; by an initial access token (the one
+     * whose SHA-256 clientRegistrationTokenSha256 holds, or one made by `shomei client registration-token create`);
+     * or open to anyone.
+     */
+    clientRegistration: z.enum(["off", "token", "open"], { error: "must be off, token or open" }).default("off"),
+    /** SHA-256 (64 lowercase hex digits) of an initial access token the operator chose. */
+    clientRegistrationTokenSha256: z.string().regex(/^[0-9a-f]{64}$/, { error: "must be 64 lowercase hex digits (a SHA-256)" }).optional(),
+    /** Registrations per minute from one address, and from all addresses together. */
+    clientRegistrationMaxPerAddress: integer(1, 100_000).default(10),
+    clientRegistrationMaxPerMinute: integer(1, 100_000).default(60),
     /** How long a client may take to send a request's headers (HTTP/1.1), or its first bytes (any protocol). */
     headersTimeoutMs: integer(1000, 600_000).default(20_000),
     /** How long a client may take to send a whole HTTP/1.1 request, body included. */

@@ -17,6 +17,7 @@ import { registerLogoutRoute } from "./routes/oidc/logout.ts";
 import { registerDiscoveryRoutes } from "./routes/oidc/discovery.ts";
 import { registerGrantRoutes } from "./routes/oidc/grants.ts";
 import { registerParRoute } from "./routes/oidc/par.ts";
+import { registerClientRegistrationRoutes } from "./routes/oidc/register.ts";
 import { registerTokenAdministrationRoutes } from "./routes/oidc/token-administration.ts";
 import { registerTokenRoute } from "./routes/oidc/token.ts";
 import { registerUserinfoRoute } from "./routes/oidc/userinfo.ts";
@@ -62,6 +63,7 @@ export function createHttpApp(deps: HttpDependencies): Express {
   registerDiscoveryRoutes(router, oidc);
   registerTokenAdministrationRoutes(router, oidc, deps.config.maxBodyBytes);
   registerUserinfoRoute(router, oidc);
+  if (oidc.registration.enabled) registerClientRegistrationRoutes(router, oidc.registration, deps.config.maxBodyBytes);
   registerGrantRoutes(router, oidc);
   registerJpkiAppApi(router, oidc.signRequests, oidc.issuer);
   const defaultLocale = deps.config.defaultLocale;

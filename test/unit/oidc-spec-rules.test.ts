@@ -51,7 +51,7 @@ describe("UserInfo claims (OIDC Core 5.3)", () => {
 });
 
 describe("provider metadata", () => {
-  const endpoints = { authorization: "https://id.example/a", par: "https://id.example/p", token: "https://id.example/t", userinfo: "https://id.example/u", jwks: "https://id.example/j", revocation: "https://id.example/r", introspection: "https://id.example/i", grants: "https://id.example/g" };
+  const endpoints = { authorization: "https://id.example/a", par: "https://id.example/p", token: "https://id.example/t", userinfo: "https://id.example/u", jwks: "https://id.example/j", revocation: "https://id.example/r", introspection: "https://id.example/i", grants: "https://id.example/g", registration: "https://id.example/reg" };
   const metadata = providerMetadata({
     issuer: "https://id.example", endpoints, policy: defaultAcrPolicy, advertiseAuthorizationResponseIss: true,
     authorizationDetailsTypes: ["payment_initiation"], uiLocales: ["ja", "en"],

@@ -15,6 +15,8 @@ export interface DiscoveryInputs {
   authorizationDetailsTypes: string[];
   /** The languages the pages speak (the transport owns its translations). */
   uiLocales: readonly string[];
+  /** Whether dynamic client registration is on: registration_endpoint is listed only then. */
+  registrationEnabled?: boolean;
 }
 
 const clientAuthMethods = ["client_secret_basic", "client_secret_post", "private_key_jwt"];
@@ -64,5 +66,6 @@ export function providerMetadata(inputs: DiscoveryInputs): Record<string, unknow
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
+    ...(inputs.registrationEnabled ? { registration_endpoint: e.registration } : {}),
   };
 }

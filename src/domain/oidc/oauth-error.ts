@@ -1,7 +1,7 @@
 /**
  * The error codes shomei's OpenID Connect endpoints answer with: RFC 6749
  * §4.1.2.1 and §5.2, RFC 6750 §3.1, RFC 9126, RFC 9396, RFC 9449, OpenID
- * Connect Core §3.1.2.6 and Grant Management. A closed list, so tests and
+ * Connect Core §3.1.2.6, Grant Management and RFC 7591 §3.2.2. A closed list, so tests and
  * clients can rely on the code, not on the text.
  */
 export type OAuthErrorCode =
@@ -24,6 +24,10 @@ export type OAuthErrorCode =
   | "consent_required"
   | "unmet_authentication_requirements"
   | "access_denied"
+  | "invalid_client_metadata"
+  | "invalid_redirect_uri"
+  | "invalid_software_statement"
+  | "unapproved_software_statement"
   | "server_error"
   | "temporarily_unavailable";
 

@@ -8,6 +8,8 @@ import type { SigningKeys } from "./keys/signing-keys.ts";
 import type { PushedRequests } from "./pushed-requests.ts";
 import type { SignIn } from "./sign-in.ts";
 import type { ClientStore } from "./stores.ts";
+import type { ClientRegistration } from "./registration/client-registration-service.ts";
+import type { InitialAccessTokens } from "./registration/initial-access-tokens.ts";
 import type { TokenAdministration } from "./tokens/token-administration.ts";
 import type { TokenService } from "./tokens/token-service.ts";
 import type { OidcUsers } from "./users.ts";
@@ -48,6 +50,10 @@ export interface Oidc {
   resourceAccess: ResourceAccess;
   signingKeys: SigningKeys;
   grants: ClientGrants;
+  /** Dynamic client registration (RFC 7591, RFC 7592); off unless the settings turn it on. */
+  registration: ClientRegistration;
+  /** The initial access tokens registration by token accepts. */
+  registrationTokens: InitialAccessTokens;
   /** Every authorization_details type some registered client may request (for discovery). */
   authorizationDetailsTypes(): Promise<string[]>;
   endpoints: OidcEndpoints;
@@ -62,4 +68,6 @@ export interface OidcEndpoints {
   revocation: string;
   introspection: string;
   grants: string;
+  /** RFC 7591; discovery names it only while registration is on. */
+  registration: string;
 }

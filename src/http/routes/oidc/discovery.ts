@@ -13,6 +13,7 @@ export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
       advertiseAuthorizationResponseIss: oidc.advertiseAuthorizationResponseIss,
       authorizationDetailsTypes: await oidc.authorizationDetailsTypes(),
       uiLocales: locales,
+      registrationEnabled: oidc.registration.enabled,
     });
     res.set("Cache-Control", "public, max-age=300").json(metadata);
   };
