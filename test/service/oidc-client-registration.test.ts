@@ -84,6 +84,9 @@ for (const target of targets) {
         { authorization: basicAuthorization(clientId, answer.client_secret as string) },
       );
       expect(par.status, par.text).toBe(201);
+      // Neither secret reaches the logs.
+      expect(server.rawLogs()).not.toContain(answer.client_secret as string);
+      expect(server.rawLogs()).not.toContain(answer.registration_access_token as string);
     });
 
     it("registers a public client and a private_key_jwt client with what they asked for, without a secret", async () => {
@@ -118,12 +121,12 @@ for (const target of targets) {
       expect((await manage(uri, "GET", next as string)).status).toBe(200);
     });
 
-    it("a registration access token manages only its own client: another's, one added by the CLI and an unknown one all answer 401", async () => {
+    it("a registration access token manages only its own client: another's, one added by the CLI, an unknown or impossible one all answer 401", async () => {
       const mine = await registered();
       const theirs = await registered();
       const cliClientId = `cli-${randomBytes(4).toString("hex")}`;
       await registerClient(server, { client_id: cliClientId, client_secret: "a-secret-of-sixteen-or-more", redirect_uris: [redirectUri] });
-      const paths = [theirs.uri, reachable(server, `${server.domain.oidc.endpoints.registration}/${cliClientId}`), reachable(server, `${server.domain.oidc.endpoints.registration}/unknown-client`)];
+      const paths = [theirs.uri, reachable(server, `${server.domain.oidc.endpoints.registration}/${cliClientId}`), reachable(server, `${server.domain.oidc.endpoints.registration}/unknown-client`), reachable(server, `${server.domain.oidc.endpoints.registration}/nul%00byte`)];
       for (const uri of paths) {
         expectInvalidToken(await manage(uri, "GET", mine.token));
         expectInvalidToken(await manage(uri, "PUT", mine.token, { ...metadata(), client_id: uri.split("/").pop() }));
