@@ -67,6 +67,7 @@ describe("loadConfig defaults", () => {
       webhookMaxInFlight: 256,
       webhookPollMs: 1000,
       webhookDisableAfterFailingHours: 120,
+      backchannelLogoutRetrySchedule: [0, 5000, 30_000, 300_000, 1_800_000, 7_200_000],
       ocspTimeoutMs: 5000,
       ocspNonceBytes: 0,
       ocspNoNextUpdateSeconds: 300,
@@ -151,6 +152,7 @@ describe("loadConfig sources", () => {
         SHOMEI_WEBHOOK_MAX_IN_FLIGHT: "32",
         SHOMEI_WEBHOOK_POLL_MS: "200",
         SHOMEI_WEBHOOK_DISABLE_AFTER_FAILING_HOURS: "24",
+        SHOMEI_BACKCHANNEL_LOGOUT_RETRY_SCHEDULE: "0,1s,1m",
         SHOMEI_OCSP_TIMEOUT_MS: "2500",
         SHOMEI_OCSP_NONCE_BYTES: "16",
         SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS: "60",
@@ -212,6 +214,7 @@ describe("loadConfig sources", () => {
       webhookMaxInFlight: 32,
       webhookPollMs: 200,
       webhookDisableAfterFailingHours: 24,
+      backchannelLogoutRetrySchedule: [0, 1000, 60_000],
       ocspTimeoutMs: 2500,
       ocspNonceBytes: 16,
       ocspNoNextUpdateSeconds: 60,
@@ -361,6 +364,9 @@ describe("loadConfig errors", () => {
   it("webhooks: a bad retry schedule is refused by name; private endpoints are allowed by default in mock mode only", () => {
     expect(configError({ env: { SHOMEI_WEBHOOK_RETRY_SCHEDULE: "0,5x" } })).toBe(
       invalid(`SHOMEI_WEBHOOK_RETRY_SCHEDULE must be durations such as 0,5s,5m,30m,2h (got "0,5x")`),
+    );
+    expect(configError({ env: { SHOMEI_BACKCHANNEL_LOGOUT_RETRY_SCHEDULE: "soon" } })).toBe(
+      invalid(`SHOMEI_BACKCHANNEL_LOGOUT_RETRY_SCHEDULE must be durations such as 0,5s,5m,30m,2h (got "soon")`),
     );
     expect(configError({ env: { SHOMEI_WEBHOOK_TIMEOUT_MS: "99" } })).toBe(invalid(`SHOMEI_WEBHOOK_TIMEOUT_MS must be at least 100 (got "99")`));
     expect(loadConfig({ env: { SHOMEI_MODE: "mock" } }).webhookAllowPrivate).toBe(true);

@@ -31,6 +31,8 @@ import { ClientRegistration } from "../domain/oidc/registration/client-registrat
 import { InitialAccessTokens } from "../domain/oidc/registration/initial-access-tokens.ts";
 import { ClientRegistrationsRepository, InitialAccessTokensRepository } from "../storage/client-registrations-repository.ts";
 import type { MockCards } from "../domain/mock/mock-card.ts";
+import { SessionEndings } from "../domain/oidc/backchannel-logout/session-endings.ts";
+import { LogoutOutboxRepository } from "../storage/logout-outbox-repository.ts";
 
 /** What the provider takes from the certificate half: JPKI sign-in and, in mock mode, the mock cards. */
 export interface OidcCertificateServices {
@@ -154,6 +156,7 @@ export function createOidc(
     ),
     secretKey,
     sessionLifetimeSeconds: config.sessionLifetimeSeconds,
+    sessionEndings: new SessionEndings(new LogoutOutboxRepository(database), clock),
     tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock, (userId) =>
       certificates.jpki.isVerified(userId),
     ),

@@ -58,6 +58,8 @@ import { WebhookDeliveryLoop } from "../domain/webhooks/delivery-loop.ts";
 import { DemoWebhookReceiver } from "../domain/webhooks/demo-receiver.ts";
 import { WebhooksRepository, maxExcerptChars } from "../storage/webhooks-repository.ts";
 import { createWebhookSender } from "../adapters/http/webhook-sender.ts";
+import { LogoutDeliveryLoop } from "../domain/oidc/backchannel-logout/delivery-loop.ts";
+import { LogoutOutboxRepository } from "../storage/logout-outbox-repository.ts";
 
 /**
  * The composition root: every domain service, wired to the repositories that
@@ -74,6 +76,8 @@ export interface Domain {
   demoWebhooks: DemoWebhookReceiver | undefined;
   /** This instance's delivery loop; the server starts and stops it. */
   webhookDelivery: WebhookDelivery;
+  /** This instance's loop sending logout tokens (Back-Channel Logout); the server starts and stops it. */
+  logoutDelivery: LogoutDelivery;
   batchChecks: BatchStatusChecks;
   registry: CertificateRegistry;
   verifications: Verifications;
@@ -96,6 +100,17 @@ export interface DomainOptions {
   acrPolicy?: AcrPolicy;
   /** Told of a failure around a webhook attempt (the database away); the loop goes on. */
   onWebhookError?: (error: unknown) => void;
+  /** Told of a failure around an attempt to send a logout token; the loop goes on. */
+  onLogoutDeliveryError?: (error: unknown) => void;
+}
+
+/** The logout token loop; it shares the webhooks' sender (and so their network policy). */
+export interface LogoutDelivery {
+  loop: LogoutDeliveryLoop;
+  start(): void;
+  stop(): Promise<void>;
+  /** Deletes finished deliveries past the webhook attempts' retention. */
+  prune(): Promise<number>;
 }
 
 /** The delivery loop with what it holds open (the sender's kept-alive connections). */
@@ -236,6 +251,25 @@ export function createDomain(
   );
   wake = () => loop.wake();
   const day = 24 * 3600 * 1000;
+  const oidc = createOidc(config, database, secretKey, clock, { jpki, mockCards: mockMode ? new MockCards(jpkiLinks, secretKey) : undefined }, options.acrPolicy);
+  const logoutOutbox = new LogoutOutboxRepository(database);
+  const logoutLoop = new LogoutDeliveryLoop(
+    logoutOutbox,
+    oidc.clients,
+    oidc.signingKeys,
+    sender,
+    clock,
+    { retryScheduleMs: config.backchannelLogoutRetrySchedule, timeoutMs: config.webhookTimeoutMs, pollMs: config.webhookPollMs, maxInFlight: config.webhookMaxInFlight },
+    oidc.issuer,
+    options.onLogoutDeliveryError,
+  );
+  oidc.sessionEndings.onQueued(() => logoutLoop.wake());
+  const logoutDelivery: LogoutDelivery = {
+    loop: logoutLoop,
+    start: () => logoutLoop.start(),
+    stop: () => logoutLoop.stop(),
+    prune: () => logoutOutbox.prune(clock() - config.webhookAttemptsRetentionDays * day),
+  };
   const webhookDelivery: WebhookDelivery = {
     loop,
     start: () => loop.start(),
@@ -251,13 +285,14 @@ export function createDomain(
     statusChecks,
     webhooks,
     webhookDelivery,
+    logoutDelivery,
     demoWebhooks: mockMode ? new DemoWebhookReceiver(webhookStore, webhooks, clock, "/demo/webhooks") : undefined,
     events: new CertificateEvents(new EventsRepository(database), clock, { pollMs: eventsPollMs, heartbeatMs: config.eventsHeartbeatSeconds * 1000 }),
     batchChecks: new BatchStatusChecks(certificates, sourceFor, clock),
     registry,
     verifications,
     mock,
-    oidc: createOidc(config, database, secretKey, clock, { jpki, mockCards: mockMode ? new MockCards(jpkiLinks, secretKey) : undefined }, options.acrPolicy),
+    oidc,
     sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock, {
       loginAttemptWindowMs: Math.max(config.loginThrottleWindowSeconds * 1000, publicParWindowMs),
     }),

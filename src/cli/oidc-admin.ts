@@ -3,6 +3,7 @@ import type { Config } from "../config/schema.ts";
 import { totpUri } from "../domain/credentials/totp.ts";
 import { DomainError } from "../domain/errors.ts";
 import { registrationFromMetadata } from "../domain/oidc/client-registration.ts";
+import { checkBackchannelLogoutUri } from "../domain/oidc/backchannel-logout/logout-uri.ts";
 import { isSigningAlg, signingAlgs, type SigningAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import type { LocalizedName } from "../domain/oidc/model.ts";
 import type { InitialAccessTokens } from "../domain/oidc/registration/initial-access-tokens.ts";
@@ -31,6 +32,7 @@ export async function clientCommand(config: Config, args: string[], values: Reco
         }
         const now = Date.now();
         const { client, generatedSecret } = registrationFromMetadata(metadata, now);
+        checkBackchannelLogoutUri(client, config.webhookAllowPrivate);
         await oidc.clients.save(client, now);
         console.error(`saved client ${client.clientId} (${client.tokenEndpointAuthMethod}, ID tokens ${client.idTokenSignedResponseAlg})`);
         if (generatedSecret) {
@@ -42,7 +44,8 @@ export async function clientCommand(config: Config, args: string[], values: Reco
       case "list": {
         for (const c of await oidc.clients.list()) {
           const par = c.requirePushedAuthorizationRequests ? "PAR required" : "PAR optional";
-          console.log(`${c.clientId}\t${c.tokenEndpointAuthMethod}\t${par}\t${c.idTokenSignedResponseAlg}\t${c.redirectUris.join(" ")}`);
+          const logout = c.backchannelLogoutUri ? `\tback-channel logout ${c.backchannelLogoutUri}${c.backchannelLogoutSessionRequired ? " (sid required)" : ""}` : "";
+          console.log(`${c.clientId}\t${c.tokenEndpointAuthMethod}\t${par}\t${c.idTokenSignedResponseAlg}\t${c.redirectUris.join(" ")}${logout}`);
         }
         return;
       }
@@ -86,7 +89,7 @@ async function registrationTokenCommand(tokens: InitialAccessTokens, args: strin
   }
 }
 
-/** shomei user create|set-password|enrol-totp: end users of the OpenID Connect provider. */
+/** shomei user create|set-password|enrol-totp|sign-out: end users of the OpenID Connect provider. */
 export async function userCommand(config: Config, args: string[], values: Record<string, unknown>): Promise<void> {
   const [action, login] = args;
   if (!login) throw new UsageError(`user ${action ?? "<action>"} needs a login`);
@@ -110,7 +113,16 @@ export async function userCommand(config: Config, args: string[], values: Record
         if (!user) throw new DomainError("invalid_field", `no user ${login}`, "login");
         // On standard input, as for create.
         await oidc.users.setPassword(user.id, (await readStdin()).replace(/\r?\n$/, ""));
-        console.log(`password of ${user.login} replaced; failed sign-ins already counted still pause it until they lift`);
+        // Whoever held the old password is signed out everywhere; the applications are told (Back-Channel Logout).
+        const ended = await oidc.sessionEndings.endUserSessions(user.id);
+        console.log(`password of ${user.login} replaced, ${sessionsText(ended)} ended; failed sign-ins already counted still pause it until they lift`);
+        return;
+      }
+      case "sign-out": {
+        const user = await oidc.users.findByLogin(login);
+        if (!user) throw new DomainError("invalid_field", `no user ${login}`, "login");
+        const ended = await oidc.sessionEndings.endUserSessions(user.id);
+        console.log(`${sessionsText(ended)} of ${user.login} ended; the applications they signed in to are told by the running server`);
         return;
       }
       case "enrol-totp": {
@@ -122,7 +134,7 @@ export async function userCommand(config: Config, args: string[], values: Record
         return;
       }
       default:
-        throw new UsageError(`unknown action "${action ?? ""}": use create, set-password or enrol-totp`);
+        throw new UsageError(`unknown action "${action ?? ""}": use create, set-password, enrol-totp or sign-out`);
     }
   });
 }
@@ -163,6 +175,10 @@ function rotationAlgs(value: unknown): SigningAlg[] {
   if (value === undefined) return [...signingAlgs];
   if (!isSigningAlg(value)) throw new UsageError(`unknown algorithm ${JSON.stringify(value)}: use ${signingAlgs.join(" or ")}`);
   return [value];
+}
+
+function sessionsText(n: number): string {
+  return n === 1 ? "1 session" : `${n} sessions`;
 }
 
 /** --names: a JSON array of {tag, value}; the domain checks the tags and values. */

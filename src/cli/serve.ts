@@ -17,7 +17,7 @@ export async function serveCommand(config: Config): Promise<void> {
   let mockCard: MockCard | undefined;
   try {
     if (config.clientsFile) {
-      const ids = await applyClientsFile(config.clientsFile, server.domain.oidc.clients, Date.now());
+      const ids = await applyClientsFile(config.clientsFile, server.domain.oidc.clients, Date.now(), server.config.webhookAllowPrivate);
       logger.info({ clients: ids, file: config.clientsFile }, "clients file applied");
     }
     if (server.domain.mock) {

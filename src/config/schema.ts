@@ -58,6 +58,7 @@ export const settings = {
   webhookMaxInFlight: { env: "SHOMEI_WEBHOOK_MAX_IN_FLIGHT" },
   webhookPollMs: { env: "SHOMEI_WEBHOOK_POLL_MS" },
   webhookDisableAfterFailingHours: { env: "SHOMEI_WEBHOOK_DISABLE_AFTER_FAILING_HOURS" },
+  backchannelLogoutRetrySchedule: { env: "SHOMEI_BACKCHANNEL_LOGOUT_RETRY_SCHEDULE" },
   ocspTimeoutMs: { env: "SHOMEI_OCSP_TIMEOUT_MS" },
   ocspNonceBytes: { env: "SHOMEI_OCSP_NONCE_BYTES" },
   ocspNoNextUpdateSeconds: { env: "SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS" },
@@ -93,6 +94,14 @@ const absoluteHttpUrl = z
   })
   .refine((v) => !new URL(v).search && !new URL(v).hash, { error: "must not carry a query or a fragment" })
   .transform((v) => v.replace(/\/+$/, ""));
+
+/** A comma-separated list of delays before each attempt of a delivery (webhooks, logout tokens). */
+const retrySchedule = z.preprocess(
+  (v) => (typeof v === "string" ? v.split(",").map((d) => d.trim()) : v),
+  z.array(z.string().regex(/^\d+(ms|s|m|h)?$/, { error: "must be durations such as 0,5s,5m,30m,2h" }).transform(durationMs), {
+    error: "must be a comma-separated list of durations",
+  }).min(1, { error: "must list at least one attempt" }).max(50, { error: "must list at most 50 attempts" }),
+);
 
 const databaseUrl = z
   .string()
@@ -189,14 +198,7 @@ export const configSchema = z
     /** A webhook attempt is delivered when a 2xx comes within this. */
     webhookTimeoutMs: integer(100, 120_000).default(15_000),
     /** The delays before each attempt of a delivery (ms, s, m, h); past the last, it is exhausted. */
-    webhookRetrySchedule: z
-      .preprocess(
-        (v) => (typeof v === "string" ? v.split(",").map((d) => d.trim()) : v),
-        z.array(z.string().regex(/^\d+(ms|s|m|h)?$/, { error: "must be durations such as 0,5s,5m,30m,2h" }).transform(durationMs), {
-          error: "must be a comma-separated list of durations",
-        }).min(1, { error: "must list at least one attempt" }).max(50, { error: "must list at most 50 attempts" }),
-      )
-      .default([0, 5e3, 5 * 60e3, 30 * 60e3, 2 * 3600e3, 5 * 3600e3, 10 * 3600e3, 10 * 3600e3]),
+    webhookRetrySchedule: retrySchedule.default([0, 5e3, 5 * 60e3, 30 * 60e3, 2 * 3600e3, 5 * 3600e3, 10 * 3600e3, 10 * 3600e3]),
     /** Whether webhook endpoints may be http:// or loopback, private or link-local addresses; unset: only in mock mode. */
     webhookAllowPrivate: flag.optional(),
     /** Attempts in flight to one endpoint from one instance at most. */
@@ -207,6 +209,8 @@ export const configSchema = z
     webhookPollMs: integer(10, 60_000).default(1000),
     /** An endpoint every attempt to which failed for this long is disabled. */
     webhookDisableAfterFailingHours: integer(1, 24 * 365).default(120),
+    /** The delays before each attempt to send a logout token (Back-Channel Logout); a session ended hours ago is news to nobody. */
+    backchannelLogoutRetrySchedule: retrySchedule.default([0, 5e3, 30e3, 5 * 60e3, 30 * 60e3, 2 * 3600e3]),
     /** How long one OCSP exchange may take, body included; past it the check answers unavailable. */
     ocspTimeoutMs: integer(100, 60_000).default(5000),
     /** Length of the nonce sent with OCSP requests (RFC 8954, 1 to 32); 0 sends none (RFC 5019 responders often ignore it). */

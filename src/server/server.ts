@@ -116,12 +116,14 @@ export async function startServer(config: Config, logger: Logger, options: Start
       onCrlRefresh: (report) => logCrlRefresh(logger, report),
       onOcspFetch: (report) => logOcspFetch(logger, report),
       onWebhookError: (error) => logger.warn({ err: error }, "a webhook attempt could not be made or recorded; it is retried after its lease"),
+      onLogoutDeliveryError: (error) => logger.warn({ err: error }, "a logout token could not be sent or its attempt recorded; it is retried after its lease"),
       acrPolicy,
     });
     const ready = createApplication(effective, database, domain, logger, () => draining, () => startingUp, express);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
     await domain.crlLists.start();
     domain.webhookDelivery.start();
+    domain.logoutDelivery.start();
     app.handler = ready;
     const bound = listener;
     const host = bound.address.family === "IPv6" ? `[${bound.address.address}]` : bound.address.address;
@@ -142,7 +144,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
           await stopSweeping();
           await domain.crlLists.stop();
           // No new attempt from now on; those in flight finish while the port closes.
-          const deliveriesStopped = domain.webhookDelivery.stop();
+          const deliveriesStopped = Promise.all([domain.webhookDelivery.stop(), domain.logoutDelivery.stop()]);
           await bound.close(ready.inFlight, config.shutdownTimeoutMs);
           await deliveriesStopped;
           await database.close();
@@ -166,7 +168,7 @@ function startSweeping(domain: Domain, intervalSeconds: number, logger: Logger):
   const timer = setInterval(() => {
     running ??= domain.sweeper
       .sweep()
-      .then(async (counts) => ({ ...counts, ...prefixed(await domain.webhookDelivery.prune()) }))
+      .then(async (counts) => ({ ...counts, ...prefixed(await domain.webhookDelivery.prune()), logoutDeliveries: await domain.logoutDelivery.prune() }))
       .then((counts) => logger.debug({ deleted: counts }, "expired rows swept"))
       .catch((error: unknown) => logger.warn({ err: error }, "sweeping expired rows failed; retrying at the next interval"))
       .finally(() => {

@@ -123,6 +123,8 @@ export function clientColumns(client: OidcClient, now: number) {
     post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
+    backchannel_logout_uri: client.backchannelLogoutUri ?? null,
+    backchannel_logout_session_required: client.backchannelLogoutSessionRequired ? 1 : 0,
     updated_at: now,
   };
 }
@@ -143,6 +145,8 @@ function toClient(row: Selectable<OidcClientTable>): OidcClient {
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     idTokenSignedResponseAlg: supportedAlg(row.id_token_signed_response_alg),
     dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens) === 1,
+    ...(row.backchannel_logout_uri !== null ? { backchannelLogoutUri: row.backchannel_logout_uri } : {}),
+    ...(Number(row.backchannel_logout_session_required) === 1 ? { backchannelLogoutSessionRequired: true } : {}),
     createdAt: Number(row.created_at),
   };
 }

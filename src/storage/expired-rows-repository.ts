@@ -1,5 +1,6 @@
 import type { ExpiredRowsStore, PerSweptTable } from "../domain/maintenance/expired-rows-sweeper.ts";
 import type { Database } from "./database.ts";
+import { endSessions } from "./ended-sessions.ts";
 
 
 /** Deletes OIDC rows, sign-in attempts and lapsed OCSP responses whose time is over (single-use records have their own, OneTimeRecords.deleteExpired); see ExpiredRowsSweeper for the margins. */
@@ -13,7 +14,8 @@ export class ExpiredRowsRepository implements ExpiredRowsStore {
     return {
       tokens: deleted(await db.deleteFrom("oidc_tokens").where("expires_at", "<", cutoffs.tokens).executeTakeFirst()),
       interactions: deleted(await db.deleteFrom("oidc_interactions").where("expires_at", "<", cutoffs.interactions).executeTakeFirst()),
-      sessions: deleted(await db.deleteFrom("oidc_sessions").where("expires_at", "<", cutoffs.sessions).executeTakeFirst()),
+      // An expired session ends like any other: its clients' logout tokens are queued with its deletion.
+      sessions: (await endSessions(db, { expiredBefore: cutoffs.sessions }, cutoffs.sessions)).sessions,
       loginAttempts: deleted(await db.deleteFrom("login_attempts").where("attempted_at", "<=", cutoffs.loginAttempts).executeTakeFirst()),
       ocspResponses: deleted(await db.deleteFrom("ocsp_responses").where("usable_until", "<=", cutoffs.ocspResponses).executeTakeFirst()),
       dpopProofs: deleted(await db.deleteFrom("oidc_dpop_proof_jtis").where("expires_at", "<=", cutoffs.dpopProofs).executeTakeFirst()),

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
+import type { SessionClientRow } from "../domain/oidc/backchannel-logout/model.ts";
 import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow } from "../domain/oidc/model.ts";
 import type { GrantStore, InteractionStore, OidcUserStore, SessionAuthentication, SessionStore, SignedIn } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
@@ -162,6 +163,14 @@ export class OidcRepository implements OidcUserStore, SessionStore, InteractionS
 
   async deleteSession(idHash: string): Promise<void> {
     await this.db.deleteFrom("oidc_sessions").where("id_hash", "=", idHash).execute();
+  }
+
+  async recordSessionClient(row: SessionClientRow): Promise<void> {
+    await this.db
+      .insertInto("oidc_session_clients")
+      .values({ session_id_hash: row.sessionIdHash, client_id: row.clientId, sid: row.sid, user_id: row.userId, created_at: row.createdAt })
+      .onConflict((oc) => oc.columns(["session_id_hash", "client_id"]).doNothing())
+      .execute();
   }
 
   async insertInteraction(i: InteractionRow): Promise<void> {

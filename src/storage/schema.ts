@@ -28,6 +28,8 @@ export interface Tables {
   oidc_registration_tokens: OidcRegistrationTokenTable;
   oidc_users: OidcUserTable;
   oidc_sessions: OidcSessionTable;
+  oidc_session_clients: OidcSessionClientTable;
+  oidc_logout_deliveries: OidcLogoutDeliveryTable;
   oidc_interactions: OidcInteractionTable;
   oidc_grants: OidcGrantTable;
   oidc_signing_keys: OidcSigningKeyTable;
@@ -115,6 +117,32 @@ export interface OidcSessionTable {
   basic_info_consent_at: Generated<number | null>;
 }
 
+/** A client issued a code in a session (migration 0030), for Back-Channel Logout. */
+export interface OidcSessionClientTable {
+  session_id_hash: string;
+  client_id: string;
+  sid: string;
+  user_id: string;
+  created_at: number;
+}
+
+/** A logout token to send (migration 0030); state: "pending" | "delivered" | "exhausted". */
+export interface OidcLogoutDeliveryTable {
+  id: string;
+  client_id: string;
+  user_id: string;
+  sid: string;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_token: string | null;
+  lease_until: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 /** An authorization request being worked through the pages; state is JSON. */
 export interface OidcInteractionTable {
   id_hash: string;
@@ -173,6 +201,10 @@ export interface OidcClientTable {
   require_par: number;
   /** 0 or 1; see migration 0017. */
   dpop_bound_access_tokens: number;
+  /** Where logout tokens are POSTed (migration 0030); null: none. */
+  backchannel_logout_uri: Generated<string | null>;
+  /** 0 or 1 (migration 0030). */
+  backchannel_logout_session_required: Generated<number>;
   created_at: number;
   updated_at: number;
 }

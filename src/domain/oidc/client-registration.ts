@@ -48,6 +48,9 @@ export const clientMetadataSchema = z
       .default(defaultSigningAlg),
     /** RFC 9449 section 5.2: every token request of the client must carry a DPoP proof. */
     dpop_bound_access_tokens: z.boolean().default(false),
+    /** Back-Channel Logout 1.0 section 2.2: the same rule as a redirect URI; production mode refuses loopback at `client add` (backchannelLogoutUriReachable). */
+    backchannel_logout_uri: redirectUri.optional(),
+    backchannel_logout_session_required: z.boolean().default(false),
   })
   .strict();
 
@@ -91,6 +94,8 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     postLogoutRedirectUris: m.post_logout_redirect_uris,
     idTokenSignedResponseAlg: m.id_token_signed_response_alg,
     dpopBoundAccessTokens: m.dpop_bound_access_tokens,
+    ...(m.backchannel_logout_uri !== undefined ? { backchannelLogoutUri: m.backchannel_logout_uri } : {}),
+    ...(m.backchannel_logout_session_required ? { backchannelLogoutSessionRequired: true } : {}),
     createdAt: now,
   };
   return generatedSecret ? { client, generatedSecret } : { client };

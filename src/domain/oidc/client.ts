@@ -34,5 +34,9 @@ export interface OidcClient {
   idTokenSignedResponseAlg: SigningAlg;
   /** RFC 9449 section 5.2: every token request must carry a DPoP proof, so its access tokens are always DPoP-bound. */
   dpopBoundAccessTokens: boolean;
+  /** Back-Channel Logout 1.0: where logout tokens are POSTed when a session it was issued codes in ends. */
+  backchannelLogoutUri?: string | undefined;
+  /** Back-Channel Logout 1.0: its logout tokens must carry `sid` (ours always do: docs/backchannel-logout.md). */
+  backchannelLogoutSessionRequired?: boolean | undefined;
   createdAt: number;
 }

@@ -42,6 +42,9 @@ export function providerMetadata(inputs: DiscoveryInputs): Record<string, unknow
     grant_management_actions_supported: ["create", "replace", "merge"],
     grant_management_action_required: false,
     end_session_endpoint: `${inputs.issuer}/auth/logout`,
+    // Back-Channel Logout 1.0 section 2.1: every logout token carries sid (docs/backchannel-logout.md).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
     grant_types_supported: ["authorization_code", "refresh_token"],

@@ -16,6 +16,7 @@ import type { OidcUsers } from "./users.ts";
 import type { JpkiSignIn } from "./jpki/jpki-sign-in.ts";
 import type { JpkiSignRequests } from "./jpki/sign-requests.ts";
 import type { MockCards } from "../mock/mock-card.ts";
+import type { SessionEndings } from "./backchannel-logout/session-endings.ts";
 
 /**
  * The OpenID Connect provider's services, as the transports see them; built
@@ -42,6 +43,8 @@ export interface Oidc {
   /** Server key: CSRF tokens, sealing TOTP secrets. */
   secretKey: Buffer;
   sessionLifetimeSeconds: number;
+  /** Ends sessions and queues their clients' logout tokens (Back-Channel Logout). */
+  sessionEndings: SessionEndings;
   tokens: TokenService;
   tokenAdministration: TokenAdministration;
   /** DPoP proofs at PAR, token, revocation and introspection (RFC 9449). */

@@ -1,3 +1,4 @@
+import type { SessionClientRow } from "./backchannel-logout/model.ts";
 import type { OidcClient } from "./client.ts";
 import type { GrantedRights } from "./grants/coverage.ts";
 import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow, SigningKeyRow, TokenRow, TokenSelection } from "./model.ts";
@@ -52,6 +53,8 @@ export interface SessionStore {
   findSignedIn(idHash: string, now: number, clientId: string): Promise<SignedIn | undefined>;
   updateSessionAuthentication(idHash: string, values: SessionAuthentication): Promise<void>;
   deleteSession(idHash: string): Promise<void>;
+  /** Remembers that the client was issued a code in the session, once per pair (Back-Channel Logout: see SessionEndings). */
+  recordSessionClient(row: SessionClientRow): Promise<void>;
 }
 
 export interface InteractionStore {

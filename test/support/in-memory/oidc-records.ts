@@ -1,3 +1,4 @@
+import type { SessionClientRow } from "../../../src/domain/oidc/backchannel-logout/model.ts";
 import type { GrantRow, InteractionRow, LocalizedName, OidcUserRow, SessionRow } from "../../../src/domain/oidc/model.ts";
 import type { GrantStore, InteractionStore, OidcUserStore, SessionStore, SignedIn } from "../../../src/domain/oidc/stores.ts";
 import { copied, InMemoryTables } from "./tables.ts";
@@ -72,6 +73,14 @@ export class InMemoryOidcRecords implements OidcUserStore, SessionStore, Interac
 
   async deleteSession(idHash: string): Promise<void> {
     this.tables.sessions.delete(idHash);
+  }
+
+  /** The pairs recorded, by session id hash then client id (Back-Channel Logout). */
+  readonly sessionClients = new Map<string, SessionClientRow>();
+
+  async recordSessionClient(row: SessionClientRow): Promise<void> {
+    const key = `${row.sessionIdHash} ${row.clientId}`;
+    if (!this.sessionClients.has(key)) this.sessionClients.set(key, copied(row));
   }
 
   async insertInteraction(interaction: InteractionRow): Promise<void> {

@@ -102,7 +102,7 @@ export class AuthorizationFlow {
       case "error":
         return errorStep(request, this.settings.issuer, decided.error, decided.description);
       case "issue_code":
-        return this.issueCode(request, decided.session, decided.user, decided.grant);
+        return this.issueCode(client, request, decided.session, decided.user, decided.grant);
       case "page": {
         const id = randomToken();
         const now = this.clock();
@@ -144,7 +144,7 @@ export class AuthorizationFlow {
         if (!(await this.repository.endInteraction(sha256Hex(id), endedHash(id)))) {
           throw (await this.ended(id, browserId)) ?? interactionNotFound("this sign-in request was already completed");
         }
-        return this.issueCode(state.request, decided.session, decided.user, decided.grant);
+        return this.issueCode(client, state.request, decided.session, decided.user, decided.grant);
       case "page":
         if (state.userId !== userBefore) await this.save(id, state);
         return { kind: "page", page: decided.page, interactionId: id };
@@ -346,6 +346,7 @@ export class AuthorizationFlow {
     return [...this.users.enrolledMethods(user), ...(await this.certificateMethods(user.id))];
   }
 
+  /** Deletes the session alone; the transports end sessions through SessionEndings, which also tells the clients. */
   async endSession(sessionId: string): Promise<void> {
     await this.repository.deleteSession(sha256Hex(sessionId));
   }
@@ -371,7 +372,7 @@ export class AuthorizationFlow {
   }
 
   /** The grant as the request's action leaves it, and a code for it. */
-  private async issueCode(request: AuthorizationRequest, session: SessionRow, user: OidcUserRow, existing: GrantRow | undefined): Promise<Step> {
+  private async issueCode(client: OidcClient, request: AuthorizationRequest, session: SessionRow, user: OidcUserRow, existing: GrantRow | undefined): Promise<Step> {
     const now = this.clock();
     const requested = { scopes: request.scopes, authorizationDetails: request.authorizationDetails };
     const action = effectiveAction(request, existing);
@@ -392,6 +393,11 @@ export class AuthorizationFlow {
         revokedAt: null,
       });
     }
+    const sid = sessionSid(this.settings.secretKey, session.idHash);
+    // Only a client that listens is remembered: the others' codes cost no write (Back-Channel Logout, SessionEndings).
+    if (client.backchannelLogoutUri) {
+      await this.repository.recordSessionClient({ sessionIdHash: session.idHash, clientId: client.clientId, sid, userId: user.id, createdAt: now });
+    }
     const code = orderedSecret(now);
     const payload: AuthorizationCodePayload = {
       clientId: request.clientId,
@@ -406,7 +412,7 @@ export class AuthorizationFlow {
       // In the client's words: the requested name or alias the session satisfies (see reportedAcr).
       acr: reportedAcr(this.settings.policy, session.acr, request.acrValues),
       amr: session.amr,
-      sid: sessionSid(this.settings.secretKey, session.idHash),
+      sid,
       ...(request.claimsLocales ? { claimsLocales: request.claimsLocales } : {}),
       ...(request.dpopJkt !== undefined ? { dpopJkt: request.dpopJkt } : {}),
     };

@@ -60,7 +60,7 @@ export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: L
       return;
     }
     if (confirming && confirmsLogout(oidc.secretKey, sessionId, raw.csrf)) {
-      await oidc.flow.endSession(sessionId);
+      await oidc.sessionEndings.endSession(sessionId);
       clearCookie(res, cookies, cookies.session);
       finish(res, request, language(req, raw, carried));
       return;
