@@ -1,3 +1,4 @@
+import { PollingLoop } from "../outbox/polling-loop.ts";
 import type { Clock } from "../clock.ts";
 import { newId, newTimeOrderedId } from "../ids.ts";
 import type {
@@ -51,11 +52,7 @@ export class WebhookDeliveryLoop {
   readonly counts: AttemptCounts = { delivered: 0, failed: 0, gone: 0, exhausted: 0 };
   private readonly inFlight = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private ticking: Promise<void> | undefined;
-  /** A wake that came during a tick: look again as soon as it ends. */
-  private again = false;
-  private stopped = true;
+  private readonly polling: PollingLoop;
 
   constructor(
     private readonly store: WebhookStore,
@@ -67,7 +64,9 @@ export class WebhookDeliveryLoop {
     /** Told of what went wrong around an attempt (the database away): the loop goes on. */
     private readonly onError: (error: unknown) => void = () => undefined,
     private readonly random: () => number = Math.random,
-  ) {}
+  ) {
+    this.polling = new PollingLoop(() => this.tick(), settings.pollMs, onError);
+  }
 
   /** A lease outlasts an attempt's timeout, with room for the statements around it. */
   get leaseMs(): number {
@@ -75,16 +74,12 @@ export class WebhookDeliveryLoop {
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.polling.start();
   }
 
   /** Stops claiming and waits for the attempts in flight. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.ticking;
+    await this.polling.stop();
     await Promise.all([...this.running]);
   }
 
@@ -100,27 +95,7 @@ export class WebhookDeliveryLoop {
 
   /** Looks for due deliveries now (one was just queued here). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.ticking) this.again = true;
-    else this.schedule(0);
-  }
-
-  private schedule(ms: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      if (this.ticking) return;
-      this.again = false;
-      this.ticking = this.tick()
-        .catch((error: unknown) => {
-          this.onError(error);
-          return false;
-        })
-        .then((more) => {
-          this.ticking = undefined;
-          if (!this.stopped) this.schedule(more || this.again ? 0 : this.settings.pollMs);
-        });
-    }, ms);
-    this.timer.unref?.();
+    this.polling.wake();
   }
 
   /**

@@ -1,3 +1,4 @@
+import { PollingLoop } from "../../outbox/polling-loop.ts";
 import type { Clock } from "../../clock.ts";
 import type { WebhookSender } from "../../webhooks/model.ts";
 import { nextAttemptAt } from "../../webhooks/retry-schedule.ts";
@@ -37,10 +38,7 @@ export type LogoutAttemptCounts = Record<"delivered" | "failed" | "exhausted", n
 export class LogoutDeliveryLoop {
   readonly counts: LogoutAttemptCounts = { delivered: 0, failed: 0, exhausted: 0 };
   private readonly running = new Set<Promise<void>>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private ticking: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly polling: PollingLoop;
 
   constructor(
     private readonly store: LogoutOutboxStore,
@@ -53,7 +51,9 @@ export class LogoutDeliveryLoop {
     /** Told of what went wrong around an attempt (the database away): the loop goes on. */
     private readonly onError: (error: unknown) => void = () => undefined,
     private readonly random: () => number = Math.random,
-  ) {}
+  ) {
+    this.polling = new PollingLoop(() => this.tick(), settings.pollMs, onError);
+  }
 
   /** A lease outlasts an attempt's timeout, with room for the statements around it. */
   get leaseMs(): number {
@@ -61,42 +61,18 @@ export class LogoutDeliveryLoop {
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.polling.start();
   }
 
   /** Stops claiming and waits for the attempts in flight. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.ticking;
+    await this.polling.stop();
     await Promise.all([...this.running]);
   }
 
-  /** Looks for due deliveries now (some were just queued here). */
+  /** Looks for due deliveries now (one was just queued here). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.ticking) this.again = true;
-    else this.schedule(0);
-  }
-
-  private schedule(ms: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      if (this.ticking) return;
-      this.again = false;
-      this.ticking = this.tick()
-        .catch((error: unknown) => {
-          this.onError(error);
-          return false;
-        })
-        .then((more) => {
-          this.ticking = undefined;
-          if (!this.stopped) this.schedule(more || this.again ? 0 : this.settings.pollMs);
-        });
-    }, ms);
-    this.timer.unref?.();
+    this.polling.wake();
   }
 
   /** Claims what this instance has room for; true when there may be more due at once. */
