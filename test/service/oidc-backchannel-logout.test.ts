@@ -14,10 +14,10 @@ import { WebhookReceiver } from "../support/webhook-receiver.ts";
  * OpenID Connect Back-Channel Logout 1.0 through real requests on each
  * database: relying parties on loopback verify every logout token with
  * jose against the provider's JWKS. Each way a session ends (the
- * end-session endpoint, the sign-out page, the operator's command, expiry)
+ * end-session endpoint, the sign-out page, the operator's commands, expiry)
  * tells every client that was issued a code in it, one token per session
  * with its sid; another session's clients are told nothing; a failing
- * relying party is tried again.
+ * relying party is tried again; what is queued outlives the instance.
  */
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -143,14 +143,14 @@ for (const target of await databaseTargets()) {
       const sid2 = (await signInTo(server, second, user, a)).sid;
       await signInTo(server, new Browser(server.url), bystander, a);
 
-      const run = await shomei("user", "sign-out", user.login);
+      const run = await shomei({}, "user", "sign-out", user.login);
       expect(run.stderr).toBe("");
       expect(run).toMatchObject({ code: 0, stdout: `2 sessions of ${user.login} ended; the applications they signed in to are told by the running server\n` });
 
       expect(await receivedSids(a, 2, user.row.id)).toEqual([sid1, sid2].sort());
       expect(await receivedSids(b, 1, user.row.id)).toEqual([sid1]);
       expect((await queuedFor(a)).filter((d) => d.user_id === bystander.row.id)).toEqual([]);
-      const unknown = await shomei("user", "sign-out", "nobody-here");
+      const unknown = await shomei({}, "user", "sign-out", "nobody-here");
       expect(unknown.code).not.toBe(0);
       expect(unknown.stderr).toContain("no user nobody-here");
     });
@@ -171,6 +171,37 @@ for (const target of await databaseTargets()) {
         return row?.state === "delivered" ? row : undefined;
       });
       expect(delivered).toMatchObject({ attempts: 2, last_status_code: 200 });
+    });
+
+    it("`shomei user set-password` signs the user out everywhere: the clients are told", async () => {
+      const user = await createUser(server);
+      const a = await registerLogoutRp(server, receiver);
+      const { sid } = await signInTo(server, new Browser(server.url), user, a);
+      const run = await shomei({ input: "a brand new password" }, "user", "set-password", user.login);
+      expect(run).toMatchObject({ code: 0, stdout: expect.stringContaining(`password of ${user.login} replaced, 1 session ended;`) });
+      expect(await receivedSids(a, 1, user.row.id)).toEqual([sid]);
+    });
+
+    it("a token queued while no loop runs is sent by the next instance to start: the outbox is in the database", async () => {
+      const user = await createUser(server);
+      const a = await registerLogoutRp(server, receiver);
+      const browser = new Browser(server.url);
+      const { sid } = await signInTo(server, browser, user, a);
+      await server.domain.logoutDelivery.stop();
+      try {
+        expect(await confirmSignOut(browser, {})).toBe(200);
+        expect(await queuedFor(a)).toMatchObject([{ sid, state: "pending", attempts: 0 }]);
+        const next = await startTestServer(scratch.url, { backchannelLogoutRetrySchedule: "0,100ms,100ms", webhookPollMs: 50, webhookTimeoutMs: 2000, dataDir });
+        try {
+          const [request] = await receiver.waitFor(a.path, 1);
+          const { payload } = await verifiedLogoutToken(next, request!, a.clientId);
+          expect(payload.sid).toBe(sid);
+        } finally {
+          await next.close();
+        }
+      } finally {
+        server.domain.logoutDelivery.start();
+      }
     });
 
     it("an expired session ends at the sweep: its clients are told", async () => {
@@ -194,17 +225,18 @@ for (const target of await databaseTargets()) {
     });
 
     /** `node bin/shomei.js …` on this server's database and data directory. */
-    function shomei(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    function shomei(options: { input?: string }, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
       return new Promise((resolve, reject) => {
         const child = spawn(process.execPath, ["bin/shomei.js", ...args], {
           cwd: root,
           env: { PATH: process.env.PATH ?? "", HOME: dataDir, SHOMEI_DATA_DIR: dataDir, DATABASE_URL: scratch.url, SHOMEI_MODE: "mock" },
-          stdio: ["ignore", "pipe", "pipe"],
+          stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
         });
+        if (options.input !== undefined) child.stdin!.end(options.input);
         let stdout = "";
         let stderr = "";
-        child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-        child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+        child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
         child.on("error", reject);
         child.on("close", (code) => resolve({ code, stdout, stderr }));
       });
