@@ -186,6 +186,13 @@ for (const implementation of implementations) {
         expect(await stores.oidc.findSession(session.idHash, now)).toBeUndefined();
       });
 
+      it("a client issued codes in a session is remembered once: recording the pair again is no error", async () => {
+        const u = await user();
+        const pair = { sessionIdHash: fresh(), clientId: fresh("rp-"), sid: fresh(), userId: u.id, createdAt: now };
+        await stores.oidc.recordSessionClient(pair);
+        await expect(stores.oidc.recordSessionClient({ ...pair, createdAt: now + 1 })).resolves.toBeUndefined();
+      });
+
       it("findSignedIn reads the session, its user and the user's latest live grant for the client", async () => {
         const u = await user();
         const session: SessionRow = { idHash: fresh(), userId: u.id, authTime: now, acr: "low", amr: ["pwd"], createdAt: now, expiresAt: now + minute };
