@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { CrlListState } from "../domain/certificates/crl/crl-lists.ts";
 import type { OcspResponderState } from "../domain/certificates/ocsp/ocsp-responses.ts";
 import type { AttemptCounts } from "../domain/webhooks/delivery-loop.ts";
+import type { LogoutAttemptCounts } from "../domain/oidc/backchannel-logout/delivery-loop.ts";
 import type { OutboxStats } from "../domain/webhooks/model.ts";
 
 type CrlLabel = "anchor" | "url";
@@ -105,6 +106,20 @@ export class Metrics {
       collect() {
         this.reset();
         this.inc(snapshot().cachedAnswers);
+      },
+    });
+  }
+
+  /** Back-Channel Logout: the logout token attempts this instance finished, by outcome. */
+  watchLogoutDeliveries(counts: Readonly<LogoutAttemptCounts>): void {
+    new Counter<"outcome">({
+      name: "shomei_backchannel_logout_attempts_total",
+      help: "Logout token attempts this instance finished, by outcome: delivered (2xx), failed (anything else); exhausted counts deliveries given up",
+      labelNames: ["outcome"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [outcome, n] of Object.entries(counts)) this.inc({ outcome }, n);
       },
     });
   }

@@ -54,6 +54,7 @@ export function createApplication(
   metrics.watchCrlLists(() => domain.crlLists.snapshot());
   metrics.watchOcsp(() => domain.ocspResponses.snapshot());
   metrics.watchWebhooks(domain.webhookDelivery.loop.counts, () => domain.webhookDelivery.loop.stats());
+  metrics.watchLogoutDeliveries(domain.logoutDelivery.loop.counts);
   const httpDeps = { config, database, domain, logger, metrics, isDraining, isStartingUp };
   const policy = rpcPolicy(rpcServices({ config, domain }), { accounts: domain.accounts, logger, readMaxBytes: config.maxBodyBytes });
   const rpc = createRpcHandler(policy, logger);

@@ -171,6 +171,11 @@ for (const target of await databaseTargets()) {
         return row?.state === "delivered" ? row : undefined;
       });
       expect(delivered).toMatchObject({ attempts: 2, last_status_code: 200 });
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      for (const outcome of ["delivered", "failed"]) {
+        const counted = new RegExp(`^shomei_backchannel_logout_attempts_total\\{outcome="${outcome}"\\} (\\d+)$`, "m").exec(metrics);
+        expect(Number(counted?.[1]), outcome).toBeGreaterThanOrEqual(1);
+      }
     });
 
     it("`shomei user set-password` signs the user out everywhere: the clients are told", async () => {
