@@ -168,6 +168,7 @@ export function createOidc(
     registration: new ClientRegistration(clients, new ClientRegistrationsRepository(database), registrationTokens, registrationLimit, clock, {
       policy: config.clientRegistration,
       endpoint: endpoints.registration,
+      allowPrivateLogoutUris: config.webhookAllowPrivate,
     }),
     registrationTokens,
     async authorizationDetailsTypes() {

@@ -14,8 +14,8 @@ import { WebhookReceiver } from "../support/webhook-receiver.ts";
 
 /**
  * In production mode a backchannel_logout_uri cannot aim the server at its
- * own network, as a webhook endpoint cannot: `client add` refuses plain http
- * and loopback or private hosts, and a registration that holds one anyway
+ * own network, as a webhook endpoint cannot: `client add` and dynamic
+ * registration refuse plain http and loopback or private hosts, and a registration that holds one anyway
  * (written before, or by hand) is refused by the sender at each attempt.
  */
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -30,7 +30,7 @@ for (const target of await databaseTargets()) {
     beforeAll(async () => {
       scratch = await target.create();
       dataDir = mkdtempSync(path.join(tmpdir(), "shomei-bcl-prod-"));
-      server = await startTestServer(scratch.url, { mode: "production", dataDir, backchannelLogoutRetrySchedule: "0", webhookPollMs: 50 });
+      server = await startTestServer(scratch.url, { mode: "production", dataDir, backchannelLogoutRetrySchedule: "0", webhookPollMs: 50, clientRegistration: "open" });
       receiver = await new WebhookReceiver().start();
     });
 
@@ -50,6 +50,19 @@ for (const target of await databaseTargets()) {
         expect(run.stderr).toMatch(/backchannel_logout_uri: must (be an https:\/\/ URL|not point at a loopback, private or link-local address)/);
         expect(await server.domain.oidc.clients.find(clientId)).toBeUndefined();
       }
+    });
+
+    it("dynamic registration refuses such a URI as invalid_client_metadata, and registers and answers a public https one", async () => {
+      const register = (metadata: Record<string, unknown>) =>
+        fetch(`${server.url}/api/oidc/v1/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(metadata) });
+      const refused = await register({ redirect_uris: ["https://rp.example/cb"], backchannel_logout_uri: "https://192.168.1.10/bcl" });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: "invalid_client_metadata", error_description: expect.stringContaining("backchannel_logout_uri") });
+      const accepted = await register({ redirect_uris: ["https://rp.example/cb"], backchannel_logout_uri: "https://rp.example/bcl", backchannel_logout_session_required: true });
+      expect(accepted.status).toBe(201);
+      const answer = (await accepted.json()) as Record<string, unknown>;
+      expect(answer).toMatchObject({ backchannel_logout_uri: "https://rp.example/bcl", backchannel_logout_session_required: true });
+      expect(await server.domain.oidc.clients.find(answer.client_id as string)).toMatchObject({ backchannelLogoutUri: "https://rp.example/bcl", backchannelLogoutSessionRequired: true });
     });
 
     it("a registration that holds a loopback URI anyway gets no request: the attempt is refused and given up", async () => {

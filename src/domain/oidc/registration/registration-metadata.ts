@@ -128,5 +128,8 @@ export function registrationAnswer(client: OidcClient, issued: IssuedCredentials
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens,
+    ...(client.backchannelLogoutUri !== undefined
+      ? { backchannel_logout_uri: client.backchannelLogoutUri, backchannel_logout_session_required: client.backchannelLogoutSessionRequired ?? false }
+      : {}),
   };
 }
