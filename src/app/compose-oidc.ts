@@ -33,11 +33,14 @@ import { ClientRegistrationsRepository, InitialAccessTokensRepository } from "..
 import type { MockCards } from "../domain/mock/mock-card.ts";
 import { SessionEndings } from "../domain/oidc/backchannel-logout/session-endings.ts";
 import { LogoutOutboxRepository } from "../storage/logout-outbox-repository.ts";
+import type { ApiAccessTokens } from "../domain/accounts/api-access-tokens.ts";
 
 /** What the provider takes from the certificate half: JPKI sign-in and, in mock mode, the mock cards. */
 export interface OidcCertificateServices {
   jpki: JpkiSignIn;
   mockCards: MockCards | undefined;
+  /** The certificate API's access tokens: the client_credentials grant issues them, revocation and introspection cover them. */
+  apiAccessTokens?: ApiAccessTokens;
 }
 
 /** Lifetimes of what the token endpoint issues. */
@@ -97,7 +100,7 @@ export function createOidc(
   const users = new OidcUsers(repository, secretKey, clock);
   const tokensRepository = new TokensRepository(database);
   const signingKeys = new SigningKeys(new SigningKeysRepository(database), secretKey, clock);
-  const tokenAdministration = new TokenAdministration(tokensRepository, issuer, clock);
+  const tokenAdministration = new TokenAdministration(tokensRepository, issuer, clock, certificates.apiAccessTokens);
   const dpop = new DpopProofs(
     new DpopProofsRepository(database),
     { ...dpopProofWindow, nonces: config.dpopRequireNonce ? new DpopNonces(secretKey, dpopNonceSlotMs) : undefined },
@@ -159,7 +162,7 @@ export function createOidc(
     sessionEndings: new SessionEndings(new LogoutOutboxRepository(database), clock),
     tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock, (userId) =>
       certificates.jpki.isVerified(userId),
-    ),
+    certificates.apiAccessTokens),
     tokenAdministration,
     dpop,
     resourceAccess: new ResourceAccess(tokenAdministration, dpop),

@@ -7,6 +7,10 @@ import { CertificatesRepository } from "../storage/certificates-repository.ts";
 import type { Database } from "../storage/database.ts";
 import { MockRepository } from "../storage/mock-repository.ts";
 import { Accounts } from "../domain/accounts/accounts.ts";
+import { ApiAccessTokens } from "../domain/accounts/api-access-tokens.ts";
+import { ApiOAuthClients } from "../domain/accounts/oauth-clients.ts";
+import { ApiAccessTokensRepository } from "../storage/api-access-tokens-repository.ts";
+import { ClientsRepository } from "../storage/clients-repository.ts";
 import { BatchStatusChecks } from "../domain/certificates/batch-checks.ts";
 import type { StoredCertificate } from "../domain/certificates/model.ts";
 import type { RevocationSource } from "../domain/certificates/revocation-source.ts";
@@ -68,6 +72,10 @@ import { LogoutOutboxRepository } from "../storage/logout-outbox-repository.ts";
  */
 export interface Domain {
   accounts: Accounts;
+  /** The OAuth clients API accounts register for themselves (client_credentials). */
+  oauthClients: ApiOAuthClients;
+  /** Their access tokens, which the RPCs accept beside API tokens. */
+  apiAccessTokens: ApiAccessTokens;
   statusChecks: CertificateStatusChecks;
   events: CertificateEvents;
   /** The accounts' webhook endpoints. */
@@ -121,6 +129,9 @@ export interface WebhookDelivery {
   /** Deletes events and attempts past their retention. */
   prune(): Promise<{ events: number; attempts: number }>;
 }
+
+/** Lifetime of an access token of an API account's OAuth client: as the provider's access tokens. */
+const apiAccessTokenLifetimeSeconds = 3600;
 
 /** How long a JPKI sign-in challenge may be signed for: time to reach for the card and the signing app. */
 const jpkiChallengeLifetimeMs = 5 * 60 * 1000;
@@ -209,7 +220,13 @@ export function createDomain(
   const trustAnchors = new TrustAnchorSet(anchors, mock && (() => mock.trustAnchor()));
   const registry = new CertificateRegistry(certificates, trustAnchors, mock ? new MockLinkSource(mockRepository) : noLinkSource, clock);
   const statusChecks = new CertificateStatusChecks(certificates, sourceFor, clock, registry);
-  const accounts = new Accounts(new CachedAccountStore(new AccountsRepository(database)), clock);
+  const accountStore = new CachedAccountStore(new AccountsRepository(database));
+  const accounts = new Accounts(accountStore, clock);
+  const apiAccessTokens = new ApiAccessTokens(
+    new ApiAccessTokensRepository(database, accountStore),
+    { issuer: config.baseUrl, accessTokenLifetimeSeconds: apiAccessTokenLifetimeSeconds },
+    clock,
+  );
   const verifications = new Verifications(
     new VerificationsRepository(database),
     certificates,
@@ -251,7 +268,7 @@ export function createDomain(
   );
   wake = () => loop.wake();
   const day = 24 * 3600 * 1000;
-  const oidc = createOidc(config, database, secretKey, clock, { jpki, mockCards: mockMode ? new MockCards(jpkiLinks, secretKey) : undefined }, options.acrPolicy);
+  const oidc = createOidc(config, database, secretKey, clock, { jpki, mockCards: mockMode ? new MockCards(jpkiLinks, secretKey) : undefined, apiAccessTokens }, options.acrPolicy);
   const logoutOutbox = new LogoutOutboxRepository(database);
   const logoutLoop = new LogoutDeliveryLoop(
     logoutOutbox,
@@ -282,6 +299,8 @@ export function createDomain(
   };
   return {
     accounts,
+    oauthClients: new ApiOAuthClients(new ClientsRepository(database), clock),
+    apiAccessTokens,
     statusChecks,
     webhooks,
     webhookDelivery,

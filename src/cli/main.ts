@@ -10,6 +10,7 @@ import { cardCommand, SignRequestRefused } from "./card-sign.ts";
 import { eventsCommand } from "./events.ts";
 import { migrateCommand } from "./migrate.ts";
 import { clientCommand, keysCommand, userCommand } from "./oidc-admin.ts";
+import { oauthClientCommand } from "./oauth-client-admin.ts";
 import { serveCommand } from "./serve.ts";
 import { UsageError } from "./usage-error.ts";
 import { JpkiError } from "../domain/oidc/jpki/jpki-error.ts";
@@ -46,11 +47,22 @@ const commands: Record<string, Command> = {
     run: migrateCommand,
   },
   account: {
-    summary: "manage API accounts: create, start, suspend, list",
-    usage: "shomei account create <name> [--start] | start <name> | suspend <name> | list",
-    options: { ...commonOptions, start: { type: "boolean", description: "with create: start API use at once" } },
+    summary: "manage API accounts: create, start, suspend, list; their OAuth clients",
+    usage:
+      "shomei account create <name> [--start] | start <name> | suspend <name> | list\n" +
+      "       shomei account oauth-client add <account> [--method M] [--jwks FILE] [--scope S] [--dpop] [--name NAME] | list <account> | remove <account> <client_id>",
+    options: {
+      ...commonOptions,
+      start: { type: "boolean", description: "with create: start API use at once" },
+      method: { type: "string", description: "oauth-client add: client_secret_basic (default), client_secret_post or private_key_jwt" },
+      jwks: { type: "string", description: "oauth-client add: a file with the client's public keys (JWK Set), for private_key_jwt" },
+      scope: { type: "string", description: 'oauth-client add: the scopes it may ask for, e.g. "certificate.status verify" (default: all)' },
+      dpop: { type: "boolean", description: "oauth-client add: every token request must carry a DPoP proof" },
+      name: { type: "string", description: "oauth-client add: a label for the client" },
+    },
     positionals: true,
-    run: (config, positionals, values) => accountCommand(config, positionals, values),
+    run: (config, positionals, values) =>
+      positionals[0] === "oauth-client" ? oauthClientCommand(config, positionals.slice(1), values) : accountCommand(config, positionals, values),
   },
   token: {
     summary: "manage API tokens: create, revoke, list",

@@ -23,6 +23,9 @@ export type DomainErrorCode =
   | "event_not_found"
   | "webhook_endpoint_not_found"
   | "webhook_endpoint_disabled"
+  | "insufficient_scope"
+  | "oauth_client_not_found"
+  | "dpop_proof_invalid"
   | "account_not_found"
   | "account_exists"
   | "server_key_mismatch";

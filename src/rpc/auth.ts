@@ -2,13 +2,19 @@ import { createContextKey, createContextValues, type ContextValues, type Handler
 import type { Accounts } from "../domain/accounts/accounts.ts";
 import { CallerNotConfirmed, type Caller } from "../domain/accounts/caller.ts";
 import { DomainError } from "../domain/errors.ts";
+import { presentedCredential } from "./caller-credentials.ts";
+import type { OAuthAccess, OAuthAdmission } from "./oauth-admission.ts";
 
 /**
  * How a call was admitted: its caller, or why it is refused. While the
- * caller is still to confirm (admitted on a remembered token), the token is
- * kept to authenticate it in full if the call cannot confirm it.
+ * caller is still to confirm (admitted on a remembered lookup), what it
+ * presented is kept to authenticate it in full if the call cannot confirm
+ * it: the token, and for a DPoP-bound access token the key its proof showed
+ * (a proof is used once, so it is never checked twice).
  */
-type Admission = { caller: Caller; token?: string } | { refused: DomainError };
+type Admission = { caller: Caller; kept?: KeptCredential } | { refused: DomainError };
+
+type KeptCredential = { kind: "api_token"; token: string } | { kind: "access_token"; token: string; provenJkt: string | undefined };
 
 const admissionKey = createContextKey<Admission | undefined>(undefined, { description: "API token admission" });
 
@@ -30,17 +36,6 @@ export interface Preauthentication {
   contextValues: ContextValues;
   /** The call will be refused whatever its body holds. */
   refused: boolean;
-}
-
-const bearer = /^Bearer ([\x21-\x7e]+)$/i;
-
-function bearerToken(header: string | null): string {
-  if (header === null || header === "") {
-    throw new DomainError("token_missing", "an Authorization header with a Bearer API token is required");
-  }
-  const token = bearer.exec(header)?.[1];
-  if (!token) throw new DomainError("token_malformed", 'the Authorization header must be "Bearer <API token>"');
-  return token;
 }
 
 /**
@@ -69,36 +64,36 @@ export class RpcAuthentication {
     private readonly accounts: Accounts,
     private readonly publicServices: ReadonlySet<string>,
     private readonly confirmedByFirstRead: ReadonlySet<string>,
+    private readonly oauth: { access: OAuthAccess; admission: OAuthAdmission },
   ) {}
 
   async beforeBody(service: string, procedure: string, headers: Pick<Headers, "get">): Promise<Preauthentication> {
     const contextValues = createContextValues();
     if (this.publicServices.has(service)) return { contextValues, refused: false };
-    const header = headers.get("authorization");
-    const remembered = this.confirmedByFirstRead.has(procedure) ? this.rememberedAdmission(header) : undefined;
-    const admission = remembered ?? (await this.admitInFull(header));
+    const admission = await this.admit(procedure, headers, this.confirmedByFirstRead.has(procedure));
     contextValues.set(admissionKey, admission);
     return { contextValues, refused: "refused" in admission };
   }
 
   readonly interceptor: Interceptor = (next) => async (req) => {
     if (this.publicServices.has(req.service.typeName)) return next(req);
+    const procedure = `/${req.service.typeName}/${req.method.name}`;
     let admission = req.contextValues.get(admissionKey);
     if (!admission) {
-      admission = await this.admitInFull(req.header.get("authorization"));
+      admission = await this.admit(procedure, req.header, false);
       req.contextValues.set(admissionKey, admission);
     }
     if ("refused" in admission) throw admission.refused;
     if (admission.caller.unconfirmedAt === undefined) return next(req);
-    const token = admission.token!;
+    const kept = admission.kept!;
     try {
       const response = await next(req);
       // The call confirmed its caller (its domain call throws CallerNotConfirmed otherwise).
       req.contextValues.set(admissionKey, { caller: { accountId: admission.caller.accountId } });
-      await this.accounts.confirmedUse(token);
+      if (kept.kind === "api_token") await this.accounts.confirmedUse(kept.token);
       return response;
     } catch (error) {
-      const confirmed = await this.admitInFull(req.header.get("authorization"));
+      const confirmed = await this.admitKept(procedure, kept);
       req.contextValues.set(admissionKey, confirmed);
       if ("refused" in confirmed) throw confirmed.refused;
       // Nothing was written: the call runs again for the caller authenticated in full.
@@ -108,38 +103,52 @@ export class RpcAuthentication {
   };
 
   /**
-   * For a call whose caller was admitted on a remembered token and whose
+   * For a call whose caller was admitted on a remembered lookup and whose
    * request never reached the interceptor (its body could not be read): the
    * context values of a refusal when a full authentication refuses the
-   * token, for the transport to answer instead.
+   * credential, for the transport to answer instead.
    */
-  async refusalOfUnreadCall(values: ContextValues): Promise<ContextValues | undefined> {
+  async refusalOfUnreadCall(values: ContextValues, procedure: string): Promise<ContextValues | undefined> {
     const admission = values.get(admissionKey);
     if (!admission || !("caller" in admission) || admission.caller.unconfirmedAt === undefined) return undefined;
-    const confirmed = await this.admitInFull(`Bearer ${admission.token!}`);
+    const confirmed = await this.admitKept(procedure, admission.kept!);
     if (!("refused" in confirmed)) return undefined;
     return createContextValues().set(admissionKey, confirmed);
   }
 
-  private async admitInFull(header: string | null): Promise<Admission> {
+  /** Admits a call from its headers: on a remembered lookup when the method confirms its caller itself, in full otherwise. */
+  private async admit(procedure: string, headers: Pick<Headers, "get">, mayRemember: boolean): Promise<Admission> {
     try {
-      const account = await this.accounts.authenticate(bearerToken(header));
-      return { caller: { accountId: account.id } };
+      const presented = presentedCredential(headers.get("authorization"));
+      if (presented.kind === "api_token") {
+        const remembered = mayRemember ? this.accounts.rememberedCaller(presented.token) : undefined;
+        if (remembered) return { caller: remembered, kept: presented };
+        return { caller: { accountId: (await this.accounts.authenticate(presented.token)).id } };
+      }
+      const { tokens } = this.oauth.access;
+      const remembered = mayRemember ? tokens.rememberedCaller(presented.token) : undefined;
+      const caller = remembered?.caller ?? (await tokens.authenticate(presented.token));
+      const provenJkt = await this.oauth.admission.proveBinding(caller, presented.scheme, presented.token, procedure, headers.get("dpop"));
+      this.oauth.admission.requireScope(caller, procedure);
+      if (!remembered) return { caller: { accountId: caller.accountId } };
+      return { caller: { accountId: caller.accountId, unconfirmedAt: remembered.version }, kept: { kind: "access_token", token: presented.token, provenJkt } };
     } catch (error) {
       if (error instanceof DomainError) return { refused: error };
       throw error;
     }
   }
 
-  /** An admission from the lookup this instance remembers, still to confirm; undefined when a full authentication must decide. */
-  private rememberedAdmission(header: string | null): Admission | undefined {
-    let token: string;
+  /** Authenticates in full what a caller admitted on a remembered lookup presented. */
+  private async admitKept(procedure: string, kept: KeptCredential): Promise<Admission> {
     try {
-      token = bearerToken(header);
-    } catch {
-      return undefined;
+      if (kept.kind === "api_token") return { caller: { accountId: (await this.accounts.authenticate(kept.token)).id } };
+      const caller = await this.oauth.access.tokens.authenticate(kept.token);
+      this.oauth.admission.requireKey(caller, kept.provenJkt);
+      this.oauth.admission.requireScope(caller, procedure);
+      return { caller: { accountId: caller.accountId } };
+    } catch (error) {
+      if (error instanceof DomainError) return { refused: error };
+      throw error;
     }
-    const caller = this.accounts.rememberedCaller(token);
-    return caller && { caller, token };
   }
 }

@@ -19,6 +19,9 @@ const mapping: Record<DomainErrorCode, [Code, ErrorReason]> = {
   event_not_found: [Code.NotFound, ErrorReason.EVENT_NOT_FOUND],
   webhook_endpoint_not_found: [Code.NotFound, ErrorReason.WEBHOOK_ENDPOINT_NOT_FOUND],
   webhook_endpoint_disabled: [Code.FailedPrecondition, ErrorReason.WEBHOOK_ENDPOINT_DISABLED],
+  insufficient_scope: [Code.PermissionDenied, ErrorReason.INSUFFICIENT_SCOPE],
+  oauth_client_not_found: [Code.NotFound, ErrorReason.OAUTH_CLIENT_NOT_FOUND],
+  dpop_proof_invalid: [Code.Unauthenticated, ErrorReason.DPOP_PROOF_INVALID],
   certificate_not_found: [Code.NotFound, ErrorReason.CERTIFICATE_NOT_FOUND],
   user_not_found: [Code.NotFound, ErrorReason.USER_NOT_FOUND],
   certificate_status_not_found: [Code.NotFound, ErrorReason.CERTIFICATE_STATUS_NOT_FOUND],
@@ -49,7 +52,7 @@ export function toConnectError(error: DomainError): ConnectError {
   const info = create(ErrorInfoSchema, {
     reason: reasonName(reason),
     domain: errorDomain,
-    metadata: error.field ? { field: error.field } : {},
+    metadata: error.field ? { [error.code === "insufficient_scope" ? "scope" : "field"]: error.field } : {},
   });
   return new ConnectError(error.message, code, undefined, [{ desc: ErrorInfoSchema, value: info }], error);
 }

@@ -56,7 +56,12 @@ export function createApplication(
   metrics.watchWebhooks(domain.webhookDelivery.loop.counts, () => domain.webhookDelivery.loop.stats());
   metrics.watchLogoutDeliveries(domain.logoutDelivery.loop.counts);
   const httpDeps = { config, database, domain, logger, metrics, isDraining, isStartingUp };
-  const policy = rpcPolicy(rpcServices({ config, domain }), { accounts: domain.accounts, logger, readMaxBytes: config.maxBodyBytes });
+  const policy = rpcPolicy(rpcServices({ config, domain }), {
+    accounts: domain.accounts,
+    oauth: { tokens: domain.apiAccessTokens, proofs: domain.oidc.dpop, baseUrl: domain.oidc.issuer },
+    logger,
+    readMaxBytes: config.maxBodyBytes,
+  });
   const rpc = createRpcHandler(policy, logger);
   return createRequestHandler({
     rpc,

@@ -82,6 +82,12 @@ export class ClientsRepository implements ClientStore {
     return rows.map(toClient);
   }
 
+  /** The clients an API account registered for itself, oldest first. */
+  async listForAccount(accountId: string): Promise<OidcClient[]> {
+    const rows = await this.database.db.selectFrom("oidc_clients").selectAll().where("account_id", "=", accountId).orderBy("created_at").orderBy("client_id").execute();
+    return rows.map(toClient);
+  }
+
   /** Inserts or replaces the registration (the declarative file and the CLI both converge on it). */
   async save(client: OidcClient, now: number): Promise<void> {
     const values = clientColumns(client, now);
@@ -94,7 +100,7 @@ export class ClientsRepository implements ClientStore {
 
   /**
    * Removes a client and, in the same transaction, revokes its grants and
-   * tokens: they must stop at once, and must not come back to life if the
+   * tokens (deletes them, for an API account's client): they must stop at once, and must not come back to life if the
    * client_id is registered again.
    */
   async delete(clientId: string, now: number): Promise<boolean> {
@@ -102,6 +108,8 @@ export class ClientsRepository implements ClientStore {
       const result = await trx.deleteFrom("oidc_clients").where("client_id", "=", clientId).executeTakeFirst();
       if (Number(result.numDeletedRows) === 0) return false;
       await revokeGrantsWithTokens(trx, { clientId }, now);
+      // An API account's client: its access tokens go with it (which changes the API auth version, migration 0033).
+      await trx.deleteFrom("api_access_tokens").where("client_id", "=", clientId).execute();
       return true;
     });
   }
@@ -125,6 +133,7 @@ export function clientColumns(client: OidcClient, now: number) {
     dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
     backchannel_logout_uri: client.backchannelLogoutUri ?? null,
     backchannel_logout_session_required: client.backchannelLogoutSessionRequired ? 1 : 0,
+    account_id: client.accountId ?? null,
     updated_at: now,
   };
 }
@@ -147,6 +156,7 @@ function toClient(row: Selectable<OidcClientTable>): OidcClient {
     dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens) === 1,
     ...(row.backchannel_logout_uri !== null ? { backchannelLogoutUri: row.backchannel_logout_uri } : {}),
     ...(Number(row.backchannel_logout_session_required) === 1 ? { backchannelLogoutSessionRequired: true } : {}),
+    ...(row.account_id !== null ? { accountId: row.account_id } : {}),
     createdAt: Number(row.created_at),
   };
 }

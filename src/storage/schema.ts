@@ -11,6 +11,7 @@ export interface Tables {
   accounts: AccountTable;
   api_tokens: ApiTokenTable;
   api_auth_version: ApiAuthVersionTable;
+  api_access_tokens: ApiAccessTokenTable;
   certificate_users: CertificateUserTable;
   certificates: CertificateTable;
   certificate_statuses: CertificateStatusTable;
@@ -205,6 +206,8 @@ export interface OidcClientTable {
   backchannel_logout_uri: Generated<string | null>;
   /** 0 or 1 (migration 0030). */
   backchannel_logout_session_required: Generated<number>;
+  /** The API account of a client registered for the certificate API (migration 0033); null for relying parties. */
+  account_id: Generated<string | null>;
   created_at: number;
   updated_at: number;
 }
@@ -507,4 +510,16 @@ export interface OcspResponseTable {
   next_update: number | null;
   usable_until: number;
   fetched_at: number;
+}
+
+/** An access token of an API account's OAuth client (migration 0033); scopes space-separated. */
+export interface ApiAccessTokenTable {
+  token_hash: string;
+  client_id: string;
+  account_id: string;
+  scopes: string;
+  dpop_jkt: string | null;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
 }

@@ -297,7 +297,7 @@ for (const target of targets) {
         expect(m.grant_management_endpoint).toBe(`${base}${paths.grants}`);
         expect(m.response_types_supported).toEqual(["code"]);
         expect(m.response_modes_supported).toEqual(["query"]);
-        expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token"]);
+        expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials"]);
         expect(m.code_challenge_methods_supported).toEqual(["S256"]);
         expect(m.id_token_signing_alg_values_supported).toEqual(["ES256", "RS256"]);
         expect(m.subject_types_supported).toEqual(["public"]);

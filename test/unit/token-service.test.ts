@@ -32,11 +32,11 @@ async function setup(registration: OidcClient = client(), userOptions: { totp?: 
 }
 
 async function exchange({ domain, rp }: Setup, code: string, extra: Record<string, string> = {}, dpopJkt?: string): Promise<TokenResponse> {
-  return domain.tokens.grant(rp, { grant_type: "authorization_code", code, redirect_uri: redirectUri, ...extra }, dpopJkt);
+  return (await domain.tokens.grant(rp, { grant_type: "authorization_code", code, redirect_uri: redirectUri, ...extra }, dpopJkt)) as TokenResponse;
 }
 
 async function refresh({ domain, rp }: Setup, refreshToken: string, extra: Record<string, string> = {}, dpopJkt?: string): Promise<TokenResponse> {
-  return domain.tokens.grant(rp, { grant_type: "refresh_token", refresh_token: refreshToken, ...extra }, dpopJkt);
+  return (await domain.tokens.grant(rp, { grant_type: "refresh_token", refresh_token: refreshToken, ...extra }, dpopJkt)) as TokenResponse;
 }
 
 /** Tokens from a code of `scope` (with offline_access: a refresh token too). */

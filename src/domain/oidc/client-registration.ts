@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { DomainError } from "../errors.ts";
 import { hashClientSecret } from "./client-authentication.ts";
-import { grantTypes, type ClientAuthMethod, type OidcClient } from "./client.ts";
+import { relyingPartyGrantTypes, type ClientAuthMethod, type OidcClient } from "./client.ts";
 import { defaultSigningAlg, signingAlgs } from "./keys/signing-algorithms.ts";
 import { hasPrivateMembers } from "./public-jwk.ts";
 
@@ -38,7 +38,7 @@ export const clientMetadataSchema = z
     authorization_details_types: z.array(z.string().min(1)).default([]),
     require_pushed_authorization_requests: z.boolean().default(false),
     grant_types: z
-      .array(z.enum(grantTypes))
+      .array(z.enum(relyingPartyGrantTypes))
       .min(1, { error: "must list at least one grant type" })
       .refine((types) => types.includes("authorization_code"), { error: "must include authorization_code (refresh tokens come from codes)" })
       .default(["authorization_code", "refresh_token"]),

@@ -6,9 +6,14 @@ export type ClientAuthMethod = "client_secret_basic" | "client_secret_post" | "p
 
 export const clientAuthMethods: readonly ClientAuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"];
 
-/** The token endpoint grants the provider offers (RFC 7591 grant_types values). */
-export type GrantType = "authorization_code" | "refresh_token";
-export const grantTypes: readonly GrantType[] = ["authorization_code", "refresh_token"];
+/**
+ * The token endpoint grants the provider offers (RFC 7591 grant_types
+ * values). client_credentials is for the clients API accounts register for
+ * the certificate API only (accountId); relying parties use the first two.
+ */
+export type GrantType = "authorization_code" | "refresh_token" | "client_credentials";
+export const grantTypes: readonly GrantType[] = ["authorization_code", "refresh_token", "client_credentials"];
+export const relyingPartyGrantTypes = ["authorization_code", "refresh_token"] as const;
 
 /** A registered relying party. */
 export interface OidcClient {
@@ -38,5 +43,7 @@ export interface OidcClient {
   backchannelLogoutUri?: string | undefined;
   /** Back-Channel Logout 1.0: its logout tokens must carry `sid` (ours always do: docs/backchannel-logout.md). */
   backchannelLogoutSessionRequired?: boolean | undefined;
+  /** The API account a client of the certificate API acts for (client_credentials); absent for relying parties. */
+  accountId?: string;
   createdAt: number;
 }

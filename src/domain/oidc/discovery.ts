@@ -47,7 +47,7 @@ export function providerMetadata(inputs: DiscoveryInputs): Record<string, unknow
     backchannel_logout_session_supported: true,
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
-    grant_types_supported: ["authorization_code", "refresh_token"],
+    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [...signingAlgs],
     code_challenge_methods_supported: ["S256"],

@@ -79,7 +79,7 @@ export function createRpcHandler(policy: RpcPolicy, logger: Logger): RpcHandler 
         let response = await handler(universal);
         if (!reachedImplementation(values)) {
           // The request could not be read; a caller admitted on a remembered token that no longer passes is refused instead.
-          const refusal = await policy.authentication.refusalOfUnreadCall(values);
+          const refusal = await policy.authentication.refusalOfUnreadCall(values, procedure);
           if (refusal) {
             values = refusal;
             response = await handler(withEmptyRequestBody({ ...universal, contextValues: values }));

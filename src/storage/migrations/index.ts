@@ -29,6 +29,7 @@ import * as m0027 from "./0027_crl_list_parts.ts";
 import * as m0028 from "./0028_webhooks.ts";
 import * as m0030 from "./0030_backchannel_logout.ts";
 import * as m0031 from "./0031_client_registrations.ts";
+import * as m0033 from "./0033_api_oauth_clients.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   "0028_webhooks": m0028,
   "0030_backchannel_logout": m0030,
   "0031_client_registrations": m0031,
+  "0033_api_oauth_clients": m0033,
 };

@@ -6,6 +6,7 @@ import { storedKeyOf } from "../flow/secrets.ts";
 import { requestCovered } from "../grants/coverage.ts";
 import type { RawParameters } from "../parameters.ts";
 import { readPresentedToken } from "./token-request.ts";
+import type { ApiAccessTokens, ApiTokenIntrospection } from "../../accounts/api-access-tokens.ts";
 
 /** Introspection answer (RFC 7662 §2.2). */
 export type Introspection =
@@ -37,6 +38,8 @@ export class TokenAdministration {
     private readonly tokens: TokenStore,
     private readonly issuer: string,
     private readonly clock: Clock,
+    /** The tokens of API accounts' clients, which their own clients revoke and introspect here too. */
+    private readonly apiTokens?: Pick<ApiAccessTokens, "revoke" | "introspect">,
   ) {}
 
   /** The live access token for a bearer value, or undefined. */
@@ -48,6 +51,7 @@ export class TokenAdministration {
 
   /** RFC 7009: revokes a token of this client; unknown or foreign tokens are ignored (the answer is the same). */
   async revoke(client: OidcClient, form: RawParameters): Promise<void> {
+    if (client.accountId !== undefined && this.apiTokens) return this.apiTokens.revoke(client, readPresentedToken(form));
     const row = await this.tokens.find(storedKeyOf(readPresentedToken(form)));
     if (!row || row.clientId !== client.clientId) return;
     const now = this.clock();
@@ -56,7 +60,8 @@ export class TokenAdministration {
   }
 
   /** RFC 7662: a client may introspect only its own tokens; anything else is simply inactive. */
-  async introspect(client: OidcClient, form: RawParameters): Promise<Introspection> {
+  async introspect(client: OidcClient, form: RawParameters): Promise<Introspection | ApiTokenIntrospection> {
+    if (client.accountId !== undefined && this.apiTokens) return this.apiTokens.introspect(client, readPresentedToken(form));
     const found = await this.tokens.findWithGrant(storedKeyOf(readPresentedToken(form)));
     if (!found || found.token.clientId !== client.clientId || !this.live(found)) return { active: false };
     const row = found.token;

@@ -16,6 +16,7 @@ import { OAuthError } from "../oauth-error.ts";
 import { nameClaims } from "../name-claims.ts";
 import { keyMismatch } from "../dpop/jkt.ts";
 import { invalidProof } from "../dpop/proof.ts";
+import type { ApiAccessTokens, ClientCredentialsResponse } from "../../accounts/api-access-tokens.ts";
 
 /** One-time record kind marking a family whose code or refresh token was presented again after use. */
 export const replayedFamilyKind = "replayed_family";
@@ -61,6 +62,8 @@ export class TokenService {
     private readonly clock: Clock,
     /** `jpki_verified`: whether the user has a current, good JPKI certificate linked (JPKI sign-in). */
     private readonly jpkiVerified: (userId: string) => Promise<boolean> = async () => false,
+    /** client_credentials, for the clients of API accounts (their tokens reach the certificate API, not userinfo). */
+    private readonly clientCredentials?: Pick<ApiAccessTokens, "grant">,
   ) {}
 
   /**
@@ -68,10 +71,14 @@ export class TokenService {
    * for it. `dpopJkt` is the thumbprint of the key of the request's valid
    * DPoP proof: the access token is bound to it (RFC 9449 section 5).
    */
-  grant(client: OidcClient, form: RawParameters, dpopJkt?: string): Promise<TokenResponse> {
+  grant(client: OidcClient, form: RawParameters, dpopJkt?: string): Promise<TokenResponse | ClientCredentialsResponse> {
     const { grantType, params } = readTokenRequest(client, form);
     if (client.dpopBoundAccessTokens && dpopJkt === undefined) {
       throw invalidProof("this client must send a DPoP proof with every token request");
+    }
+    if (grantType === "client_credentials") {
+      if (!this.clientCredentials) throw new OAuthError("unsupported_grant_type", "grant_type client_credentials is not supported");
+      return this.clientCredentials.grant(client, params, dpopJkt);
     }
     return grantType === "authorization_code" ? this.exchangeCode(client, params, dpopJkt) : this.refresh(client, params, dpopJkt);
   }

@@ -33,6 +33,9 @@ export declare const file_service_verify_v2_errors: GenFile;
  * | permission_denied   | ERROR_REASON_API_USE_SUSPENDED           | the account's API use is suspended |
  * | unavailable         | ERROR_REASON_SOURCE_UNAVAILABLE          | no revocation source could answer; retry later |
  * | unimplemented       | ERROR_REASON_MOCK_ENVIRONMENT_DISABLED   | a MockService call on a production server |
+ * | permission_denied   | ERROR_REASON_INSUFFICIENT_SCOPE          | the OAuth access token's scope does not name this method; metadata "scope" names the one needed |
+ * | not_found           | ERROR_REASON_OAUTH_CLIENT_NOT_FOUND      | no such OAuth client for this account |
+ * | unauthenticated     | ERROR_REASON_DPOP_PROOF_INVALID          | the DPoP proof is missing, invalid, replayed or of another key than the token's |
  *
  * @generated from enum service.verify.v2.ErrorReason
  */
@@ -170,6 +173,27 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_WEBHOOK_ENDPOINT_DISABLED = 18;
    */
   WEBHOOK_ENDPOINT_DISABLED = 18,
+
+  /**
+   * The OAuth access token's scope does not allow this method (or no scope does: API tokens only).
+   *
+   * @generated from enum value: ERROR_REASON_INSUFFICIENT_SCOPE = 19;
+   */
+  INSUFFICIENT_SCOPE = 19,
+
+  /**
+   * The OAuth client does not exist for the calling account.
+   *
+   * @generated from enum value: ERROR_REASON_OAUTH_CLIENT_NOT_FOUND = 20;
+   */
+  OAUTH_CLIENT_NOT_FOUND = 20,
+
+  /**
+   * A DPoP-bound access token came without a valid proof of its key for this call.
+   *
+   * @generated from enum value: ERROR_REASON_DPOP_PROOF_INVALID = 21;
+   */
+  DPOP_PROOF_INVALID = 21,
 }
 
 /**
