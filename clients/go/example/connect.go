@@ -16,7 +16,8 @@ import (
 //
 // http:// is gRPC over cleartext HTTP/2 with prior knowledge, which the server
 // speaks on its one port next to HTTP/1.1; https:// is gRPC over TLS (system
-// roots). The token goes in "Authorization: Bearer <token>" on every call.
+// roots). The token goes in "Authorization: Bearer <token>" on every call, or
+// as "DPoP <token>" with a proof when the access token is DPoP-bound.
 func dial(common commonFlags) (*grpc.ClientConn, error) {
 	server, err := url.Parse(common.server)
 	if err != nil || server.Host == "" {
@@ -32,7 +33,13 @@ func dial(common commonFlags) (*grpc.ClientConn, error) {
 	default:
 		return nil, usageError{fmt.Errorf("-server %q: the scheme must be http or https", common.server)}
 	}
-	if common.token != "" {
+	if common.dpopKey != "" {
+		signer, err := loadDpopSigner(common.dpopKey, common.server, common.token)
+		if err != nil {
+			return nil, err
+		}
+		options = append(options, grpc.WithUnaryInterceptor(signer.interceptor()))
+	} else if common.token != "" {
 		options = append(options, grpc.WithPerRPCCredentials(bearerToken{token: common.token, tls: server.Scheme == "https"}))
 	}
 	return grpc.Dial(hostPort(server), options...)

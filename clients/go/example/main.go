@@ -1,5 +1,6 @@
 // Command example calls shomei's certificate status API over gRPC with an API
-// token: CheckCertificateStatus by certificate id, and Verify of a signature.
+// token or an OAuth access token (Bearer, or DPoP-bound with -dpop-key):
+// CheckCertificateStatus by certificate id, and Verify of a signature.
 //
 //	example status -server http://localhost:8080 -token "$TOKEN" -certificate-id <uuid>
 //	example verify -token "$TOKEN" -certificate cert.pem -document document.txt -key key.pem
@@ -27,7 +28,9 @@ const usage = `usage:
   example verify [-server URL] [-token TOKEN] -certificate FILE -document FILE (-key FILE | -signature FILE) [-identify-user]
 
 -server defaults to $SHOMEI_SERVER, else http://localhost:8080 (https:// uses TLS;
-http:// speaks gRPC over cleartext HTTP/2). -token defaults to $SHOMEI_TOKEN.
+http:// speaks gRPC over cleartext HTTP/2). -token defaults to $SHOMEI_TOKEN: an API
+token or an OAuth access token; with -dpop-key KEY.pem a DPoP-bound access token is
+sent as "DPoP <token>" with a proof of that key on every call.
 Run "example status -h" or "example verify -h" for every flag.
 `
 
@@ -35,12 +38,14 @@ Run "example status -h" or "example verify -h" for every flag.
 type commonFlags struct {
 	server  string
 	token   string
+	dpopKey string
 	timeout time.Duration
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.server, "server", envOr("SHOMEI_SERVER", "http://localhost:8080"), "server URL ($SHOMEI_SERVER)")
-	fs.StringVar(&c.token, "token", os.Getenv("SHOMEI_TOKEN"), "API token ($SHOMEI_TOKEN); empty sends no Authorization")
+	fs.StringVar(&c.token, "token", os.Getenv("SHOMEI_TOKEN"), "API token or OAuth access token ($SHOMEI_TOKEN); empty sends no Authorization")
+	fs.StringVar(&c.dpopKey, "dpop-key", os.Getenv("SHOMEI_DPOP_KEY"), "P-256 private key (PEM) a DPoP-bound access token is bound to ($SHOMEI_DPOP_KEY)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline of the call")
 }
 
