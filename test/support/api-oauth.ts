@@ -1,7 +1,9 @@
 import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { expect } from "vitest";
-import { OAuthClientService, type CreateOAuthClientRequest } from "../../gen/service/verify/v2/oauth_client_service_pb.ts";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { CreateOAuthClientRequestSchema} from "../../gen/service/verify/v2/oauth_client_service_pb.ts";
+import { OAuthClientService } from "../../gen/service/verify/v2/oauth_client_service_pb.ts";
 import { bearer } from "./certificate-rpc.ts";
 import { dpopProof, type DpopKey } from "./dpop.ts";
 import { basicAuthorization } from "./oidc.ts";
@@ -18,7 +20,7 @@ export interface RegisteredApiClient {
 }
 
 /** Registers a client_secret_basic client for the account of the API token, through the RPC. */
-export async function registerApiClient(server: TestServer, apiToken: string, request: Partial<CreateOAuthClientRequest> = {}): Promise<RegisteredApiClient> {
+export async function registerApiClient(server: TestServer, apiToken: string, request: MessageInitShape<typeof CreateOAuthClientRequestSchema> = {}): Promise<RegisteredApiClient> {
   const created = await oauthClientService(server, apiToken).createOAuthClient({ tokenEndpointAuthMethod: "client_secret_basic", ...request });
   return { clientId: created.oauthClient!.clientId, secret: created.clientSecret };
 }
@@ -41,7 +43,7 @@ export async function postClientForm(server: TestServer, endpoint: "token" | "re
 
 /** A client_credentials access token (DPoP-bound when a key is given); fails the test when none is issued. */
 export async function clientCredentialsToken(server: TestServer, client: RegisteredApiClient, options: { scope?: string; dpop?: DpopKey } = {}): Promise<string> {
-  const headers = options.dpop ? { DPoP: await dpopProof(options.dpop, { htu: `${server.config.baseUrl}/api/oidc/v1/token` }) } : {};
+  const headers: Record<string, string> = options.dpop ? { DPoP: await dpopProof(options.dpop, { htu: `${server.config.baseUrl}/api/oidc/v1/token` }) } : {};
   const answer = await postClientForm(server, "token", client, { grant_type: "client_credentials", ...(options.scope !== undefined ? { scope: options.scope } : {}) }, headers);
   expect(answer).toMatchObject({ status: 200, body: { token_type: options.dpop ? "DPoP" : "Bearer" } });
   return answer.body.access_token as string;
