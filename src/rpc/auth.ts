@@ -40,7 +40,9 @@ export interface Preauthentication {
 
 /**
  * "Authorization: Bearer <API token>" on every call but those of public
- * services, as each service's registration says (RpcService.access).
+ * services, as each service's registration says (RpcService.access), or an
+ * OAuth access token of one of the account's clients ("Bearer", or "DPoP"
+ * with a proof), within its scope (OAuthAdmission).
  *
  * The transport runs `beforeBody` on the headers, before the body is read,
  * so that a caller without a valid token learns that first (and its body is

@@ -23,7 +23,8 @@ export interface RpcDependencies {
 
 /**
  * A service, the object that implements it, and who may call it: anyone
- * (`public`), or an API account with "Authorization: Bearer <API token>".
+ * (`public`), or an API account with "Authorization: Bearer <API token>"
+ * (or an OAuth access token of its clients, see `oauthScope`).
  * `confirmedByFirstRead` names the methods whose domain call reads the auth
  * version with its first statement and confirms the caller with it (see
  * Caller): a token this instance remembers costs them no read of its own.

@@ -597,7 +597,8 @@ export const BatchCheckErrorSchema: GenMessage<BatchCheckError> = /*@__PURE__*/
  * revoked, and keeps the history of those checks.
  *
  * Every call needs "Authorization: Bearer <API token>" of an account whose API
- * use has been started. Errors carry a google.rpc.ErrorInfo detail whose
+ * use has been started, or an OAuth access token of one of its clients with
+ * the certificate.status scope (docs/reference/api-oauth.md). Errors carry a google.rpc.ErrorInfo detail whose
  * reason is a service.verify.v2.ErrorReason name (see errors.proto).
  *
  * @generated from service service.verify.v2.CertificateService
