@@ -113,6 +113,7 @@ for (const target of targets) {
         [{ tokenEndpointAuthMethod: "private_key_jwt", jwksJson: JSON.stringify({ keys: [await exportJWK(privateKey)] }) }, "jwks"],
         [{ tokenEndpointAuthMethod: "client_secret_basic", jwksJson: JSON.stringify({ keys: [await exportJWK(publicKey)] }) }, "jwks"],
         [{ tokenEndpointAuthMethod: "client_secret_basic", name: "x".repeat(201) }, "name"],
+        [{ tokenEndpointAuthMethod: "client_secret_basic", name: "nul\u0000byte" }, "name"],
       ];
       for (const [request, field] of cases) {
         await expectRpcError(registry.createOAuthClient(request), Code.InvalidArgument, "ERROR_REASON_INVALID_FIELD", field);

@@ -50,7 +50,8 @@ export class ApiOAuthClients {
   /** Registers a client; the returned secret (client_secret_* only) is the only time it exists outside the caller. */
   async add(accountId: string, input: NewApiOAuthClient): Promise<{ client: OidcClient; secret?: string }> {
     const name = input.name?.trim() || "API client";
-    if (name.length > 200) throw new DomainError("invalid_field", "a client name is at most 200 characters", "name");
+    // Control characters (NUL above all, which PostgreSQL refuses in text) have no place in a label.
+    if (name.length > 200 || /\p{Cc}/u.test(name)) throw new DomainError("invalid_field", "a client name is at most 200 characters, without control characters", "name");
     const scopes = [...new Set(input.scopes && input.scopes.length > 0 ? input.scopes : apiScopes)];
     const unknown = scopes.find((s) => !isApiScope(s));
     if (unknown !== undefined) throw new DomainError("invalid_field", `unknown scope "${unknown}": use ${apiScopes.join(", ")}`, "scopes");
