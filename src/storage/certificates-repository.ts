@@ -10,7 +10,7 @@ import type {
   StatusRecord,
   StoredCertificate,
 } from "../domain/certificates/model.ts";
-import type { CertificateStore, CertificateWithAuthVersion, StatusCursor } from "../domain/certificates/certificate-store.ts";
+import type { CertificateStore, CertificateAndCurrentAuthVersion, StatusCursor } from "../domain/certificates/certificate-store.ts";
 import { accountOfKeyedRows, keyIn, readByIds } from "./account-key-lookup.ts";
 import { authVersionColumn, authVersionOf } from "./accounts-repository.ts";
 import type { Database, Dialect } from "./database.ts";
@@ -76,7 +76,7 @@ interface CertificatesRead {
  * by id so callers keep their own order.
  */
 export class CertificatesRepository implements CertificateStore {
-  private readonly certificateReads: StatementCalls<CertificateKey, CertificateWithAuthVersion>;
+  private readonly certificateReads: StatementCalls<CertificateKey, CertificateAndCurrentAuthVersion>;
   private readonly statusWrites: StatementCalls<StatusRecord, void>;
 
   constructor(private readonly database: Database) {
@@ -179,12 +179,12 @@ export class CertificatesRepository implements CertificateStore {
   }
 
   /** findCertificate, and the auth version read in the same statement (see authVersionColumn). */
-  findCertificateWithAuthVersion(accountId: string, certificateId: string): Promise<CertificateWithAuthVersion> {
+  findCertificateAndCurrentAuthVersion(accountId: string, certificateId: string): Promise<CertificateAndCurrentAuthVersion> {
     return this.certificateReads.call({ accountId, certificateId });
   }
 
   /** One statement per account among the calls, side by side; every call gets an object of its own. */
-  private async readTogether(keys: readonly CertificateKey[]): Promise<PromiseSettledResult<CertificateWithAuthVersion>[]> {
+  private async readTogether(keys: readonly CertificateKey[]): Promise<PromiseSettledResult<CertificateAndCurrentAuthVersion>[]> {
     const idsByAccount = new Map<string, Set<string>>();
     for (const { accountId, certificateId } of keys) idsByAccount.set(accountId, (idsByAccount.get(accountId) ?? new Set()).add(certificateId));
     const accounts = [...idsByAccount.keys()];

@@ -7,7 +7,7 @@ export interface StatusCursor {
 }
 
 /** A certificate read by id (undefined: none of the account's), and the API auth version the same statement read (undefined when it found no row). */
-export interface CertificateWithAuthVersion {
+export interface CertificateAndCurrentAuthVersion {
   certificate: StoredCertificate | undefined;
   authVersion: number | undefined;
 }
@@ -32,8 +32,12 @@ export interface CertificateStore {
   /** Removes a user that owns nothing: one created for a certificate another call registered first. */
   deleteUserWithoutCertificates(accountId: string, userId: string): Promise<void>;
   findCertificate(accountId: string, certificateId: string): Promise<StoredCertificate | undefined>;
-  /** findCertificate, with the API auth version read in the same statement (to confirm a caller admitted on a remembered token with; see Caller). */
-  findCertificateWithAuthVersion(accountId: string, certificateId: string): Promise<CertificateWithAuthVersion>;
+  /**
+   * findCertificate, and the account's current API auth version read by the
+   * same statement: a caller admitted on a remembered token is confirmed
+   * against it (see Caller) without a statement of its own.
+   */
+  findCertificateAndCurrentAuthVersion(accountId: string, certificateId: string): Promise<CertificateAndCurrentAuthVersion>;
   findCertificates(accountId: string, certificateIds: readonly string[]): Promise<Map<string, StoredCertificate>>;
   /** The user's latest certificate (latest notBefore, then most recently stored), optionally of one type. */
   findLatestCertificate(accountId: string, userId: string, type?: CertificateType): Promise<StoredCertificate | undefined>;

@@ -47,7 +47,7 @@ export class CertificateStatusChecks {
    */
   async checkCertificate(caller: Caller, certificateId: string, method?: CheckMethod): Promise<CheckResult> {
     requireUuid(certificateId, "certificate_id");
-    const { certificate, authVersion } = await this.repository.findCertificateWithAuthVersion(caller.accountId, canonicalUuid(certificateId));
+    const { certificate, authVersion } = await this.repository.findCertificateAndCurrentAuthVersion(caller.accountId, canonicalUuid(certificateId));
     assertCallerConfirmed(caller, authVersion);
     if (!certificate) throw certificateNotFound();
     return { certificate, status: await this.check(certificate, method) };
