@@ -1,4 +1,4 @@
-import type { ConsumeResult, IssueInput, OneTimeRecord, OneTimeStore } from "../domain/single-use.ts";
+import { readOneTimeRecord, type ConsumeResult, type IssueInput, type OneTimeKind, type OneTimeRecord, type OneTimeStore } from "../domain/single-use.ts";
 import type { Database } from "./database.ts";
 import { groupedWrites, type StatementCalls } from "./coalesced-calls.ts";
 import type { Kysely } from "kysely";
@@ -52,14 +52,13 @@ export class OneTimeRecords implements OneTimeStore {
     );
   }
 
-  async issue(input: IssueInput): Promise<OneTimeRecord> {
-    const row = recordRow(input);
-    await this.issues.call(row);
-    return toRecord(row);
+  async issue<K extends OneTimeKind>(input: IssueInput<K>): Promise<OneTimeRecord<K>> {
+    await this.issues.call(recordRow(input));
+    return { kind: input.kind, keyHash: input.keyHash, owner: input.owner, payload: input.payload, createdAt: input.now, expiresAt: input.now + input.ttlMs, consumedAt: null };
   }
 
   /** Like issue, but a record already under this kind and key is left as it is; true when this call created it. */
-  async issueIfAbsent(input: IssueInput): Promise<boolean> {
+  async issueIfAbsent<K extends OneTimeKind>(input: IssueInput<K>): Promise<boolean> {
     const result = await this.database.db
       .insertInto("one_time_records")
       .values(recordRow(input))
@@ -69,19 +68,19 @@ export class OneTimeRecords implements OneTimeStore {
   }
 
   /** With `owner`, only that owner's record can be consumed; anyone else's is reported as "foreign" and left as it was. */
-  async consume(kind: string, keyHash: string, now: number, owner?: string): Promise<ConsumeResult> {
+  async consume<K extends OneTimeKind>(kind: K, keyHash: string, now: number, owner?: string): Promise<ConsumeResult<K>> {
     const db = this.database.db;
     const [won] = owner === undefined ? await consumeAnyOwner(db, kind, keyHash, now) : await consumeOwned(db, kind, keyHash, now, owner);
-    if (won) return { ok: true, record: toRecord(won) };
+    if (won) return { ok: true, record: toRecord(kind, won) };
     const record = await this.find(kind, keyHash);
     if (!record) return { ok: false, reason: "unknown" };
     if (owner !== undefined && record.owner !== owner) return { ok: false, reason: "foreign" };
     return { ok: false, reason: record.consumedAt !== null ? "consumed" : "expired", record };
   }
 
-  async find(kind: string, keyHash: string): Promise<OneTimeRecord | undefined> {
+  async find<K extends OneTimeKind>(kind: K, keyHash: string): Promise<OneTimeRecord<K> | undefined> {
     const [row] = await recordByKey(this.database.db, kind, keyHash);
-    return row && toRecord(row);
+    return row && toRecord(kind, row);
   }
 
   /** Deletes records that expired before `before`; returns how many. */
@@ -96,7 +95,7 @@ const issueGroupRows = 64;
 
 type RecordRow = ReturnType<typeof recordRow>;
 
-function recordRow(input: IssueInput) {
+function recordRow(input: IssueInput<OneTimeKind>) {
   return {
     kind: input.kind,
     key_hash: input.keyHash,
@@ -108,7 +107,8 @@ function recordRow(input: IssueInput) {
   };
 }
 
-function toRecord(row: {
+/** The row read for `kind`, its payload parsed and checked against the kind's schema (see readOneTimeRecord). */
+function toRecord<K extends OneTimeKind>(kind: K, row: {
   kind: string;
   key_hash: string;
   owner: string;
@@ -116,8 +116,8 @@ function toRecord(row: {
   created_at: number;
   expires_at: number;
   consumed_at: number | null;
-}): OneTimeRecord {
-  return {
+}): OneTimeRecord<K> {
+  return readOneTimeRecord(kind, {
     kind: row.kind,
     keyHash: row.key_hash,
     owner: row.owner,
@@ -125,5 +125,5 @@ function toRecord(row: {
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
     consumedAt: row.consumed_at === null ? null : Number(row.consumed_at),
-  };
+  });
 }

@@ -4,10 +4,9 @@ import { SignJWT, type CryptoKey } from "jose";
 import { expect } from "vitest";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
-import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-flow.ts";
 import { storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
-import type { OneTimeRecord } from "../../src/domain/single-use.ts";
+import type { OneTimeKind, OneTimeRecord } from "../../src/domain/single-use.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
 import { CookieJar } from "./cookie-jar.ts";
 import type { TestServer } from "./server.ts";
@@ -279,17 +278,17 @@ export function jsonOrUndefined(text: string): Record<string, unknown> | undefin
 }
 
 /** The stored one-time record behind a bearer value (authorization code, request_uri secret). */
-export function findRecord(server: TestServer, kind: string, value: string): Promise<OneTimeRecord | undefined> {
+export function findRecord<K extends OneTimeKind>(server: TestServer, kind: K, value: string): Promise<OneTimeRecord<K> | undefined> {
   return new OneTimeRecords(server.database).find(kind, storedKeyOf(value));
 }
 
 /** The stored authorization code, with its payload typed. */
-export async function findCode(server: TestServer, code: string): Promise<(OneTimeRecord & { payload: AuthorizationCodePayload }) | undefined> {
-  return (await findRecord(server, "authorization_code", code)) as (OneTimeRecord & { payload: AuthorizationCodePayload }) | undefined;
+export function findCode(server: TestServer, code: string): Promise<OneTimeRecord<"authorization_code"> | undefined> {
+  return findRecord(server, "authorization_code", code);
 }
 
 /** The stored record of a request_uri (keyed by the hash of its random part). */
-export function findRequestUri(server: TestServer, requestUri: string): Promise<OneTimeRecord | undefined> {
+export function findRequestUri(server: TestServer, requestUri: string): Promise<OneTimeRecord<"request_uri"> | undefined> {
   expect(requestUri.startsWith(requestUriPrefix)).toBe(true);
   return findRecord(server, "request_uri", requestUri.slice(requestUriPrefix.length));
 }

@@ -1,11 +1,11 @@
 import { Worker } from "node:worker_threads";
 import type { MigrationReport } from "../../src/storage/migrate.ts";
-import type { ConsumeResult } from "../../src/domain/single-use.ts";
+import type { ConsumeResult, OneTimeKind } from "../../src/domain/single-use.ts";
 
 export type WorkerTask =
   | { type: "migrate" }
   /** Fires one consume per entry of `nows`, all at once, on the worker's connection. */
-  | { type: "consume"; kind: string; keyHash: string; nows: number[] }
+  | { type: "consume"; kind: OneTimeKind; keyHash: string; nows: number[] }
   /** Fires `count` sign-in attempts for one account at once, each with a wrong secret whose check takes `checkMs`. */
   | { type: "login-attempts"; secretKeyHex: string; account: string; count: number; checkMs: number; now: number };
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AuthorizationCodePayload, Step } from "../../src/domain/oidc/flow/authorization-flow.ts";
+import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-code.ts";
+import type { Step } from "../../src/domain/oidc/flow/authorization-flow.ts";
 import { InteractionEnded } from "../../src/domain/oidc/flow/interaction-ended.ts";
 import { sha256Hex, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import { OAuthError } from "../../src/domain/oidc/oauth-error.ts";

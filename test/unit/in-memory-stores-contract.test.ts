@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import type { GrantRow, InteractionRow, OidcUserRow, SessionRow, SigningKeyRow, TokenRow } from "../../src/domain/oidc/model.ts";
 import type { ClientStore, GrantStore, InteractionStore, OidcUserStore, SessionStore, SigningKeyStore, TokenStore } from "../../src/domain/oidc/stores.ts";
-import type { OneTimeStore } from "../../src/domain/single-use.ts";
+import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-code.ts";
+import { OneTimePayloadMismatch } from "../../src/domain/one-time-kinds.ts";
+import type { OneTimeKind, OneTimeStore } from "../../src/domain/single-use.ts";
 import { ClientsRepository } from "../../src/storage/clients-repository.ts";
 import { openDatabase } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
@@ -32,13 +34,27 @@ interface Stores {
 interface Implementation {
   name: string;
   unavailable?: string | undefined;
-  open(): Promise<{ stores: Stores; close(): Promise<void> }>;
+  open(): Promise<{ stores: Stores; close(): Promise<void>; overwritePayload: PayloadOverwrite }>;
 }
+
+/** Replaces a one-time record's stored payload behind the store's back (a row another program wrote, or edited by hand). */
+type PayloadOverwrite = (kind: OneTimeKind, keyHash: string, payload: unknown) => Promise<void>;
 
 const targets = await databaseTargets();
 
 const implementations: Implementation[] = [
-  { name: "in memory", open: async () => ({ stores: inMemoryOidcStores(), close: async () => undefined }) },
+  {
+    name: "in memory",
+    open: async () => {
+      const stores = inMemoryOidcStores();
+      const overwritePayload: PayloadOverwrite = async (kind, keyHash, payload) => {
+        const record = [...stores.tables.oneTimeRecords.values()].find((r) => r.kind === kind && r.keyHash === keyHash);
+        if (!record) throw new Error("no such record");
+        record.payload = JSON.parse(JSON.stringify(payload));
+      };
+      return { stores, close: async () => undefined, overwritePayload };
+    },
+  },
   ...targets.map(
     (target): Implementation => ({
       name: `${targetTitle(target)} repositories`,
@@ -59,6 +75,9 @@ const implementations: Implementation[] = [
             await database.close();
             await scratch.drop();
           },
+          async overwritePayload(kind, keyHash, payload) {
+            await database.db.updateTable("one_time_records").set({ payload: JSON.stringify(payload) }).where("kind", "=", kind).where("key_hash", "=", keyHash).execute();
+          },
         };
       },
     }),
@@ -77,9 +96,10 @@ for (const implementation of implementations) {
   describe.skipIf(!!implementation.unavailable)(implementation.name, () => {
     let stores: Stores;
     let close: () => Promise<void> = async () => undefined;
+    let overwritePayload: PayloadOverwrite;
 
     beforeAll(async () => {
-      ({ stores, close } = await implementation.open());
+      ({ stores, close, overwritePayload } = await implementation.open());
     });
     afterAll(() => close());
 
@@ -130,36 +150,59 @@ for (const implementation of implementations) {
     }
 
     describe("one-time records", () => {
+      const payload: AuthorizationCodePayload = {
+        clientId: "rp",
+        redirectUri: "https://rp.example/cb",
+        codeChallenge: null,
+        nonce: "n",
+        scopes: ["openid"],
+        authorizationDetails: [{ type: "t", a: [1, "x"], b: null }],
+        grantId: "g",
+        userId: "u",
+        authTime: now,
+        acr: "low",
+        amr: ["pwd"],
+      };
       const issue = (keyHash: string, owner = "rp", ttlMs = minute, at = now) =>
-        stores.oneTime.issue({ kind: "contract", keyHash, owner, payload: { a: [1, "x"], b: null }, now: at, ttlMs });
+        stores.oneTime.issue({ kind: "authorization_code", keyHash, owner, payload, now: at, ttlMs });
 
       it("are consumed once, by their owner, before they expire; a loser learns why", async () => {
         const key = fresh();
         await issue(key);
-        expect(await stores.oneTime.consume("contract", key, now, "other")).toEqual({ ok: false, reason: "foreign" });
-        const won = await stores.oneTime.consume("contract", key, now + 1, "rp");
-        expect(won).toEqual({ ok: true, record: { kind: "contract", keyHash: key, owner: "rp", payload: { a: [1, "x"], b: null }, createdAt: now, expiresAt: now + minute, consumedAt: now + 1 } });
-        expect(await stores.oneTime.consume("contract", key, now + 2, "rp")).toMatchObject({ ok: false, reason: "consumed", record: { consumedAt: now + 1 } });
-        expect(await stores.oneTime.consume("contract", fresh(), now)).toEqual({ ok: false, reason: "unknown" });
+        expect(await stores.oneTime.consume("authorization_code", key, now, "other")).toEqual({ ok: false, reason: "foreign" });
+        const won = await stores.oneTime.consume("authorization_code", key, now + 1, "rp");
+        expect(won).toEqual({ ok: true, record: { kind: "authorization_code", keyHash: key, owner: "rp", payload, createdAt: now, expiresAt: now + minute, consumedAt: now + 1 } });
+        expect(await stores.oneTime.consume("authorization_code", key, now + 2, "rp")).toMatchObject({ ok: false, reason: "consumed", record: { consumedAt: now + 1 } });
+        expect(await stores.oneTime.consume("authorization_code", fresh(), now)).toEqual({ ok: false, reason: "unknown" });
 
         const expiring = fresh();
         await issue(expiring);
-        expect(await stores.oneTime.consume("contract", expiring, now + minute, "rp")).toMatchObject({ ok: false, reason: "expired", record: { consumedAt: null } });
+        expect(await stores.oneTime.consume("authorization_code", expiring, now + minute, "rp")).toMatchObject({ ok: false, reason: "expired", record: { consumedAt: null } });
       });
 
       it("of several consumers at once, exactly one wins", async () => {
         const key = fresh();
         await issue(key);
-        const results = await Promise.all(Array.from({ length: 5 }, () => stores.oneTime.consume("contract", key, now, "rp")));
+        const results = await Promise.all(Array.from({ length: 5 }, () => stores.oneTime.consume("authorization_code", key, now, "rp")));
         expect(results.filter((r) => r.ok)).toHaveLength(1);
       });
 
       it("issueIfAbsent leaves a record that is there as it is", async () => {
         const key = fresh();
-        const input = { kind: "contract", keyHash: key, owner: "rp", payload: 1, now, ttlMs: minute };
+        const input = { kind: "authorization_code" as const, keyHash: key, owner: "rp", payload, now, ttlMs: minute };
         expect(await stores.oneTime.issueIfAbsent(input)).toBe(true);
-        expect(await stores.oneTime.issueIfAbsent({ ...input, payload: 2 })).toBe(false);
-        expect((await stores.oneTime.find("contract", key))?.payload).toBe(1);
+        expect(await stores.oneTime.issueIfAbsent({ ...input, payload: { ...payload, grantId: "other" } })).toBe(false);
+        expect((await stores.oneTime.find("authorization_code", key))?.payload).toEqual(payload);
+      });
+
+      it("a payload its kind does not carry is read as OneTimePayloadMismatch, by find and by consume, which still uses the record up", async () => {
+        const key = fresh();
+        await issue(key);
+        await overwritePayload("authorization_code", key, { ...payload, authTime: "yesterday" });
+        await expect(stores.oneTime.find("authorization_code", key)).rejects.toThrow(OneTimePayloadMismatch);
+        await expect(stores.oneTime.consume("authorization_code", key, now, "rp")).rejects.toThrow("(authTime: invalid_type)");
+        await overwritePayload("authorization_code", key, payload);
+        expect(await stores.oneTime.consume("authorization_code", key, now + 1, "rp")).toMatchObject({ ok: false, reason: "consumed", record: { consumedAt: now } });
       });
 
       it("deleteExpired removes the records that expired before the instant, and counts them", async () => {
@@ -167,8 +210,8 @@ for (const implementation of implementations) {
         await issue(old, "rp", 1, 1000);
         await issue(edge, "rp", 1000, 1000);
         expect(await stores.oneTime.deleteExpired(2000)).toBe(1);
-        expect(await stores.oneTime.find("contract", old)).toBeUndefined();
-        expect(await stores.oneTime.find("contract", edge)).toBeDefined();
+        expect(await stores.oneTime.find("authorization_code", old)).toBeUndefined();
+        expect(await stores.oneTime.find("authorization_code", edge)).toBeDefined();
         expect(await stores.oneTime.deleteExpired(2001)).toBe(1);
       });
     });

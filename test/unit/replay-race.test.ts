@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/domain/clock.ts";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
-import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-flow.ts";
+import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-code.ts";
 import { orderedSecret, randomToken, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import { SigningKeys } from "../../src/domain/oidc/keys/signing-keys.ts";
 import { OAuthError } from "../../src/domain/oidc/oauth-error.ts";

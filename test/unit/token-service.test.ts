@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from "jose";
 import { describe, expect, it } from "vitest";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
-import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-flow.ts";
+import type { AuthorizationCodePayload } from "../../src/domain/oidc/flow/authorization-code.ts";
 import { sha256Hex, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import type { OidcUserRow, TokenRow } from "../../src/domain/oidc/model.ts";
 import type { TokenResponse } from "../../src/domain/oidc/tokens/token-service.ts";

@@ -1,8 +1,12 @@
+import { z } from "zod";
 import { jsonNestingWithin, maxJsonDepth } from "../json-nesting.ts";
 import { OAuthError } from "./oauth-error.ts";
 
 /** One entry of RFC 9396 authorization_details: an object with a string `type` and any other members. */
 export type AuthorizationDetail = { type: string } & Record<string, unknown>;
+
+/** An AuthorizationDetail as a stored record gives it back (see one-time-kinds.ts). */
+export const authorizationDetailSchema: z.ZodType<AuthorizationDetail> = z.looseObject({ type: z.string() });
 
 const maxDetails = 50;
 

@@ -1,35 +1,42 @@
+import { z } from "zod";
 import { OAuthError } from "./oauth-error.ts";
 import type { OidcClient } from "./client.ts";
-import { parseAuthorizationDetails, type AuthorizationDetail } from "./authorization-details.ts";
+import { authorizationDetailSchema, parseAuthorizationDetails } from "./authorization-details.ts";
 import { parseLocaleList } from "./locales.ts";
 import { parseDpopJkt } from "./dpop/jkt.ts";
 
 export type Prompt = "none" | "login" | "consent";
 export type GrantManagementAction = "create" | "replace" | "merge";
 
-/** A validated authorization request (spec 2.1, rules 4.1). */
-export interface AuthorizationRequest {
-  clientId: string;
-  redirectUri: string;
-  responseType: "code";
-  scopes: string[];
-  state?: string | undefined;
-  codeChallenge?: string | undefined;
-  codeChallengeMethod?: "S256" | undefined;
-  nonce?: string | undefined;
-  prompt: Prompt[];
-  maxAge?: number | undefined;
-  acrValues: string[];
-  authorizationDetails: AuthorizationDetail[];
-  grantManagementAction?: GrantManagementAction | undefined;
-  grantId?: string | undefined;
+/**
+ * A validated authorization request (spec 2.1, rules 4.1). A pushed one is
+ * kept as a one-time record until it is used (see one-time-kinds.ts); the
+ * type is read from the schema, so the two cannot drift apart.
+ */
+export const authorizationRequestSchema = z.strictObject({
+  clientId: z.string(),
+  redirectUri: z.string(),
+  responseType: z.literal("code"),
+  scopes: z.array(z.string()),
+  state: z.string().optional(),
+  codeChallenge: z.string().optional(),
+  codeChallengeMethod: z.literal("S256").optional(),
+  nonce: z.string().optional(),
+  prompt: z.array(z.enum(["none", "login", "consent"] satisfies Prompt[])),
+  maxAge: z.number().optional(),
+  acrValues: z.array(z.string()),
+  authorizationDetails: z.array(authorizationDetailSchema),
+  grantManagementAction: z.enum(["create", "replace", "merge"] satisfies GrantManagementAction[]).optional(),
+  grantId: z.string().optional(),
   /** OIDC Core 3.1.2.1: the languages the pages should speak, in order of preference (well-formed tags only). */
-  uiLocales?: string[] | undefined;
+  uiLocales: z.array(z.string()).optional(),
   /** OIDC Core 5.2: the languages the user's claims should be returned in, in order of preference. */
-  claimsLocales?: string[] | undefined;
+  claimsLocales: z.array(z.string()).optional(),
   /** RFC 9449 section 10: the thumbprint of the DPoP key the code is bound to (dpop_jkt, or the key of the PAR request's proof). */
-  dpopJkt?: string | undefined;
-}
+  dpopJkt: z.string().optional(),
+});
+
+export type AuthorizationRequest = z.infer<typeof authorizationRequestSchema>;
 
 /** Every parameter of spec 2.1; anything else in a request is ignored. */
 export const authorizationParameters = [

@@ -89,7 +89,7 @@ export class PushedRequests {
       throw new OAuthError("invalid_request_uri", "request_uri is not one this server issued");
     }
     const result = await this.records.consume(kind, storedKeyOf(secret), this.clock(), clientId);
-    if (result.ok) return result.record.payload as AuthorizationRequest;
+    if (result.ok) return result.record.payload;
     const description = {
       unknown: "request_uri is not one this server issued",
       foreign: "request_uri was issued to another client",

@@ -1,6 +1,6 @@
 import type { OidcClient } from "../../../src/domain/oidc/client.ts";
 import type { GrantRow, InteractionRow, OidcUserRow, SessionRow, SigningKeyRow, TokenRow } from "../../../src/domain/oidc/model.ts";
-import type { OneTimeRecord } from "../../../src/domain/single-use.ts";
+import type { StoredOneTimeRecord } from "../../../src/domain/single-use.ts";
 
 /**
  * The rows of one in-memory "database": what the SQL schema keeps in
@@ -19,7 +19,7 @@ export class InMemoryTables {
   /** By tokenHash. */
   readonly tokens = new Map<string, TokenRow>();
   /** By kind and key hash (see oneTimeKey). */
-  readonly oneTimeRecords = new Map<string, OneTimeRecord>();
+  readonly oneTimeRecords = new Map<string, StoredOneTimeRecord>();
   /** By kid. */
   readonly signingKeys = new Map<string, SigningKeyRow>();
   readonly clients = new Map<string, OidcClient>();

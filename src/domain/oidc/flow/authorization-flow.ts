@@ -1,7 +1,7 @@
 import type { OneTimeStore } from "../../single-use.ts";
 import type { Clock } from "../../clock.ts";
 import { acrForMethods, methodsToReach, minimumRequestedAcr, reachableAcrs, reportedAcr, type AcrPolicy, type AuthMethod } from "../acr.ts";
-import type { AuthorizationDetail } from "../authorization-details.ts";
+import type { AuthorizationCodePayload } from "./authorization-code.ts";
 import type { AuthorizationRequest, GrantManagementAction } from "../authorization-request.ts";
 import type { OidcClient } from "../client.ts";
 import { carriedMethods } from "../carried-methods.ts";
@@ -37,27 +37,6 @@ export type FlowPage = "login" | "reauth" | "consent" | "unreachable";
 
 /** Where the browser goes next. */
 export type Step = { kind: "redirect"; url: string } | { kind: "page"; page: FlowPage; interactionId: string };
-
-/** What the authorization code stands for; the token endpoint redeems it. */
-export interface AuthorizationCodePayload {
-  clientId: string;
-  redirectUri: string;
-  codeChallenge: string | null;
-  nonce: string | null;
-  scopes: string[];
-  authorizationDetails: AuthorizationDetail[];
-  grantId: string;
-  userId: string;
-  authTime: number;
-  acr: string;
-  amr: string[];
-  /** The session's `sid` (see sessionSid); absent in codes issued before it existed. */
-  sid?: string;
-  /** The request's claims_locales: the languages of the name claims (OIDC Core 5.2). */
-  claimsLocales?: string[];
-  /** The DPoP key the code is bound to (RFC 9449 section 10): it is redeemed only with a proof of that key. */
-  dpopJkt?: string;
-}
 
 export interface LoadedInteraction {
   id: string;

@@ -4,7 +4,6 @@ import type { GrantStore, OidcUserStore, TokenStore } from "../stores.ts";
 import type { Clock } from "../../clock.ts";
 import type { AuthorizationDetail } from "../authorization-details.ts";
 import type { OidcClient } from "../client.ts";
-import type { AuthorizationCodePayload } from "../flow/authorization-flow.ts";
 import { orderedSecret, storedKeyOf } from "../flow/secrets.ts";
 import { requestCovered } from "../grants/coverage.ts";
 import { signIdToken } from "../keys/id-token.ts";
@@ -93,7 +92,7 @@ export class TokenService {
     // A code bound to a key is refused without being used up, so a stolen one neither works nor spoils the real one.
     const unused = await this.codes.find("authorization_code", family);
     if (unused && unused.consumedAt === null && unused.owner === client.clientId) {
-      requireBinding((unused.payload as AuthorizationCodePayload).dpopJkt, dpopJkt, "authorization code");
+      requireBinding(unused.payload.dpopJkt, dpopJkt, "authorization code");
     }
     const result = await this.codes.consume("authorization_code", family, now, client.clientId);
     if (!result.ok) {
@@ -103,7 +102,7 @@ export class TokenService {
       }
       throw new OAuthError("invalid_grant", result.reason === "expired" ? "the authorization code has expired" : "the authorization code is not valid");
     }
-    const payload = result.record.payload as AuthorizationCodePayload;
+    const payload = result.record.payload;
     requireBinding(payload.dpopJkt, dpopJkt, "authorization code");
     if (payload.redirectUri !== redirectUri) throw new OAuthError("invalid_grant", "redirect_uri does not match the authorization request");
     const verifier = params.get("code_verifier");
