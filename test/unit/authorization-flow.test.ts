@@ -10,7 +10,7 @@ import { client, codeOf, issuer, lifetimes, OidcDomain, redirectParams } from ".
  * The authorization flow (spec 3.1 through its pages) over in-memory ports:
  * what the first step of a request is, how pages move it on, and that an
  * interaction ends once. The decision table itself is test/unit/decision-flow.test.ts;
- * the same rules through real requests are test/service/oidc-authorize.test.ts.
+ * the same rules through real requests are test/service/oidc-authorize-*.test.ts.
  */
 
 const second = 1000;
