@@ -5,7 +5,6 @@ import { createOidc } from "../../src/app/compose-oidc.ts";
 import { sha256Hex, storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
-import { dpopKey, dpopProof } from "../support/dpop.ts";
 import {
   authorizeUrl,
   basicAuthorization,
@@ -30,6 +29,7 @@ import {
   type Reply,
 } from "../support/oidc.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { clientIds, clientSecrets, expectOAuthError, publicRedirect, redirects, request, requestUriCount, type Method } from "../support/oidc-par-clients.ts";
 
 /**
  * The pushed authorization request endpoint (spec 4.2, RFC 9126) and the
@@ -45,21 +45,6 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 
 const targets = await databaseTargets();
 
-const clientSecrets = {
-  basic: "par-basic-secret-0123456789",
-  post: "par-post-secret-0123456789",
-  required: "par-required-secret-0123456789",
-};
-const redirects = {
-  basic: "https://basic.example/cb",
-  post: "https://post.example/cb",
-  jwt: "https://jwt.example/cb",
-  required: "https://required.example/cb",
-};
-const clientIds = { basic: "par-basic", post: "par-post", jwt: "par-jwt", required: "par-required", public: "par-public", otherPublic: "par-public-2" };
-const publicRedirect = "https://public.example/cb";
-type Method = "basic" | "post" | "jwt";
-
 for (const target of targets) {
   describe.skipIf(!!target.unavailable)(targetTitle(target), () => {
     let database: ScratchDatabase | undefined;
@@ -73,17 +58,6 @@ for (const target of targets) {
       if (!server) throw new Error("server not started");
       return server;
     };
-
-    /** A valid request body (without credentials) for a client; overrides replace (undefined removes) parameters. */
-    const request = (method: Method | "required", overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> => ({
-      redirect_uri: redirects[method],
-      response_type: "code",
-      scope: "openid",
-      state: `state ${method} & ü`,
-      code_challenge: pkce().challenge,
-      code_challenge_method: "S256",
-      ...overrides,
-    });
 
     /** POSTs to PAR authenticated by the client's method; `form` replaces the request body's parameters. */
     async function push(method: Method, form: Record<string, string | undefined> = request(method)): Promise<ParReply> {
@@ -108,19 +82,6 @@ for (const target of targets) {
       expect(reply.status, reply.text).toBe(201);
       return reply.json!.request_uri as string;
     }
-
-    function expectOAuthError(reply: ParReply, status: number, error: string): void {
-      expect(reply.status, reply.text).toBe(status);
-      expect(reply.location).toBeUndefined();
-      expect(reply.headers.get("content-type")).toMatch(/^application\/json/);
-      expect(reply.headers.get("cache-control")).toBe("no-store");
-      expect(reply.json?.error, reply.text).toBe(error);
-      expect(reply.json?.error_description).toMatch(/\S/);
-      expect(reply.json).not.toHaveProperty("request_uri");
-    }
-
-    const requestUriCount = async (s: TestServer) =>
-      (await s.database.db.selectFrom("one_time_records").select("key_hash").where("kind", "=", "request_uri").execute()).length;
 
     function expectInvalidClient(reply: ParReply): void {
       expectOAuthError(reply, 401, "invalid_client");
@@ -584,73 +545,5 @@ for (const target of targets) {
       expectErrorRedirect(plain, { redirectUri: redirects.required, error: "invalid_request", issuer, state: form.state });
     });
 
-    describe("the public clients' rate limit (per client_id and per address, in the database)", () => {
-      // A database of its own, so that no other request from this address counts.
-      let limitedDatabase: ScratchDatabase | undefined;
-      let first: TestServer | undefined;
-      let second: TestServer | undefined;
-
-      beforeAll(async () => {
-        limitedDatabase = await target.create();
-        first = await startTestServer(limitedDatabase.url, { publicParMaxPerClient: 2, publicParMaxPerAddress: 3 });
-        second = await startTestServer(limitedDatabase.url, { publicParMaxPerClient: 2, publicParMaxPerAddress: 3 });
-        for (const clientId of [clientIds.public, clientIds.otherPublic]) {
-          await registerClient(first, { client_id: clientId, token_endpoint_auth_method: "none", redirect_uris: [publicRedirect], scope: "openid" });
-        }
-        await registerClient(first, {
-          client_id: clientIds.basic,
-          token_endpoint_auth_method: "client_secret_basic",
-          client_secret: clientSecrets.basic,
-          redirect_uris: [redirects.basic],
-          scope: "openid",
-        });
-      });
-
-      afterAll(async () => {
-        await first?.close();
-        await second?.close();
-        await limitedDatabase?.drop();
-      });
-
-      const publicForm = (clientId: string) => ({
-        client_id: clientId,
-        redirect_uri: publicRedirect,
-        response_type: "code",
-        scope: "openid",
-        code_challenge: pkce().challenge,
-        code_challenge_method: "S256",
-      });
-
-      function expectLimited(reply: ParReply): void {
-        expectOAuthError(reply, 429, "temporarily_unavailable");
-        const retryAfter = Number(reply.headers.get("retry-after"));
-        expect(retryAfter).toBeGreaterThanOrEqual(1);
-        expect(retryAfter).toBeLessThanOrEqual(60);
-      }
-
-      it("counts across instances: past the client's limit, then past the address's limit → 429 with Retry-After, nothing stored", async () => {
-        const a = first!;
-        const b = second!;
-        expect((await postPar(a, publicForm(clientIds.public))).status).toBe(201);
-        expect((await postPar(b, publicForm(clientIds.public))).status).toBe(201);
-        const before = await requestUriCount(a);
-        expectLimited(await postPar(a, publicForm(clientIds.public)));
-        expectLimited(await postPar(b, publicForm(clientIds.public)));
-        expect(await requestUriCount(a)).toBe(before);
-        // Another public client has its own count, but shares the address's: the third request from it fills it.
-        expect((await postPar(b, publicForm(clientIds.otherPublic))).status).toBe(201);
-        expectLimited(await postPar(a, publicForm(clientIds.otherPublic)));
-        // Invalid requests count too (they are counted before validation), and refusals store nothing.
-        expectLimited(await postPar(a, { client_id: clientIds.otherPublic }));
-        // A refused request's DPoP proof is not used up either.
-        const proof = await dpopProof(await dpopKey(), { htu: a.domain.oidc.endpoints.par });
-        expectLimited(await postPar(a, publicForm(clientIds.otherPublic), { dpop: proof }));
-        expect(await a.database.db.selectFrom("oidc_dpop_proof_jtis").select("jti_hash").execute()).toEqual([]);
-        expect(await requestUriCount(a)).toBe(before + 1);
-        // Confidential clients authenticate and are not limited by it.
-        const confidential = await postPar(a, { ...request("basic"), redirect_uri: redirects.basic }, { authorization: basicAuthorization(clientIds.basic, clientSecrets.basic) });
-        expect(confidential.status, confidential.text).toBe(201);
-      });
-    });
   });
 }
