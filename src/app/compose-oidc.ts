@@ -34,6 +34,10 @@ import type { MockCards } from "../domain/mock/mock-card.ts";
 import { SessionEndings } from "../domain/oidc/backchannel-logout/session-endings.ts";
 import { LogoutOutboxRepository } from "../storage/logout-outbox-repository.ts";
 import type { ApiAccessTokens } from "../domain/accounts/api-access-tokens.ts";
+import { PasskeyChallenges } from "../domain/oidc/passkeys/challenges.ts";
+import { Passkeys } from "../domain/oidc/passkeys/passkeys.ts";
+import { relyingPartyOf } from "../domain/oidc/passkeys/relying-party.ts";
+import { PasskeysRepository } from "../storage/passkeys-repository.ts";
 
 /** What the provider takes from the certificate half: JPKI sign-in and, in mock mode, the mock cards. */
 export interface OidcCertificateServices {
@@ -56,6 +60,9 @@ const tokenLifetimes = {
  */
 const dpopProofWindow = { maxAgeSeconds: 60, futureSkewSeconds: 10 };
 const dpopNonceSlotMs = 5 * 60 * 1000;
+
+/** How long a passkey ceremony's challenge lives: as long as the browser is told to wait (the options' timeout). */
+const passkeyChallengeLifetimeMs = 5 * 60 * 1000;
 
 /** The window of the public clients' PAR rate limit; the sweeper keeps the attempts table at least this long. */
 export const publicParWindowMs = 60 * 1000;
@@ -99,6 +106,12 @@ export function createOidc(
   const clients = new ClientsRepository(database);
   const users = new OidcUsers(repository, secretKey, clock);
   const tokensRepository = new TokensRepository(database);
+  const passkeys = new Passkeys(
+    new PasskeysRepository(database),
+    new PasskeyChallenges(records, passkeyChallengeLifetimeMs, clock),
+    relyingPartyOf(issuer, { rpId: config.webauthnRpId, origins: config.webauthnOrigins }),
+    clock,
+  );
   const signingKeys = new SigningKeys(new SigningKeysRepository(database), secretKey, clock);
   const tokenAdministration = new TokenAdministration(tokensRepository, issuer, clock, certificates.apiAccessTokens);
   const dpop = new DpopProofs(
@@ -138,7 +151,7 @@ export function createOidc(
       codeLifetimeMs: 60 * 1000,
       secretKey,
       oneOffAuthorizationDetailsTypes: new Set(config.oneOffAuthorizationDetailsTypes),
-    }, clock, (userId) => certificates.jpki.methodsOf(userId)),
+    }, clock, async (userId) => [...(await certificates.jpki.methodsOf(userId)), ...(await passkeys.methodsOf(userId))]),
     jpki: certificates.jpki,
     signRequests: new JpkiSignRequests(
       new JpkiSignRequestsRepository(database),
@@ -147,6 +160,7 @@ export function createOidc(
       config.jpkiSignRequestLifetimeSeconds * 1000,
       clock,
     ),
+    passkeys,
     mockCards: certificates.mockCards,
     signIn: new SignIn(
       users,

@@ -66,6 +66,8 @@ export const settings = {
   defaultLocale: { env: "SHOMEI_DEFAULT_LOCALE" },
   oneOffAuthorizationDetailsTypes: { env: "SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES" },
   timeZone: { env: "SHOMEI_TIME_ZONE" },
+  webauthnRpId: { env: "SHOMEI_WEBAUTHN_RP_ID" },
+  webauthnOrigins: { env: "SHOMEI_WEBAUTHN_ORIGINS" },
 } as const;
 
 export type SettingName = keyof typeof settings;
@@ -237,6 +239,26 @@ export const configSchema = z
       .string()
       .refine((zone) => isTimeZone(zone), { error: "must be an IANA time zone name such as Asia/Tokyo or UTC" })
       .default("Asia/Tokyo"),
+    /**
+     * Passkeys: the WebAuthn RP ID (a domain: the issuer's host or a registrable suffix of it) and the origins
+     * whose pages may use passkeys (comma-separated); by default the issuer's host and origin. Never taken from a
+     * request's Host.
+     */
+    webauthnRpId: z
+      .string()
+      .regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, { error: "must be a lower-case domain name such as id.example.jp" })
+      .optional(),
+    webauthnOrigins: z
+      .preprocess(
+        (v) => (typeof v === "string" ? v.split(",").map((t) => t.trim()).filter(Boolean) : v),
+        z.array(
+          z.string().refine((v) => URL.canParse(v) && ["http:", "https:"].includes(new URL(v).protocol) && new URL(v).origin === v, {
+            error: "must be origins such as https://id.example.jp (scheme, host and port only)",
+          }),
+          { error: "must be a list of origins" },
+        ),
+      )
+      .optional(),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -12,7 +12,9 @@ import { registerAuthorizeRoute } from "./routes/oidc/authorize.ts";
 import { registerDemoCallback } from "./routes/oidc/demo-callback.ts";
 import { registerDemoWebhooks } from "./routes/demo-webhooks.ts";
 import { registerInteractionPages } from "./routes/oidc/interaction-pages.ts";
-import { registerAccountLogin } from "./routes/oidc/account-login.ts";
+import { accountLoginPath, registerAccountLogin } from "./routes/oidc/account-login.ts";
+import { registerAccountSecurity } from "./routes/oidc/passkey-pages.ts";
+import { registerPasskeyAssets } from "./routes/passkey-assets.ts";
 import { registerLogoutRoute } from "./routes/oidc/logout.ts";
 import { registerDiscoveryRoutes } from "./routes/oidc/discovery.ts";
 import { registerGrantRoutes } from "./routes/oidc/grants.ts";
@@ -59,6 +61,7 @@ export function createHttpApp(deps: HttpDependencies): Express {
   registerOperationsRoutes(router, deps);
   registerHomeRoute(router, deps.config, oidc);
   registerAssetRoutes(router);
+  registerPasskeyAssets(router);
   registerCors(router);
   registerDiscoveryRoutes(router, oidc);
   registerTokenAdministrationRoutes(router, oidc, deps.config.maxBodyBytes);
@@ -67,8 +70,9 @@ export function createHttpApp(deps: HttpDependencies): Express {
   registerGrantRoutes(router, oidc);
   registerJpkiAppApi(router, oidc.signRequests, oidc.issuer);
   const defaultLocale = deps.config.defaultLocale;
-  registerInteractionPages(router, oidc, deps.config.mode === "mock", defaultLocale);
-  registerAccountLogin(router, oidc, defaultLocale);
+  registerInteractionPages(router, oidc, deps.config.mode === "mock", defaultLocale, deps.logger);
+  registerAccountLogin(router, oidc, defaultLocale, deps.logger);
+  registerAccountSecurity(router, oidc, deps.logger, defaultLocale, accountLoginPath);
   registerLogoutRoute(router, oidc, defaultLocale);
   if (deps.domain.mock) {
     registerMockCaRoutes(router, deps.domain.mock);

@@ -44,6 +44,22 @@ export interface Tables {
   oidc_jpki_links: OidcJpkiLinkTable;
   oidc_mock_cards: OidcMockCardTable;
   oidc_jpki_sign_requests: OidcJpkiSignRequestTable;
+  oidc_passkeys: OidcPasskeyTable;
+}
+
+/** A passkey of an end user (migration 0029); flags are 0 or 1, transports JSON. */
+export interface OidcPasskeyTable {
+  credential_id: string;
+  user_id: string;
+  user_handle: string;
+  public_key: string;
+  sign_count: number;
+  transports: string;
+  backup_eligible: number;
+  backed_up: number;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
 }
 
 /** A certificate linked to an end user (migration 0019); status is what the last check found. */

@@ -21,11 +21,13 @@
  * Authentication methods, named by the `amr` values they put in tokens:
  * RFC 8176 `pwd` and `otp`, and a JPKI card's signature with its signature
  * certificate (`jpki_sig`) or its user authentication certificate
- * (`jpki_auth`), which also add RFC 8176 `hwk` and `sc` to `amr`.
+ * (`jpki_auth`), which also add RFC 8176 `hwk` and `sc` to `amr`; and a
+ * passkey with user verification (`passkey`), which adds `hwk` or `swk` and
+ * `user` (src/domain/oidc/passkeys/passkeys.ts, amrOf).
  */
-export type AuthMethod = "pwd" | "otp" | "jpki_sig" | "jpki_auth";
+export type AuthMethod = "pwd" | "otp" | "jpki_sig" | "jpki_auth" | "passkey";
 
-export const authMethods: readonly AuthMethod[] = ["pwd", "otp", "jpki_sig", "jpki_auth"];
+export const authMethods: readonly AuthMethod[] = ["pwd", "otp", "jpki_sig", "jpki_auth", "passkey"];
 
 /** Completing every method in `requires` earns the level `acr`. */
 export interface AcrMethodRule {
@@ -45,13 +47,15 @@ export interface AcrPolicy {
 export const defaultAcrLevels: readonly string[] = ["low", "high", "very_high"];
 
 /**
- * Password alone earns `low`; password and TOTP, or a JPKI user
+ * Password alone earns `low`; password and TOTP, a passkey (possession
+ * and user verification in one phishing-resistant step), or a JPKI user
  * authentication certificate's signature, earn `high`; a JPKI signature
  * certificate's signature earns `very_high`.
  */
 export const defaultAcrRules: readonly AcrMethodRule[] = [
   { acr: "low", requires: ["pwd"] },
   { acr: "high", requires: ["pwd", "otp"] },
+  { acr: "high", requires: ["passkey"] },
   { acr: "high", requires: ["jpki_auth"] },
   { acr: "very_high", requires: ["jpki_sig"] },
 ];

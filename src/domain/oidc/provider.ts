@@ -17,6 +17,7 @@ import type { JpkiSignIn } from "./jpki/jpki-sign-in.ts";
 import type { JpkiSignRequests } from "./jpki/sign-requests.ts";
 import type { MockCards } from "../mock/mock-card.ts";
 import type { SessionEndings } from "./backchannel-logout/session-endings.ts";
+import type { Passkeys } from "./passkeys/passkeys.ts";
 
 /**
  * The OpenID Connect provider's services, as the transports see them; built
@@ -34,6 +35,8 @@ export interface Oidc {
   flow: AuthorizationFlow;
   /** Sign-in and step-up with a JPKI card; certificates linked to users. */
   jpki: JpkiSignIn;
+  /** Passkeys (WebAuthn): adding them, and sign-in and step-up with them. */
+  passkeys: Passkeys;
   /** Signing requests answered by a JPKI app on a phone (QR code or app link). */
   signRequests: JpkiSignRequests;
   /** Mock mode only: the mock cards of demo users. */

@@ -2,6 +2,14 @@ import type { AttemptOutcome, LoginThrottle } from "../credentials/login-throttl
 import type { AuthMethod } from "./acr.ts";
 import type { OidcUserRow } from "./model.ts";
 import type { OidcUsers } from "./users.ts";
+import { PasskeyError } from "./passkeys/passkey-error.ts";
+import type { PasskeyProof } from "./passkeys/passkeys.ts";
+
+/** A passkey ceremony through the throttle: refused, failed with the reason, or the proof. */
+export type PasskeyAttempt =
+  | { outcome: "refused"; retryAfterSeconds: number }
+  | { outcome: "failed"; error: PasskeyError; attemptsLeft: number; retryAfterSeconds?: number | undefined }
+  | { outcome: "succeeded"; value: PasskeyProof };
 
 /** Which secret was wrong, so the page can mark that field. */
 export type WrongSecret = "password" | "otp";
@@ -13,7 +21,9 @@ export type WrongSecret = "password" | "otp";
  * codes are counted apart (the throttle's factors), by the login as typed:
  * an unknown login is counted and answered as a known one. A JPKI card
  * signature is not counted here: when typed secrets are paused, the card
- * still signs in.
+ * still signs in. A passkey is counted as a factor of its own: by the
+ * credential id the browser names at sign-in (nobody is known yet), by the
+ * login at a step-up, and by the address at both.
  */
 export class SignIn {
   constructor(
@@ -52,5 +62,25 @@ export class SignIn {
       }
       return { ok: true, value: performed };
     });
+  }
+
+  /**
+   * A passkey assertion (`prove` checks it), counted under `account`: every
+   * refusal of the ceremony (a replayed challenge, an unknown or removed
+   * passkey, a bad signature, a counter that went back) is a failure.
+   */
+  async withPasskey(account: string, address: string, prove: () => Promise<PasskeyProof>): Promise<PasskeyAttempt> {
+    let refusal: PasskeyError | undefined;
+    const attempt = await this.throttle.attempt(`passkey:${account}`, address, ["passkey"], async () => {
+      try {
+        return { ok: true, value: await prove() };
+      } catch (error) {
+        if (!(error instanceof PasskeyError)) throw error;
+        refusal = error;
+        return { ok: false, reason: "passkey" };
+      }
+    });
+    if (attempt.outcome === "failed") return { outcome: "failed", error: refusal!, attemptsLeft: attempt.attemptsLeft, retryAfterSeconds: attempt.retryAfterSeconds };
+    return attempt;
   }
 }

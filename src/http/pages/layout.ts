@@ -101,6 +101,16 @@ const styles = `
   .hint.warning { color: var(--warn); font-weight: 600; }
   @media (max-width: 40rem) { .on-computer { display: none; } .on-phone { display: block; } }
 
+  /* Passkeys: another way below a page's form, after a rule that says "or". */
+  .divider { display: flex; align-items: center; gap: .75rem; margin: 1.5rem 0 0; color: var(--muted); font-size: .9rem; }
+  .divider::before, .divider::after { content: ""; flex: 1; border-top: 1px solid var(--border); }
+  section.passkey .actions { margin-top: 1rem; }
+  section.passkey .actions > .button { flex-basis: 100%; }
+  #passkeys th .muted { font-size: .8rem; }
+  #passkeys .dates { display: block; font-size: .8rem; }
+  #passkeys .button { padding: .35rem .7rem; font-size: .9rem; white-space: nowrap; }
+  #passkeys td:last-child { width: 1%; overflow-wrap: normal; }
+
   /* Messages */
   .alert, .notice, .mock { border: 1px solid; border-radius: 8px; padding: .7rem .9rem; margin: 0 0 1rem; font-size: .95rem; }
   .alert { color: var(--danger); background: var(--danger-bg); border-color: var(--danger-border); }

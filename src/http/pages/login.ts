@@ -1,6 +1,7 @@
 import { type Html, html } from "./html.ts";
 import { cancelForm } from "./cancel.ts";
 import { page, type PageLanguage } from "./layout.ts";
+import { passkeyScripts } from "./passkey-script.ts";
 
 export interface LoginPageView {
   /** Where the form posts to. */
@@ -18,6 +19,8 @@ export interface LoginPageView {
   notice?: string;
   /** Where signing in with a JPKI card starts, for a user who linked one. */
   jpkiSignIn?: string;
+  /** Signing in with a passkey (passkeySignInSection); the username field then also offers passkeys (conditional UI). */
+  passkey?: Html | undefined;
 }
 
 /** The id of the page's form. */
@@ -41,7 +44,7 @@ ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}<
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 <div class="field">
 <label for="login">${t.username}</label>
-<input type="text" id="login" name="login" autocomplete="username" autocapitalize="none" autocorrect="off" spellcheck="false" required${attr("value", v.loginHint)}${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? "" : html` autofocus`}>
+<input type="text" id="login" name="login" autocomplete="${v.passkey ? "username webauthn" : "username"}" autocapitalize="none" autocorrect="off" spellcheck="false" required${attr("value", v.loginHint)}${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? "" : html` autofocus`}>
 </div>
 <div class="field">
 <label for="password">${t.password}</label>
@@ -49,8 +52,10 @@ ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}<
 </div>
 <div class="actions"><button type="submit" class="button primary">${t.submit}</button></div>
 </form>
+${v.passkey ?? ""}
 ${v.jpkiSignIn ? html`<p class="footnote"><a href="${v.jpkiSignIn}" id="jpki-sign-in">${lang.t.jpki.signInWithCard}</a></p>` : ""}
 ${v.cancelAction ? cancelForm(lang.t, v.cancelAction, v.csrfToken) : ""}`,
+    v.passkey ? passkeyScripts : [],
   );
 }
 

@@ -2,6 +2,7 @@ import { type Html, html } from "./html.ts";
 import { cancelForm } from "./cancel.ts";
 import { page, type PageLanguage } from "./layout.ts";
 import { formatsFor } from "../i18n/format.ts";
+import { passkeyScripts } from "./passkey-script.ts";
 
 export interface ReauthPageView {
   /** Where the form posts to. */
@@ -29,6 +30,10 @@ export interface ReauthPageView {
    * code, which is then shown as "Mock environment: the current code is …".
    */
   mockOtpHint?: string;
+  /** A passkey reaches the level too (passkeyStepUpSection); with neither field needed, it is the only way. */
+  passkey?: Html | undefined;
+  /** The same step-up with the JPKI card instead, when the card is the other way to the level. */
+  cardInstead?: string | undefined;
 }
 
 /** The id of the page's form. */
@@ -42,7 +47,8 @@ export function renderReauthPage(lang: PageLanguage, v: ReauthPageView): string 
   const passwordInvalid = hasError && v.invalidField !== "otp";
   const otpInvalid = hasError && v.invalidField !== "password";
   const reasons = v.reasons.filter((r) => r !== "").map((r) => (Object.hasOwn(t.reasons, r) ? t.reasons[r as keyof typeof t.reasons] : r));
-  const methods = formats.and([...(v.needsPassword ? [t.methodPassword] : []), ...(v.needsOtp ? [t.methodOtp] : [])]);
+  const typed = v.needsPassword || v.needsOtp;
+  const methods = typed ? formats.and([...(v.needsPassword ? [t.methodPassword] : []), ...(v.needsOtp ? [t.methodOtp] : [])]) : v.passkey ? lang.t.passkeys.methodPasskey : "";
   const level = Object.hasOwn(t.acrLevels, v.requiredAcr) ? t.acrLevels[v.requiredAcr as keyof typeof t.acrLevels] : v.requiredAcr;
   const otpDescribedBy = ["otp-hint", otpInvalid ? "form-error" : undefined].filter(Boolean).join(" ");
   // Focus where the person has to type next: the field that was wrong, else the first one.
@@ -62,7 +68,7 @@ ${
 }
 ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}</p></div>` : ""}
 ${v.mockOtpHint && v.needsOtp ? html`<div class="mock" role="note"><p>${mockHintText(lang, v.mockOtpHint)}</p></div>` : ""}
-<form method="post" action="${v.action}" id="${reauthFormId}" novalidate>
+${typed ? html`<form method="post" action="${v.action}" id="${reauthFormId}" novalidate>
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 ${
   v.needsPassword
@@ -83,8 +89,11 @@ ${
     : ""
 }
 <div class="actions"><button type="submit" class="button primary">${t.submit}</button></div>
-</form>
+</form>` : ""}
+${v.passkey ?? ""}
+${v.cardInstead ? html`<p class="footnote"><a href="${v.cardInstead}" id="card-instead">${lang.t.passkeys.useCardInstead}</a></p>` : ""}
 ${cancelForm(lang.t, v.cancelAction, v.csrfToken)}`,
+    v.passkey ? passkeyScripts : [],
   );
 }
 

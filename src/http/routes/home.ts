@@ -37,9 +37,9 @@ export function registerHomeRoute(router: Router, config: Config, oidc: Oidc): v
 ${
   user
     ? html`<p class="muted">${lang.t.common.signedInAs(user.login)}</p>
-<ul id="account-links"><li><a href="/account/jpki${query}">${t.certificates}</a></li><li><a href="/auth/logout${query}">${t.signOut}</a></li></ul>`
+<ul id="account-links"><li><a href="/account/jpki${query}">${t.certificates}</a></li><li><a href="/account/security${query}">${lang.t.passkeys.manage}</a></li><li><a href="/auth/logout${query}">${t.signOut}</a></li></ul>`
     : html`<p>${t.signedOut}</p>
-<ul id="account-links"><li><a href="/account/jpki${query}">${t.certificates}</a></li></ul>`
+<ul id="account-links"><li><a href="/account/jpki${query}">${t.certificates}</a></li><li><a href="/account/security${query}">${lang.t.passkeys.manage}</a></li></ul>`
 }
 <p class="muted">${t.operations}${lang.t.common.colon}<a href="/healthz">/healthz</a> · <a href="/readyz">/readyz</a> · <a href="/metrics">/metrics</a></p>`,
       ),

@@ -27,6 +27,7 @@ import * as m0025 from "./0025_certificate_events.ts";
 import * as m0026 from "./0026_jpki_sign_requests.ts";
 import * as m0027 from "./0027_crl_list_parts.ts";
 import * as m0028 from "./0028_webhooks.ts";
+import * as m0029 from "./0029_passkeys.ts";
 import * as m0030 from "./0030_backchannel_logout.ts";
 import * as m0031 from "./0031_client_registrations.ts";
 import * as m0033 from "./0033_api_oauth_clients.ts";
@@ -65,6 +66,7 @@ export const migrations: Record<string, Migration> = {
   "0026_jpki_sign_requests": m0026,
   "0027_crl_list_parts": m0027,
   "0028_webhooks": m0028,
+  "0029_passkeys": m0029,
   "0030_backchannel_logout": m0030,
   "0031_client_registrations": m0031,
   "0033_api_oauth_clients": m0033,

@@ -64,8 +64,8 @@ export class AuthorizationFlow {
     private readonly codes: OneTimeStore,
     private readonly settings: FlowSettings,
     private readonly clock: Clock,
-    /** The methods the user's linked certificates can perform (JPKI sign-in); none without it. */
-    private readonly certificateMethods: (userId: string) => Promise<AuthMethod[]> = async () => [],
+    /** The methods the user's linked certificates (JPKI sign-in) and passkeys can perform; none without it. */
+    private readonly otherMethods: (userId: string) => Promise<AuthMethod[]> = async () => [],
   ) {}
 
   /**
@@ -278,8 +278,10 @@ export class AuthorizationFlow {
       policy: this.settings.policy,
     });
     if (outcome.kind !== "reauth") return undefined;
-    const methods = methodsToReach(this.settings.policy, outcome.requiredAcr, enrolled);
-    if (!methods) return undefined;
+    // A passkey is offered beside the other ways when it reaches the level alone; the form asks for the others.
+    const passkey = enrolled.includes("passkey") && methodsToReach(this.settings.policy, outcome.requiredAcr, ["passkey"]) !== undefined;
+    const methods = methodsToReach(this.settings.policy, outcome.requiredAcr, enrolled.filter((m) => m !== "passkey"));
+    if (!methods) return passkey ? { acr: outcome.requiredAcr, methods: [], carried: [], reasons: outcome.reasons, authTime: session.authTime, passkey } : undefined;
     const carriable = carriedMethods({
       reasons: outcome.reasons,
       session: { amr: session.amr, authTime: session.authTime },
@@ -290,8 +292,8 @@ export class AuthorizationFlow {
     const carried = methods.filter((m) => carriable.includes(m));
     const asked = methods.filter((m) => !carriable.includes(m));
     return asked.length === 0
-      ? { acr: outcome.requiredAcr, methods, carried: [], reasons: outcome.reasons, authTime: session.authTime }
-      : { acr: outcome.requiredAcr, methods: asked, carried, reasons: outcome.reasons, authTime: session.authTime };
+      ? { acr: outcome.requiredAcr, methods, carried: [], reasons: outcome.reasons, authTime: session.authTime, passkey }
+      : { acr: outcome.requiredAcr, methods: asked, carried, reasons: outcome.reasons, authTime: session.authTime, passkey };
   }
 
   /** A step-up found the password right and another method wrong: the password is not asked again (see carriedMethods). */
@@ -320,9 +322,19 @@ export class AuthorizationFlow {
     return effectiveAction(request, grant instanceof OAuthError ? undefined : grant);
   }
 
-  /** The methods the user can perform: secrets they hold and certificates linked to them. */
-  private async enrolled(user: OidcUserRow): Promise<AuthMethod[]> {
-    return [...this.users.enrolledMethods(user), ...(await this.certificateMethods(user.id))];
+  /**
+   * The session's user confirmed it is them outside any authorization
+   * request (the account pages): auth_time, acr and amr are renewed as after
+   * a step-up.
+   */
+  async renewSession(sessionId: string, methods: string[]): Promise<void> {
+    const acr = acrForMethods(this.settings.policy, methods) ?? this.settings.policy.levels[0]!;
+    await this.repository.updateSessionAuthentication(sha256Hex(sessionId), { authTime: this.clock(), acr, amr: methods, basicInfoConsentAt: undefined });
+  }
+
+  /** The methods the user can perform: secrets they hold, certificates linked to them, passkeys. */
+  async enrolled(user: OidcUserRow): Promise<AuthMethod[]> {
+    return [...this.users.enrolledMethods(user), ...(await this.otherMethods(user.id))];
   }
 
   /** Deletes the session alone; the transports end sessions through SessionEndings, which also tells the clients. */

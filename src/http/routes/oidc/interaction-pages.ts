@@ -18,9 +18,12 @@ import { failureMessage, retryTime, wrongPasswordMessage } from "./sign-in-refus
 import { sendStep } from "./steps.ts";
 import { createJpkiPages, isJpkiMethod, jpkiForm } from "./jpki-pages.ts";
 import { registerUnreachablePage } from "./unreachable-page.ts";
+import type { Logger } from "../../../observability/logger.ts";
+import { passkeySignInSection, passkeyStepUpSection, type PasskeyRefusal } from "../../pages/passkeys.ts";
+import { allowPasskeyScripts, passkeyForm, provePasskey } from "./passkey-pages.ts";
 
 /** Login, re-authentication and consent: server-rendered forms, CSRF-protected, usable without JavaScript. */
-export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean, defaultLocale: Locale): void {
+export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean, defaultLocale: Locale, logger: Logger): void {
   const cookies = cookieNames(oidc.issuer);
   const jpki = createJpkiPages(oidc, mockMode, {
     load: (req, res) => load(req, res),
@@ -84,16 +87,28 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
   const session = (req: Request) => readCookie(req, cookies.session);
   const bodyOf = (req: Request) => (req.body ?? {}) as Record<string, unknown>;
 
-  const loginPage = (req: Request, res: Response, i: LoadedInteraction, status: number, extra: (lang: PageLanguage) => { error?: string; loginHint?: string } = () => ({})) => {
+  type LoginExtra = { error?: string; loginHint?: string; passkeyRefusal?: PasskeyRefusal };
+  const loginPage = async (req: Request, res: Response, i: LoadedInteraction, status: number, extra: (lang: PageLanguage) => LoginExtra = () => ({})) => {
     const lang = language(req, res, i);
+    const { passkeyRefusal, ...rest } = extra(lang);
+    const csrf = csrfToken(oidc.secretKey, i.id);
+    // Every showing has a challenge of its own, bound to the interaction: the page's passkey form and its conditional request use it.
+    const passkey = passkeySignInSection(lang, {
+      action: action("login/passkey", i.id),
+      csrfToken: csrf,
+      options: await oidc.passkeys.authenticationOptions({ interactionId: i.id }),
+      refusal: passkeyRefusal,
+    });
+    allowPasskeyScripts(res);
     res.status(status).type("html").send(
       renderLoginPage(lang, {
         action: action("login", i.id),
         cancelAction: action("cancel", i.id),
-        csrfToken: csrfToken(oidc.secretKey, i.id),
+        csrfToken: csrf,
         clientName: i.client.name,
         jpkiSignIn: action("login/jpki", i.id),
-        ...extra(lang),
+        passkey,
+        ...rest,
       }),
     );
   };
@@ -101,7 +116,21 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
   router.get("/auth/login", pageHeaders, async (req, res) => {
     const interaction = await load(req, res);
     await switchLanguage(interaction, req.query.ui_locales);
-    loginPage(req, res, interaction, 200);
+    await loginPage(req, res, interaction, 200);
+  });
+
+  // Sign-in with a passkey: the credential says who signs in (no password).
+  router.post("/auth/login/passkey", pageHeaders, passkeyForm, async (req, res) => {
+    const interaction = await load(req, res);
+    requireCsrf(req, interaction);
+    const outcome = await provePasskey(oidc, logger, req, { interactionId: interaction.id });
+    if (!outcome.ok) {
+      if (outcome.retryAfterSeconds !== undefined) res.set("Retry-After", String(outcome.retryAfterSeconds));
+      return loginPage(req, res, interaction, outcome.status, (lang) => ({ passkeyRefusal: outcome.refusal(lang) }));
+    }
+    const { sessionId, step } = await oidc.flow.login(interaction, outcome.user, browser(req), outcome.proof.amr);
+    setCookie(res, cookies, cookies.session, sessionId, oidc.sessionLifetimeSeconds);
+    sendStep(res, step);
   });
 
   router.post("/auth/login", pageHeaders, form, async (req, res) => {
@@ -125,7 +154,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     sendStep(res, step);
   });
 
-  type ReauthError = { message: (lang: PageLanguage) => string; field?: "password" | "otp" };
+  type ReauthError = { message: (lang: PageLanguage) => string; field?: "password" | "otp"; passkey?: (lang: PageLanguage) => PasskeyRefusal };
 
   async function reauthView(req: Request, res: Response, interaction: LoadedInteraction, status: number, error?: ReauthError) {
     const requirement = await oidc.flow.reauthRequirement(interaction, session(req));
@@ -133,8 +162,21 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
       // Nothing to step up (the session changed or ended): let the flow decide again.
       return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), session(req)));
     }
-    if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpView(req, res, interaction, requirement, status);
+    const card = requirement.methods.some(isJpkiMethod);
+    // The card's page, unless a passkey reaches the level too: then the passkey first, and a link to the card.
+    if (card && (!requirement.passkey || req.query.with === "card")) return jpki.stepUpView(req, res, interaction, requirement, status);
     const lang = language(req, res, interaction);
+    const typed = card ? [] : requirement.methods;
+    const passkey = requirement.passkey
+      ? passkeyStepUpSection(lang, {
+          action: action("reauth", interaction.id),
+          csrfToken: csrfToken(oidc.secretKey, interaction.id),
+          options: await oidc.passkeys.authenticationOptions({ interactionId: interaction.id }, interaction.user.id),
+          only: !typed.includes("pwd") && !typed.includes("otp"),
+          refusal: error?.passkey?.(lang),
+        })
+      : undefined;
+    if (passkey) allowPasskeyScripts(res);
     const hint = mockMode && requirement.methods.includes("otp") ? oidc.users.currentOtp(interaction.user) : undefined;
     res.status(status).type("html").send(
       renderReauthPage(lang, {
@@ -144,11 +186,13 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
         clientName: interaction.client.name,
         userLogin: interaction.user.login,
         requiredAcr: requirement.acr,
-        needsPassword: requirement.methods.includes("pwd"),
-        needsOtp: requirement.methods.includes("otp"),
+        needsPassword: typed.includes("pwd"),
+        needsOtp: typed.includes("otp"),
+        passkey,
+        cardInstead: card ? `${action("reauth", interaction.id)}&with=card` : undefined,
         reasons: requirement.reasons,
         lastAuthTime: requirement.authTime,
-        ...(error ? { error: error.message(lang) } : {}),
+        ...(error && !error.passkey ? { error: error.message(lang) } : {}),
         ...(error?.field ? { invalidField: error.field } : {}),
         ...(hint ? { mockOtpHint: hint } : {}),
       }),
@@ -170,7 +214,19 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
     const requirement = await oidc.flow.reauthRequirement(interaction, sessionId);
     const user = interaction.user;
     if (!requirement || !user || !sessionId) return sendStep(res, await oidc.flow.advance(interaction.id, browser(req), sessionId));
+    if (body.method === "passkey" && requirement.passkey) {
+      const outcome = await provePasskey(oidc, logger, req, { interactionId: interaction.id }, user);
+      if (!outcome.ok) {
+        if (outcome.retryAfterSeconds !== undefined) res.set("Retry-After", String(outcome.retryAfterSeconds));
+        return reauthView(req, res, interaction, outcome.status, { message: () => "", passkey: outcome.refusal });
+      }
+      return sendStep(res, await oidc.flow.reauthenticated(interaction, sessionId, outcome.proof.amr, browser(req)));
+    }
     if (requirement.methods.some(isJpkiMethod)) return jpki.stepUpSubmit(req, res, interaction, requirement, sessionId);
+    // Only a passkey reaches the level: a form without the passkey's answer (no script) is told so.
+    if (requirement.methods.length === 0) {
+      return reauthView(req, res, interaction, 400, { message: () => "", passkey: (lang) => ({ code: "response_invalid", message: lang.t.passkeys.unsupported }) });
+    }
     const secrets = {
       password: typeof body.password === "string" ? body.password : "",
       // A code copied as "123 456" is still the code.
