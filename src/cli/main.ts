@@ -135,8 +135,8 @@ const commands: Record<string, Command> = {
     run: (config, positionals, values) => keysCommand(config, positionals, values),
   },
   user: {
-    summary: "manage end users: create and set-password (password on stdin; ends their sessions), enrol-totp, sign-out (ends every session)",
-    usage: "shomei user create <login> [--name NAME] [--names JSON] [--email EMAIL] < password-file | set-password <login> < password-file | enrol-totp <login> | sign-out <login>",
+    summary: "manage end users: create and set-password (password on stdin; ends their sessions), enrol-totp, sign-out (ends every session), passkeys list|remove",
+    usage: "shomei user create <login> [--name NAME] [--names JSON] [--email EMAIL] < password-file | set-password <login> < password-file | enrol-totp <login> | sign-out <login> | passkeys list <login> | passkeys remove <login> <credential-id>",
     options: {
       ...commonOptions,
       name: { type: "string", description: "with create: display name" },

@@ -91,6 +91,7 @@ async function registrationTokenCommand(tokens: InitialAccessTokens, args: strin
 
 /** shomei user create|set-password|enrol-totp|sign-out: end users of the OpenID Connect provider. */
 export async function userCommand(config: Config, args: string[], values: Record<string, unknown>): Promise<void> {
+  if (args[0] === "passkeys") return passkeysCommand(config, args.slice(1));
   const [action, login] = args;
   if (!login) throw new UsageError(`user ${action ?? "<action>"} needs a login`);
   await withDomain(config, async ({ oidc }) => {
@@ -134,8 +135,33 @@ export async function userCommand(config: Config, args: string[], values: Record
         return;
       }
       default:
-        throw new UsageError(`unknown action "${action ?? ""}": use create, set-password, enrol-totp or sign-out`);
+        throw new UsageError(`unknown action "${action ?? ""}": use create, set-password, enrol-totp, sign-out or passkeys`);
     }
+  });
+}
+
+/**
+ * shomei user passkeys list <login> | remove <login> <credential-id>: an
+ * operator's view of a user's passkeys, and removing one (a lost device). A
+ * removed passkey stops signing in at once; its authenticator still holds it.
+ */
+async function passkeysCommand(config: Config, args: string[]): Promise<void> {
+  const [action, login, credentialId] = args;
+  if (action !== "list" && action !== "remove") throw new UsageError(`unknown action "user passkeys ${action ?? ""}": use list or remove`);
+  if (!login) throw new UsageError(`user passkeys ${action} needs a login`);
+  if (action === "remove" && !credentialId) throw new UsageError("user passkeys remove needs a login and a credential id (from user passkeys list)");
+  await withDomain(config, async ({ oidc }) => {
+    const user = await oidc.users.findByLogin(login);
+    if (!user) throw new DomainError("invalid_field", `no user ${login}`, "login");
+    if (action === "list") {
+      for (const p of await oidc.passkeys.list(user.id)) {
+        const lastUsed = p.lastUsedAt === null ? "never used" : `last used ${new Date(p.lastUsedAt).toISOString()}`;
+        console.log(`${p.credentialId}\t${p.name}\t${p.backupEligible ? "synced" : "device-bound"}\tcounter ${p.signCount}\tadded ${new Date(p.createdAt).toISOString()}\t${lastUsed}`);
+      }
+      return;
+    }
+    if (!(await oidc.passkeys.remove(user.id, credentialId!))) throw new DomainError("invalid_field", `${login} has no passkey ${credentialId}`, "credential_id");
+    console.log(`removed passkey ${credentialId} of ${login}`);
   });
 }
 
