@@ -114,7 +114,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("JPKI sign-in with 
     await page.goto(oidcDemo.authorizationUrl);
     await page.getByLabel("Username", { exact: true }).fill(oidcDemo.userLogin);
     await page.getByLabel("Password", { exact: true }).fill(oidcDemo.userPassword);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.waitForURL((url) => url.pathname === "/auth/consent");
     await page.getByRole("button", { name: "Allow" }).click();
     const low = await redeem(await codeAtCallback(page, "demo-state"));
