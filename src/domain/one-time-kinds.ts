@@ -20,6 +20,10 @@ const payloadSchemas = {
   replayed_family: z.null(),
   /** A JPKI sign-in challenge, bound to its browser by the record's owner. */
   jpki_challenge: z.strictObject({}),
+  /** A passkey registration's challenge, with the random user handle the new credential gets; bound by the owner. */
+  webauthn_registration: z.strictObject({ userHandle: z.string().regex(/^[A-Za-z0-9_-]{43}$/) }),
+  /** A passkey sign-in or step-up challenge, bound to its page by the record's owner. */
+  webauthn_authentication: z.strictObject({}),
 };
 
 export type OneTimeKind = keyof typeof payloadSchemas;

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.ts";
-import type { OneTimeStore } from "../../single-use.ts";
+import type { OneTimeKind, OneTimePayloads, OneTimeStore } from "../../single-use.ts";
 import { randomToken, sha256Hex } from "../flow/secrets.ts";
 import { PasskeyError } from "./passkey-error.ts";
 
@@ -19,7 +19,9 @@ function ownerOf(binding: CeremonyBinding): string {
   return `browser:${sha256Hex(binding.browserId)}`;
 }
 
-const kindOf = (ceremony: Ceremony) => `webauthn_${ceremony}`;
+/** The single-use record kind of each ceremony (src/domain/one-time-kinds.ts). */
+const kinds = { registration: "webauthn_registration", authentication: "webauthn_authentication" } as const satisfies Record<Ceremony, OneTimeKind>;
+type KindOf<C extends Ceremony> = (typeof kinds)[C];
 
 /**
  * WebAuthn challenges: 256 random bits (base64url, as WebAuthn carries
@@ -34,18 +36,20 @@ export class PasskeyChallenges {
   ) {}
 
   /** A new challenge; `payload` is kept with it (the user handle of a registration) and given back when it is used. */
-  async issue(ceremony: Ceremony, binding: CeremonyBinding, payload: Record<string, string> = {}): Promise<string> {
+  async issue<C extends Ceremony>(ceremony: C, binding: CeremonyBinding, payload: OneTimePayloads[KindOf<C>]): Promise<string> {
     const challenge = randomToken();
-    await this.records.issue({ kind: kindOf(ceremony), keyHash: sha256Hex(challenge), owner: ownerOf(binding), payload, now: this.clock(), ttlMs: this.lifetimeMs });
+    const kind: KindOf<C> = kinds[ceremony];
+    await this.records.issue({ kind, keyHash: sha256Hex(challenge), owner: ownerOf(binding), payload, now: this.clock(), ttlMs: this.lifetimeMs });
     return challenge;
   }
 
   /** Uses the challenge up and gives back its payload; one of another binding or ceremony is answered like an unknown one and left as it was. */
-  async consume(ceremony: Ceremony, binding: CeremonyBinding, challenge: string): Promise<Record<string, string>> {
+  async consume<C extends Ceremony>(ceremony: C, binding: CeremonyBinding, challenge: string): Promise<OneTimePayloads[KindOf<C>]> {
+    const kind: KindOf<C> = kinds[ceremony];
     const result = /^[A-Za-z0-9_-]{43}$/.test(challenge)
-      ? await this.records.consume(kindOf(ceremony), sha256Hex(challenge), this.clock(), ownerOf(binding))
+      ? await this.records.consume(kind, sha256Hex(challenge), this.clock(), ownerOf(binding))
       : ({ ok: false, reason: "unknown" } as const);
-    if (result.ok) return (result.record.payload ?? {}) as Record<string, string>;
+    if (result.ok) return result.record.payload;
     const why = result.reason === "consumed" ? "was already used" : result.reason === "expired" ? "has expired" : "is not one this page issued";
     throw new PasskeyError("challenge_invalid", `The passkey challenge ${why}.`);
   }

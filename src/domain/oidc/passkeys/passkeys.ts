@@ -105,7 +105,6 @@ export class Passkeys {
     const response = parseRegistrationResponse(responseText);
     const challenge = challengeOf(response);
     const { userHandle } = await this.challenges.consume("registration", binding, challenge);
-    if (!userHandle) throw new PasskeyError("challenge_invalid", "The passkey challenge is not one this page issued.");
     let verified;
     try {
       verified = await verifyRegistrationResponse({
@@ -144,7 +143,7 @@ export class Passkeys {
    */
   async authenticationOptions(binding: CeremonyBinding, userId?: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const allow = userId === undefined ? [] : await this.store.listPasskeys(userId);
-    const challenge = await this.challenges.issue("authentication", binding);
+    const challenge = await this.challenges.issue("authentication", binding, {});
     return generateAuthenticationOptions({
       rpID: this.relyingParty.id,
       challenge: Buffer.from(challenge, "base64url"),
