@@ -26,6 +26,7 @@ import { DpopProofs } from "../domain/oidc/dpop/dpop-proofs.ts";
 import { DpopNonces } from "../domain/oidc/dpop/nonce.ts";
 import { ResourceAccess } from "../domain/oidc/dpop/resource-access.ts";
 import { DpopProofsRepository } from "../storage/dpop-proofs-repository.ts";
+import { assertServerMeetsFapi2, requestUriLifetime } from "../domain/oidc/fapi2-profile.ts";
 import type { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
 import { ClientRegistration } from "../domain/oidc/registration/client-registration-service.ts";
 import { InitialAccessTokens } from "../domain/oidc/registration/initial-access-tokens.ts";
@@ -63,6 +64,12 @@ const dpopNonceSlotMs = 5 * 60 * 1000;
 
 /** How long a passkey ceremony's challenge lives: as long as the browser is told to wait (the options' timeout). */
 const passkeyChallengeLifetimeMs = 5 * 60 * 1000;
+
+/** Authorization codes: one minute, as FAPI 2.0 (5.3.2.1-11) asks of its clients and is plenty for every other. */
+const codeLifetimeSeconds = 60;
+
+/** How far ahead of the server's clock a client assertion's iat, nbf and exp checks tolerate (ClientAuthenticator's default). */
+const clientAssertionClockToleranceSeconds = 30;
 
 /** The window of the public clients' PAR rate limit; the sweeper keeps the attempts table at least this long. */
 export const publicParWindowMs = 60 * 1000;
@@ -114,11 +121,22 @@ export function createOidc(
   );
   const signingKeys = new SigningKeys(new SigningKeysRepository(database), secretKey, clock);
   const tokenAdministration = new TokenAdministration(tokensRepository, issuer, clock, certificates.apiAccessTokens);
+  const nonces = new DpopNonces(secretKey, dpopNonceSlotMs);
   const dpop = new DpopProofs(
     new DpopProofsRepository(database),
-    { ...dpopProofWindow, nonces: config.dpopRequireNonce ? new DpopNonces(secretKey, dpopNonceSlotMs) : undefined },
+    { ...dpopProofWindow, nonces: config.dpopRequireNonce ? nonces : undefined, noncesOnRequest: nonces },
     clock,
   );
+  // Every client may be registered with the fapi2 profile: the server must be able to hold its rules.
+  assertServerMeetsFapi2({
+    codeLifetimeSeconds,
+    requestUriLifetimeSeconds: requestUriLifetime({ profile: "fapi2" }, config.parLifetimeSeconds),
+    futureSkewSeconds: {
+      clientAssertion: clientAssertionClockToleranceSeconds,
+      dpopProof: dpopProofWindow.futureSkewSeconds,
+      requestObject: clientAssertionClockToleranceSeconds,
+    },
+  });
   // Shares the sign-in throttle's table and mechanism, with counters of its own.
   const publicParLimit = new LoginThrottle(new LoginAttemptsRepository(database), secretKey, clock, {
     maxFailuresPerAccount: config.publicParMaxPerClient,
@@ -140,7 +158,8 @@ export function createOidc(
     policy,
     advertiseAuthorizationResponseIss: config.advertiseAuthorizationResponseIss,
     clients,
-    clientAuthenticator: new ClientAuthenticator(clients, records, clock),
+    fapi2: { requireDpopNonce: config.fapi2DpopRequireNonce },
+    clientAuthenticator: new ClientAuthenticator(clients, records, clock, { clockToleranceSeconds: clientAssertionClockToleranceSeconds }),
     pushed: new PushedRequests(records, clock, config.parLifetimeSeconds, publicParLimit),
     users,
     flow: new AuthorizationFlow(repository, users, clients, records, {
@@ -148,7 +167,7 @@ export function createOidc(
       policy,
       interactionLifetimeMs: 30 * 60 * 1000,
       sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
-      codeLifetimeMs: 60 * 1000,
+      codeLifetimeMs: codeLifetimeSeconds * 1000,
       secretKey,
       oneOffAuthorizationDetailsTypes: new Set(config.oneOffAuthorizationDetailsTypes),
     }, clock, async (userId) => [...(await certificates.jpki.methodsOf(userId)), ...(await passkeys.methodsOf(userId))]),

@@ -32,6 +32,7 @@ export const settings = {
   loginMaxFailuresPerAddress: { env: "SHOMEI_LOGIN_MAX_FAILURES_PER_ADDRESS" },
   loginThrottleWindowSeconds: { env: "SHOMEI_LOGIN_THROTTLE_WINDOW_SECONDS" },
   dpopRequireNonce: { env: "SHOMEI_DPOP_REQUIRE_NONCE" },
+  fapi2DpopRequireNonce: { env: "SHOMEI_FAPI2_DPOP_REQUIRE_NONCE" },
   publicParMaxPerClient: { env: "SHOMEI_PUBLIC_PAR_MAX_PER_CLIENT" },
   publicParMaxPerAddress: { env: "SHOMEI_PUBLIC_PAR_MAX_PER_ADDRESS" },
   clientRegistration: { env: "SHOMEI_CLIENT_REGISTRATION" },
@@ -158,6 +159,8 @@ export const configSchema = z
     loginThrottleWindowSeconds: integer(1, 24 * 3600).default(900),
     /** Whether every DPoP proof must carry a nonce from the server's DPoP-Nonce header (RFC 9449 section 8). */
     dpopRequireNonce: flag.default(false),
+    /** Whether the DPoP proofs of clients with the fapi2 profile must carry the server's nonce (FAPI 2.0 5.3.2.1-10). */
+    fapi2DpopRequireNonce: flag.default(false),
     /** Pushed authorization requests of one public client, and of public clients from one address, per minute. */
     publicParMaxPerClient: integer(1, 100_000).default(600),
     publicParMaxPerAddress: integer(1, 100_000).default(30),

@@ -134,6 +134,8 @@ export function clientColumns(client: OidcClient, now: number) {
     backchannel_logout_uri: client.backchannelLogoutUri ?? null,
     backchannel_logout_session_required: client.backchannelLogoutSessionRequired ? 1 : 0,
     account_id: client.accountId ?? null,
+    profile: client.profile ?? null,
+    require_signed_request_object: client.requireSignedRequestObject ? 1 : 0,
     updated_at: now,
   };
 }
@@ -157,6 +159,8 @@ function toClient(row: Selectable<OidcClientTable>): OidcClient {
     ...(row.backchannel_logout_uri !== null ? { backchannelLogoutUri: row.backchannel_logout_uri } : {}),
     ...(Number(row.backchannel_logout_session_required) === 1 ? { backchannelLogoutSessionRequired: true } : {}),
     ...(row.account_id !== null ? { accountId: row.account_id } : {}),
+    profile: row.profile === "fapi2" ? "fapi2" : null,
+    requireSignedRequestObject: Number(row.require_signed_request_object) === 1,
     createdAt: Number(row.created_at),
   };
 }

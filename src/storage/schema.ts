@@ -224,6 +224,10 @@ export interface OidcClientTable {
   backchannel_logout_session_required: Generated<number>;
   /** The API account of a client registered for the certificate API (migration 0033); null for relying parties. */
   account_id: Generated<string | null>;
+  /** "fapi2" or null; see migration 0032. */
+  profile: string | null;
+  /** 0 or 1; see migration 0032. */
+  require_signed_request_object: number;
   created_at: number;
   updated_at: number;
 }

@@ -58,11 +58,11 @@ describe("server nonces", () => {
 });
 
 describe("verifyProof", () => {
-  it("returns the key's thumbprint, jti and iat for a good proof", async () => {
+  it("returns the key's thumbprint, jti, iat and alg for a good proof", async () => {
     const key = await dpopKey();
     const now = Date.now();
     const verified = await verifyProof(await dpopProof(key, { htu: `${url}?q=1`, jti: "j-1", iat: Math.floor(now / 1000) }), { method: "POST", url }, policy, now);
-    expect(verified).toEqual({ jkt: key.jkt, jti: "j-1", iat: Math.floor(now / 1000), nonce: undefined });
+    expect(verified).toEqual({ jkt: key.jkt, jti: "j-1", iat: Math.floor(now / 1000), nonce: undefined, alg: "ES256" });
   });
 
   it("checks ath only when an access token comes with the proof", async () => {

@@ -72,6 +72,9 @@ export interface VerifiedClientAssertion {
   jti: string;
   /** Expiry, in seconds since the epoch. */
   exp: number;
+  /** The header's alg and the aud claim as sent (a string or an array of one), for the client's profile rules. */
+  alg: string;
+  aud: unknown;
 }
 
 /**
@@ -88,8 +91,10 @@ export async function verifyClientAssertion(
 ): Promise<VerifiedClientAssertion> {
   const tolerance = policy.clockToleranceSeconds;
   let payload: JWTPayload;
+  let alg: string;
   try {
-    ({ payload } = await verifyWithKeySet(assertion, jwks, {
+    let protectedHeader: { alg?: string | undefined };
+    ({ payload, protectedHeader } = await verifyWithKeySet(assertion, jwks, {
       algorithms: [...clientAssertionAlgorithms],
       issuer: clientId,
       subject: clientId,
@@ -98,6 +103,7 @@ export async function verifyClientAssertion(
       clockTolerance: tolerance,
       currentDate: new Date(nowMs),
     }));
+    alg = protectedHeader.alg ?? "";
   } catch (error) {
     throw fromJoseError(error);
   }
@@ -115,7 +121,7 @@ export async function verifyClientAssertion(
   // Without iat, the remaining lifetime is what can be bounded; with it, this
   // also stops an iat set in the future from stretching the window.
   if (exp - now > policy.maxLifetimeSeconds + tolerance) throw invalidClient("assertion_lifetime_too_long");
-  return { jti, exp };
+  return { jti, exp, alg, aud: payload.aud };
 }
 
 /**

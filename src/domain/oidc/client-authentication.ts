@@ -9,6 +9,7 @@ import {
 } from "./client-assertion.ts";
 import { invalidClient, invalidRequest } from "./client-auth-error.ts";
 import type { ClientAuthMethod, OidcClient } from "./client.ts";
+import { brokenBy } from "./fapi2-profile.ts";
 import type { ClientLookup } from "./stores.ts";
 
 export { ClientAuthError, clientAuthFailedDescription, type ClientAuthErrorCode, type ClientAuthFailureReason } from "./client-auth-error.ts";
@@ -72,7 +73,7 @@ export class ClientAuthenticator {
 
   /**
    * @param audiences values accepted in a client assertion's `aud`: the issuer
-   *   identifier and the URL of the endpoint being called.
+   *   identifier first, then any other value accepted (none, today: see identifyCaller).
    */
   async authenticate(input: ClientCredentialsInput, audiences: readonly string[], options: AuthenticateOptions = {}): Promise<OidcClient> {
     if (audiences.length === 0) throw new RangeError("at least one audience is required");
@@ -99,6 +100,12 @@ export class ClientAuthenticator {
     if (!client.jwks || !Array.isArray(client.jwks.keys) || client.jwks.keys.length === 0) throw invalidClient("client_not_configured");
     const now = this.clock();
     const verified = await verifyClientAssertion(assertion, clientId, client.jwks, audiences, now, this.policy);
+    // The first audience is the issuer identifier (see authenticate). The client is known to have signed this, so the
+    // rule it broke can be named.
+    const broken = brokenBy(client, "client_assertion", { issuer: audiences[0]!, aud: verified.aud, alg: verified.alg });
+    if (broken) {
+      throw invalidClient(broken.id === "assertion-audience" ? "assertion_audience_invalid" : "assertion_algorithm_not_allowed", { description: broken.requirement });
+    }
     await useClientAssertionOnce(this.oneTimeRecords, clientId, verified, now, this.policy);
     return client;
   }

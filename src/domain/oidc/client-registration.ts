@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { DomainError } from "../errors.ts";
 import { hashClientSecret } from "./client-authentication.ts";
-import { relyingPartyGrantTypes, type ClientAuthMethod, type OidcClient } from "./client.ts";
+import { clientProfiles, relyingPartyGrantTypes, type ClientAuthMethod, type OidcClient } from "./client.ts";
+import { brokenRule, withImpliedSettings } from "./fapi2-profile.ts";
 import { defaultSigningAlg, signingAlgs } from "./keys/signing-algorithms.ts";
 import { hasPrivateMembers } from "./public-jwk.ts";
 
@@ -51,6 +52,10 @@ export const clientMetadataSchema = z
     /** Back-Channel Logout 1.0 section 2.2: the same rule as a redirect URI; production mode refuses loopback at `client add` (backchannelLogoutUriReachable). */
     backchannel_logout_uri: redirectUri.optional(),
     backchannel_logout_session_required: z.boolean().default(false),
+    /** A profile whose rules the client is held to: "fapi2", the FAPI 2.0 Security Profile (docs/fapi2.md). */
+    profile: z.enum(clientProfiles, { error: `must be ${clientProfiles.join(" or ")}` }).optional(),
+    /** RFC 9101 section 10.5: authorization requests must come as a signed request object. */
+    require_signed_request_object: z.boolean().default(false),
   })
   .strict();
 
@@ -75,7 +80,9 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     throw new DomainError("invalid_field", `client_secret is not used with ${method}`, "client_secret");
   }
   if (method === "private_key_jwt" && !m.jwks) throw new DomainError("invalid_field", "private_key_jwt needs jwks", "jwks");
-  if (method !== "private_key_jwt" && m.jwks) throw new DomainError("invalid_field", `jwks is only used with private_key_jwt`, "jwks");
+  if (m.require_signed_request_object && !m.jwks) {
+    throw new DomainError("invalid_field", "require_signed_request_object needs jwks, the keys request objects are signed with", "jwks");
+  }
   const generatedSecret = usesSecret && !m.client_secret && !m.client_secret_sha256 ? randomBytes(32).toString("base64url") : undefined;
   const secret = m.client_secret ?? generatedSecret;
   const scopes = [...new Set(m.scope.split(" ").filter(Boolean))];
@@ -96,7 +103,19 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     dpopBoundAccessTokens: m.dpop_bound_access_tokens,
     ...(m.backchannel_logout_uri !== undefined ? { backchannelLogoutUri: m.backchannel_logout_uri } : {}),
     ...(m.backchannel_logout_session_required ? { backchannelLogoutSessionRequired: true } : {}),
+    profile: m.profile ?? null,
+    requireSignedRequestObject: m.require_signed_request_object,
     createdAt: now,
   };
-  return generatedSecret ? { client, generatedSecret } : { client };
+  if (client.profile === "fapi2") {
+    const broken = brokenRule("registration", {
+      tokenEndpointAuthMethod: method,
+      redirectUris: client.redirectUris,
+      idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
+      jwksKeys: m.jwks?.keys ?? [],
+    });
+    if (broken) throw new DomainError("invalid_field", `${broken.field}: ${broken.requirement}`, broken.field);
+  }
+  const registered = withImpliedSettings(client);
+  return generatedSecret ? { client: registered, generatedSecret } : { client: registered };
 }

@@ -15,6 +15,10 @@ export type GrantType = "authorization_code" | "refresh_token" | "client_credent
 export const grantTypes: readonly GrantType[] = ["authorization_code", "refresh_token", "client_credentials"];
 export const relyingPartyGrantTypes = ["authorization_code", "refresh_token"] as const;
 
+/** A named set of rules a client is held to beyond its metadata: "fapi2" is the FAPI 2.0 Security Profile (fapi2-profile.ts). */
+export type ClientProfile = "fapi2";
+export const clientProfiles: readonly ClientProfile[] = ["fapi2"];
+
 /** A registered relying party. */
 export interface OidcClient {
   clientId: string;
@@ -45,5 +49,9 @@ export interface OidcClient {
   backchannelLogoutSessionRequired?: boolean | undefined;
   /** The API account a client of the certificate API acts for (client_credentials); absent for relying parties. */
   accountId?: string;
+  /** The profile whose rules apply to it (docs/fapi2.md); absent or null for a client held to its metadata alone. */
+  profile?: ClientProfile | null | undefined;
+  /** RFC 9101 section 10.5: its authorization requests must come as a signed request object (`request`). */
+  requireSignedRequestObject?: boolean | undefined;
   createdAt: number;
 }

@@ -29,6 +29,8 @@ export interface Oidc {
   /** Whether discovery advertises the authorization response's `iss` (which is sent either way). */
   advertiseAuthorizationResponseIss: boolean;
   clients: ClientStore;
+  /** Settings of the fapi2 client profile (fapi2-profile.ts). */
+  fapi2: { requireDpopNonce: boolean };
   clientAuthenticator: ClientAuthenticator;
   pushed: PushedRequests;
   users: OidcUsers;

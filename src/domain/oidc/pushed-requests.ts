@@ -3,6 +3,7 @@ import type { Clock } from "../clock.ts";
 import type { LoginThrottle } from "../credentials/login-throttle.ts";
 import { authorizationParameters, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
 import type { OidcClient } from "./client.ts";
+import { brokenBy, requestUriLifetime } from "./fapi2-profile.ts";
 import { hasIssuedSecretShape, orderedSecret, storedKeyOf } from "./flow/secrets.ts";
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
@@ -59,6 +60,8 @@ export class PushedRequests {
     const params = singleValues(raw, authorizationParameters);
     if (params.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint");
     requireSameClient(client, params.get("client_id"));
+    const broken = brokenBy(client, "pushed_request", { params });
+    if (broken) throw new OAuthError("invalid_request", broken.requirement);
     const redirectUri = requireRegisteredRedirectUri(client, params.get("redirect_uri"));
     const validated = validateAuthorizationRequest(params, client, redirectUri);
     if (dpopJkt !== undefined && validated.dpopJkt !== undefined && validated.dpopJkt !== dpopJkt) {
@@ -68,15 +71,16 @@ export class PushedRequests {
     const request: AuthorizationRequest = dpopJkt === undefined ? validated : { ...validated, dpopJkt };
     const now = this.clock();
     const secret = orderedSecret(now);
+    const lifetimeSeconds = requestUriLifetime(client, this.lifetimeSeconds);
     await this.records.issue({
       kind,
       keyHash: storedKeyOf(secret),
       owner: client.clientId,
       payload: request,
       now,
-      ttlMs: this.lifetimeSeconds * 1000,
+      ttlMs: lifetimeSeconds * 1000,
     });
-    return { requestUri: requestUriPrefix + secret, expiresIn: this.lifetimeSeconds };
+    return { requestUri: requestUriPrefix + secret, expiresIn: lifetimeSeconds };
   }
 
   /**

@@ -30,6 +30,7 @@ import * as m0028 from "./0028_webhooks.ts";
 import * as m0029 from "./0029_passkeys.ts";
 import * as m0030 from "./0030_backchannel_logout.ts";
 import * as m0031 from "./0031_client_registrations.ts";
+import * as m0032 from "./0032_client_profile.ts";
 import * as m0033 from "./0033_api_oauth_clients.ts";
 
 /**
@@ -69,5 +70,6 @@ export const migrations: Record<string, Migration> = {
   "0029_passkeys": m0029,
   "0030_backchannel_logout": m0030,
   "0031_client_registrations": m0031,
+  "0032_client_profile": m0032,
   "0033_api_oauth_clients": m0033,
 };

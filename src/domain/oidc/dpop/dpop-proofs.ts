@@ -8,6 +8,16 @@ import { invalidProof, verifyProof, type ProofTarget, type ProofTimePolicy } fro
 export interface DpopSettings extends ProofTimePolicy {
   /** When set, every proof must carry a nonce this server issued (RFC 9449 section 8). */
   nonces: DpopNonces | undefined;
+  /** When `nonces` is not set: the nonces of the requests whose caller requires one (ProofRequirements.requireNonce). */
+  noncesOnRequest?: DpopNonces | undefined;
+}
+
+/** What a caller may require of a proof beyond RFC 9449, for one client (see fapi2ProofRequirements). */
+export interface ProofRequirements {
+  /** The only algorithms accepted. */
+  algorithms?: readonly string[] | undefined;
+  /** A server nonce, even when nonces are not required of every proof. */
+  requireNonce?: boolean | undefined;
 }
 
 /** A request's DPoP headers as they arrived (each header line separately) and what the request was. */
@@ -34,12 +44,15 @@ export class DpopProofs {
     return this.settings.nonces?.current(this.clock());
   }
 
-  async check(input: ProofInput): Promise<string | undefined> {
+  async check(input: ProofInput, requirements: ProofRequirements = {}): Promise<string | undefined> {
     if (input.proofs.length === 0) return undefined;
     if (input.proofs.length > 1) throw invalidProof("send exactly one DPoP header");
     const now = this.clock();
     const proof = await verifyProof(input.proofs[0]!, input, this.settings, now);
-    const nonces = this.settings.nonces;
+    if (requirements.algorithms && !requirements.algorithms.includes(proof.alg)) {
+      throw invalidProof(`this client's DPoP proofs must be signed with ${requirements.algorithms.join(", ")}`);
+    }
+    const nonces = this.settings.nonces ?? (requirements.requireNonce ? this.settings.noncesOnRequest : undefined);
     if (nonces && (proof.nonce === undefined || !nonces.accepts(proof.nonce, now))) {
       throw new OAuthError("use_dpop_nonce", "the DPoP proof must carry the nonce from the DPoP-Nonce header", {
         headers: { "DPoP-Nonce": nonces.current(now) },

@@ -30,6 +30,8 @@ export interface VerifiedProof {
   /** Seconds since the epoch. */
   iat: number;
   nonce: string | undefined;
+  /** The header's alg, one of dpopSigningAlgorithms. */
+  alg: string;
 }
 
 const maxJtiLength = 256;
@@ -85,7 +87,7 @@ export async function verifyProof(proof: string, target: ProofTarget, policy: Pr
     if (payload.ath !== accessTokenHash(target.accessToken)) throw invalidProof("the DPoP proof's ath does not match the access token");
   }
   const nonce = typeof payload.nonce === "string" ? payload.nonce : undefined;
-  return { jkt: await calculateJwkThumbprint(jwk as JWK, "sha256"), jti, iat, nonce };
+  return { jkt: await calculateJwkThumbprint(jwk as JWK, "sha256"), jti, iat, nonce, alg: header.alg };
 }
 
 /** RFC 9449 section 4.2 `ath`: base64url SHA-256 of the access token's ASCII. */

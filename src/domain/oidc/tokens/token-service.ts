@@ -16,6 +16,7 @@ import { nameClaims } from "../name-claims.ts";
 import { keyMismatch } from "../dpop/jkt.ts";
 import { invalidProof } from "../dpop/proof.ts";
 import type { ApiAccessTokens, ClientCredentialsResponse } from "../../accounts/api-access-tokens.ts";
+import { rotatesRefreshTokens } from "../fapi2-profile.ts";
 
 /** One-time record kind marking a family whose code or refresh token was presented again after use. */
 export const replayedFamilyKind = "replayed_family";
@@ -146,6 +147,7 @@ export class TokenService {
     const hash = storedKeyOf(presented);
     const now = this.clock();
     const requested = params.get("scope");
+    if (!rotatesRefreshTokens(client)) return this.refreshWithoutRotation(client, hash, requested, now, dpopJkt);
     if (requested !== undefined) {
       // Checked before the token is used up, so that a refused request leaves it valid (a retry is not a replay).
       const current = await this.tokens.find(hash);
@@ -177,6 +179,33 @@ export class TokenService {
     const response = await this.issue(client, { ...used, scopes, nonce: null }, now, dpopJkt, used.scopes);
     await this.failIfReplayedMeanwhile(used.family, now, "the refresh token was used twice; its whole family is revoked");
     return response;
+  }
+
+  /**
+   * A refresh that leaves the refresh token as it is (the fapi2 profile,
+   * fapi2-profile.ts): the token stays valid until it expires or is revoked,
+   * so a client that never received an answer simply sends it again. Only an
+   * access token (and an ID token) is issued; no refresh_token is returned,
+   * which tells the client to keep the one it has (RFC 6749 section 5.1).
+   */
+  private async refreshWithoutRotation(
+    client: OidcClient,
+    hash: string,
+    requested: string | undefined,
+    now: number,
+    dpopJkt: string | undefined,
+  ): Promise<TokenResponse> {
+    const found = await this.tokens.findWithGrant(hash);
+    const token = found?.token;
+    const live = token?.kind === "refresh" && token.clientId === client.clientId && token.consumedAt === null && token.revokedAt === null && token.expiresAt > now;
+    if (!found || !token || !live) throw new OAuthError("invalid_grant", "the refresh token is not valid");
+    requireBinding(token.dpopJkt, dpopJkt, "refresh token");
+    if (!found.grant) throw new OAuthError("invalid_grant", "the grant behind this refresh token was revoked");
+    if (!requestCovered(found.grant, token)) {
+      throw new OAuthError("invalid_grant", "the grant behind this refresh token was replaced with fewer rights; authorize again");
+    }
+    const scopes = requested === undefined ? token.scopes : refreshScopes(requested, token.scopes);
+    return this.issue(client, { ...token, scopes, nonce: null }, now, dpopJkt, []);
   }
 
   /**

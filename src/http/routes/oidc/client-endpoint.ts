@@ -2,6 +2,7 @@ import type { IRouter, Request, RequestHandler, Response } from "express";
 import type { OidcClient } from "../../../domain/oidc/client.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
+import { fapi2ProofRequirements } from "../../../domain/oidc/fapi2-profile.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { corsHeaders } from "../../middleware/cors.ts";
 import { formBody, formType } from "../../middleware/form-body.ts";
@@ -63,7 +64,7 @@ export async function identifyCaller(oidc: Oidc, options: ClientEndpointOptions,
     { allowPublicClients: options.allowPublicClients ?? false },
   );
   await options.admit?.(client, evidence.remoteAddress);
-  const dpopJkt = await oidc.dpop.check({ proofs: evidence.dpopProofs, method: "POST", url: options.url });
+  const dpopJkt = await oidc.dpop.check({ proofs: evidence.dpopProofs, method: "POST", url: options.url }, fapi2ProofRequirements(client, oidc.fapi2));
   return { client, form, dpopJkt };
 }
 
