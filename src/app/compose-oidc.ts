@@ -19,6 +19,7 @@ import { SigningKeys } from "../domain/oidc/keys/signing-keys.ts";
 import { TokenAdministration } from "../domain/oidc/tokens/token-administration.ts";
 import { TokenService } from "../domain/oidc/tokens/token-service.ts";
 import { PushedRequests } from "../domain/oidc/pushed-requests.ts";
+import { RequestObjects } from "../domain/oidc/request-object.ts";
 import { SignIn } from "../domain/oidc/sign-in.ts";
 import { OidcUsers } from "../domain/oidc/users.ts";
 import { ClientGrants } from "../domain/oidc/grants/client-grants.ts";
@@ -153,6 +154,7 @@ export function createOidc(
     windowMs: publicParWindowMs,
     purpose: "client-registration",
   });
+  const requestObjects = new RequestObjects(issuer, clock, clientAssertionClockToleranceSeconds);
   return {
     issuer,
     policy,
@@ -160,7 +162,8 @@ export function createOidc(
     clients,
     fapi2: { requireDpopNonce: config.fapi2DpopRequireNonce },
     clientAuthenticator: new ClientAuthenticator(clients, records, clock, { clockToleranceSeconds: clientAssertionClockToleranceSeconds }),
-    pushed: new PushedRequests(records, clock, config.parLifetimeSeconds, publicParLimit),
+    pushed: new PushedRequests(records, clock, config.parLifetimeSeconds, publicParLimit, requestObjects),
+    requestObjects,
     users,
     flow: new AuthorizationFlow(repository, users, clients, records, {
       issuer,

@@ -44,6 +44,7 @@ export const authorizationParameters = [
   "prompt", "max_age", "acr_values", "authorization_details", "grant_management_action", "grant_id", "request_uri",
   "ui_locales", "claims_locales",
   "dpop_jkt",
+  "request",
 ] as const;
 
 const prompts: readonly Prompt[] = ["none", "login", "consent"];

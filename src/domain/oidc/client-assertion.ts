@@ -154,10 +154,10 @@ export async function useClientAssertionOnce(
 }
 
 /**
- * jwtVerify with a local key set, trying each candidate when several keys
+ * jwtVerify with a local key set (client assertions, request objects), trying each candidate when several keys
  * match the header (no kid, as during a key rotation).
  */
-async function verifyWithKeySet(assertion: string, jwks: JSONWebKeySet, options: JWTVerifyOptions): Promise<JWTVerifyResult> {
+export async function verifyWithKeySet(assertion: string, jwks: JSONWebKeySet, options: JWTVerifyOptions): Promise<JWTVerifyResult> {
   const keySet = createLocalJWKSet(jwks);
   try {
     return await jwtVerify(assertion, keySet, options);

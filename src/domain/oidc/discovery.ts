@@ -1,6 +1,7 @@
 import { acrValuesSupported, type AcrPolicy } from "./acr.ts";
 import { clientAssertionAlgorithms } from "./client-authentication.ts";
 import { dpopSigningAlgorithms } from "./dpop/algorithms.ts";
+import { requestObjectAlgorithms } from "./request-object.ts";
 import { signingAlgs } from "./keys/signing-algorithms.ts";
 import { claimsLocalesSupported } from "./name-claims.ts";
 import type { OidcEndpoints } from "./provider.ts";
@@ -67,7 +68,8 @@ export function providerMetadata(inputs: DiscoveryInputs): Record<string, unknow
     ui_locales_supported: inputs.uiLocales,
     claims_locales_supported: claimsLocalesSupported,
     claims_parameter_supported: false,
-    request_parameter_supported: false,
+    request_parameter_supported: true,
+    request_object_signing_alg_values_supported: requestObjectAlgorithms,
     request_uri_parameter_supported: false,
     ...(inputs.registrationEnabled ? { registration_endpoint: e.registration } : {}),
   };

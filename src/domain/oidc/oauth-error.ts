@@ -7,6 +7,7 @@
 export type OAuthErrorCode =
   | "invalid_request"
   | "invalid_request_uri"
+  | "invalid_request_object"
   | "invalid_client"
   | "invalid_grant"
   | "unauthorized_client"

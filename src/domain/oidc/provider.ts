@@ -6,6 +6,7 @@ import type { AuthorizationFlow } from "./flow/authorization-flow.ts";
 import type { ClientGrants } from "./grants/client-grants.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
 import type { PushedRequests } from "./pushed-requests.ts";
+import type { RequestObjects } from "./request-object.ts";
 import type { SignIn } from "./sign-in.ts";
 import type { ClientStore } from "./stores.ts";
 import type { ClientRegistration } from "./registration/client-registration-service.ts";
@@ -33,6 +34,8 @@ export interface Oidc {
   fapi2: { requireDpopNonce: boolean };
   clientAuthenticator: ClientAuthenticator;
   pushed: PushedRequests;
+  /** Signed request objects (RFC 9101) at PAR and the authorization endpoint. */
+  requestObjects: RequestObjects;
   users: OidcUsers;
   flow: AuthorizationFlow;
   /** Sign-in and step-up with a JPKI card; certificates linked to users. */

@@ -8,6 +8,7 @@ import { hasIssuedSecretShape, orderedSecret, storedKeyOf } from "./flow/secrets
 import { OAuthError } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
 import { requireRegisteredRedirectUri, requireSameClient } from "./redirect-uri.ts";
+import type { RequestObjects } from "./request-object.ts";
 
 const requestUriPrefix = "urn:ietf:params:oauth:request_uri:";
 const kind = "request_uri";
@@ -31,6 +32,8 @@ export class PushedRequests {
     private readonly clock: Clock,
     private readonly lifetimeSeconds: number,
     private readonly publicClientLimit: Pick<LoginThrottle, "admit">,
+    /** Signed request objects (`request`); without it, `request` is ignored like any unknown parameter. */
+    private readonly requestObjects?: RequestObjects,
   ) {}
 
   /**
@@ -57,9 +60,10 @@ export class PushedRequests {
    * the key of the request's valid DPoP proof, binds the code to that key.
    */
   async push(client: OidcClient, raw: RawParameters, dpopJkt?: string): Promise<PushedRequest> {
-    const params = singleValues(raw, authorizationParameters);
-    if (params.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint");
-    requireSameClient(client, params.get("client_id"));
+    const sent = singleValues(raw, authorizationParameters);
+    if (sent.has("request_uri")) throw new OAuthError("invalid_request", "request_uri must not be sent to the pushed authorization request endpoint");
+    requireSameClient(client, sent.get("client_id"));
+    const params = this.requestObjects ? await this.requestObjects.parameters(client, sent) : sent;
     const broken = brokenBy(client, "pushed_request", { params });
     if (broken) throw new OAuthError("invalid_request", broken.requirement);
     const redirectUri = requireRegisteredRedirectUri(client, params.get("redirect_uri"));

@@ -32,7 +32,7 @@ export function browserId(req: IncomingMessage, res: ServerResponse, cookies: Co
 export function registerAuthorizeRoute(router: IRouter, oidc: Oidc, limitBytes: number): void {
   const cookies = cookieNames(oidc.issuer);
   const authorize = async (req: Request, res: Response, raw: RawParameters): Promise<void> => {
-    const resolved = await resolveAuthorizationRequest(raw, oidc.clients, oidc.pushed);
+    const resolved = await resolveAuthorizationRequest(raw, oidc.clients, oidc.pushed, oidc.requestObjects);
     const step = await oidc.flow.start(resolved.client, resolved.request, browserId(req, res, cookies), readCookie(req, cookies.session));
     sendStep(res, step);
   };
