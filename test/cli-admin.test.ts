@@ -406,6 +406,21 @@ describe("account and token administration through the CLI, against a running se
     expect(await server.domain.oidc.clients.find("cli-hs256")).toBeUndefined();
   });
 
+  it("client add takes the fapi2 profile, and refuses a fapi2 client that cannot meet it", async () => {
+    const jwk = { kty: "EC", crv: "P-256", x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", y: "x_FEzRu9m36HLN_tJ8aN_nTj_Js_5_2dC1Mm4dr0sVc" };
+    const bank = { client_id: "bank-cli", profile: "fapi2", token_endpoint_auth_method: "private_key_jwt", jwks: { keys: [jwk] }, redirect_uris: ["https://bank.example/cb"] };
+    const added = await ok("client", "add", "--metadata", JSON.stringify(bank));
+    expect(added.stderr).toBe("saved client bank-cli (private_key_jwt, ID tokens ES256, profile fapi2)\n");
+    expect(await server.domain.oidc.clients.find("bank-cli")).toMatchObject({ profile: "fapi2", requirePushedAuthorizationRequests: true, dpopBoundAccessTokens: true });
+
+    const withSecret = { ...bank, client_id: "bank-secret", token_endpoint_auth_method: "client_secret_basic", jwks: undefined };
+    const refused = await shomei("client", "add", "--metadata", JSON.stringify(withSecret));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe("shomei client: token_endpoint_auth_method: the fapi2 profile authenticates clients by private_key_jwt\n");
+    expectNoStackTrace(refused);
+    expect(await server.domain.oidc.clients.find("bank-secret")).toBeUndefined();
+  });
+
   it("client add and the clients file register a public client that must use DPoP", async () => {
     const mobile = { token_endpoint_auth_method: "none", redirect_uris: ["https://app.example.com/mobile/cb"], scope: "openid offline_access", dpop_bound_access_tokens: true };
     const added = await ok("client", "add", "--metadata", JSON.stringify({ client_id: "mobile-cli", ...mobile }));

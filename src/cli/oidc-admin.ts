@@ -34,7 +34,8 @@ export async function clientCommand(config: Config, args: string[], values: Reco
         const { client, generatedSecret } = registrationFromMetadata(metadata, now);
         checkBackchannelLogoutUri(client, config.webhookAllowPrivate);
         await oidc.clients.save(client, now);
-        console.error(`saved client ${client.clientId} (${client.tokenEndpointAuthMethod}, ID tokens ${client.idTokenSignedResponseAlg})`);
+        const profile = client.profile ? `, profile ${client.profile}` : "";
+        console.error(`saved client ${client.clientId} (${client.tokenEndpointAuthMethod}, ID tokens ${client.idTokenSignedResponseAlg}${profile})`);
         if (generatedSecret) {
           console.error("its client_secret is shown once, store it now:");
           console.log(generatedSecret);

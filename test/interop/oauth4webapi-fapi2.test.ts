@@ -167,7 +167,7 @@ for (const target of targets) {
       expect(await expectOAuthError(push(as, fc, params, { DPoP }), "invalid_request")).toMatch(/dpop_jkt/);
     });
 
-    it("jwt-clock-skew: a client assertion dated 10 seconds ahead is accepted, 61 seconds ahead refused", async () => {
+    it("jwt-clock-skew: a client assertion or DPoP proof dated 10 seconds ahead is accepted, 61 seconds ahead refused", async () => {
       const fc = await registerFapiClient(server, { profile: "fapi2" });
       const ahead = (seconds: number) =>
         oauth.PrivateKeyJwt(fc.key, {
@@ -178,6 +178,11 @@ for (const target of targets) {
       const { params } = await fapiParameters(fc);
       expect((await push(as, fc, params, { auth: ahead(10) })).request_uri).toMatch(/^urn:/);
       await expectOAuthError(push(as, fc, (await fapiParameters(fc)).params, { auth: ahead(61) }), "invalid_client");
+      // DPoP proofs the same way (their iat).
+      const keyPair = await oauth.generateKeyPair("ES256");
+      const proofAhead = (seconds: number) => oauth.DPoP(fc.client, keyPair, { [oauth.modifyAssertion]: (_h, payload) => void (payload.iat = (payload.iat as number) + seconds) });
+      expect((await push(as, fc, (await fapiParameters(fc)).params, { DPoP: proofAhead(10) })).request_uri).toMatch(/^urn:/);
+      expect(await expectOAuthError(push(as, fc, (await fapiParameters(fc)).params, { DPoP: proofAhead(61) }), "invalid_dpop_proof")).toMatch(/future/);
     });
 
     it("refresh-token-not-rotated: a refresh token stays valid after use, and a revoked one is refused", async () => {
