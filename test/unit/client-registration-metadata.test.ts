@@ -74,6 +74,18 @@ describe("registration metadata: one validation with shomei client add", () => {
     const pub = validatedClient({ ...redirect, token_endpoint_auth_method: "none" }, "id", null, 0).client;
     expect(registrationAnswer(pub, issued)).not.toHaveProperty("client_secret_expires_at");
   });
+
+  it("registers a fapi2 client or one requiring signed request objects, says so in the answer, and refuses one that breaks a rule", () => {
+    const jwks = { keys: [{ kty: "EC", crv: "P-256", x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", y: "x_FEzRu9m36HLN_tJ8aN_nTj_Js_5_2dC1Mm4dr0sVc" }] };
+    const given = { ...redirect, profile: "fapi2", require_signed_request_object: true, token_endpoint_auth_method: "private_key_jwt", jwks };
+    const { client } = validatedClient(requestedMetadata(given, "register").metadata, "id", null, 0);
+    const issued = { registrationAccessToken: "t", registrationClientUri: "https://op/register/id" };
+    expect(registrationAnswer(client, issued)).toMatchObject({ profile: "fapi2", require_signed_request_object: true, require_pushed_authorization_requests: true, dpop_bound_access_tokens: true });
+    expect(registrationAnswer(validatedClient(redirect, "id", null, 0).client, issued)).not.toHaveProperty("profile");
+    const secret = refusal(() => validatedClient({ ...redirect, profile: "fapi2" }, "id", null, 0));
+    expect(secret.error).toBe("invalid_client_metadata");
+    expect(secret.description).toBe("token_endpoint_auth_method: the fapi2 profile authenticates clients by private_key_jwt");
+  });
 });
 
 describe("registration credentials", () => {

@@ -131,5 +131,8 @@ export function registrationAnswer(client: OidcClient, issued: IssuedCredentials
     ...(client.backchannelLogoutUri !== undefined
       ? { backchannel_logout_uri: client.backchannelLogoutUri, backchannel_logout_session_required: client.backchannelLogoutSessionRequired ?? false }
       : {}),
+    // Only when set, as registered: clients that never asked for them see the answer they always did.
+    ...(client.profile ? { profile: client.profile } : {}),
+    ...(client.requireSignedRequestObject ? { require_signed_request_object: true } : {}),
   };
 }
