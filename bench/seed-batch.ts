@@ -3,7 +3,7 @@ import type { Insertable } from "kysely";
 import { newId } from "../src/domain/ids.ts";
 import { CertificatesRepository } from "../src/storage/certificates-repository.ts";
 import { describeDatabaseUrl, openDatabase, type Database } from "../src/storage/database.ts";
-import { MockRepository } from "../src/storage/mock-repository.ts";
+import { MockRepository } from "../src/storage/mock/mock-repository.ts";
 import type { Tables } from "../src/storage/schema.ts";
 
 /**

@@ -14,6 +14,7 @@ import { applyClientsFile } from "../src/adapters/files/clients-file.ts";
 import { bearer, expectRpcError, setupClients, stackTracePattern } from "./support/certificate-rpc.ts";
 import { WebhookReceiver } from "./support/webhook-receiver.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
+import { mockOf } from "../src/app/mock/installed-mock.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const tokenPattern = /^shm_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/;
@@ -228,7 +229,7 @@ describe("account and token administration through the CLI, against a running se
     const other = await server.domain.oidc.users.create({ login: "cli-other", password: "cli-other-password" });
     // An account of its own (API use active), so that the test passes alone and in any order.
     const account = await server.domain.accounts.create("link-login", "active");
-    const issued = await server.domain.mock!.createCertificate(account.id, { type: "jpki_card_digital_signature" });
+    const issued = await mockOf(server.domain).createCertificate(account.id, { type: "jpki_card_digital_signature" });
     const file = path.join(dir, "holder.pem");
     writeFileSync(file, issued.certificatePem);
     // Mock mode, and the server's URL: the mock CA's CRL and OCSP answer there.
@@ -246,9 +247,9 @@ describe("account and token administration through the CLI, against a running se
     expectNoStackTrace(elsewhere);
     expect(await server.domain.oidc.jpki.linksOf(other.id)).toEqual([]);
 
-    await server.domain.mock!.setStatus(account.id, issued.certificate.id, { status: "revoked" });
-    const second = await server.domain.mock!.createCertificate(account.id, { type: "jpki_card_user_authentication" });
-    await server.domain.mock!.setStatus(account.id, second.certificate.id, { status: "revoked" });
+    await mockOf(server.domain).setStatus(account.id, issued.certificate.id, { status: "revoked" });
+    const second = await mockOf(server.domain).createCertificate(account.id, { type: "jpki_card_user_authentication" });
+    await mockOf(server.domain).setStatus(account.id, second.certificate.id, { status: "revoked" });
     writeFileSync(file, issued.certificatePem.replace(/[\s\S]*/, second.certificatePem));
     const revoked = await shomeiWith(env, "certificate", "link-login", "cli-other", file);
     expect(revoked.code).toBe(1);

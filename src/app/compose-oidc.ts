@@ -32,7 +32,6 @@ import type { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
 import { ClientRegistration } from "../domain/oidc/registration/client-registration-service.ts";
 import { InitialAccessTokens } from "../domain/oidc/registration/initial-access-tokens.ts";
 import { ClientRegistrationsRepository, InitialAccessTokensRepository } from "../storage/client-registrations-repository.ts";
-import type { MockCards } from "../domain/mock/mock-card.ts";
 import { SessionEndings } from "../domain/oidc/backchannel-logout/session-endings.ts";
 import { LogoutOutboxRepository } from "../storage/logout-outbox-repository.ts";
 import type { ApiAccessTokens } from "../domain/accounts/api-access-tokens.ts";
@@ -41,10 +40,9 @@ import { Passkeys } from "../domain/oidc/passkeys/passkeys.ts";
 import { relyingPartyOf } from "../domain/oidc/passkeys/relying-party.ts";
 import { PasskeysRepository } from "../storage/passkeys-repository.ts";
 
-/** What the provider takes from the certificate half: JPKI sign-in and, in mock mode, the mock cards. */
+/** What the provider takes from the certificate half: JPKI sign-in. */
 export interface OidcCertificateServices {
   jpki: JpkiSignIn;
-  mockCards: MockCards | undefined;
   /** The certificate API's access tokens: the client_credentials grant issues them, revocation and introspection cover them. */
   apiAccessTokens?: ApiAccessTokens;
 }
@@ -183,7 +181,6 @@ export function createOidc(
       clock,
     ),
     passkeys,
-    mockCards: certificates.mockCards,
     signIn: new SignIn(
       users,
       new LoginThrottle(new LoginAttemptsRepository(database), secretKey, clock, {

@@ -5,7 +5,6 @@ import { AccountsRepository } from "../storage/accounts-repository.ts";
 import { CachedAccountStore } from "../storage/cached-account-store.ts";
 import { CertificatesRepository } from "../storage/certificates-repository.ts";
 import type { Database } from "../storage/database.ts";
-import { MockRepository } from "../storage/mock-repository.ts";
 import { Accounts } from "../domain/accounts/accounts.ts";
 import { ApiAccessTokens } from "../domain/accounts/api-access-tokens.ts";
 import { ApiOAuthClients } from "../domain/accounts/oauth-clients.ts";
@@ -17,14 +16,11 @@ import type { RevocationSource } from "../domain/certificates/revocation-source.
 import { CertificateStatusChecks } from "../domain/certificates/status-checks.ts";
 import { UnconfiguredSource } from "../domain/certificates/unconfigured-source.ts";
 import { systemClock, type Clock } from "../domain/clock.ts";
-import { MockEnvironment } from "../domain/mock/mock-environment.ts";
-import { MockCaSource } from "../domain/mock/mock-ca-source.ts";
 import { createOidc, publicParWindowMs } from "./compose-oidc.ts";
 import type { AcrPolicy } from "../domain/oidc/acr.ts";
 import type { Oidc } from "../domain/oidc/provider.ts";
 import { noLinkSource } from "../domain/certificates/link-source.ts";
 import { CertificateRegistry } from "../domain/certificates/registry.ts";
-import { MockLinkSource } from "../domain/mock/mock-link-source.ts";
 import type { TrustAnchor } from "../domain/trust/trust-anchor.ts";
 import { TrustAnchorSet } from "../domain/trust/trust-anchor-set.ts";
 import { loadTrustAnchorsFile } from "../adapters/files/trust-anchors-file.ts";
@@ -50,7 +46,6 @@ import { MethodSelectingSource } from "../domain/certificates/method-selecting-s
 import { JpkiChallenges } from "../domain/oidc/jpki/challenges.ts";
 import { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
 import { ProviderAccount } from "../domain/oidc/jpki/provider-account.ts";
-import { MockCards } from "../domain/mock/mock-card.ts";
 import { CertificateEvents } from "../domain/events/events.ts";
 import { EventsRepository } from "../storage/events-repository.ts";
 
@@ -59,11 +54,11 @@ const eventsPollMs = 500;
 import { JpkiLinksRepository } from "../storage/jpki-links-repository.ts";
 import { WebhookEndpoints } from "../domain/webhooks/webhook-endpoints.ts";
 import { WebhookDeliveryLoop } from "../domain/webhooks/delivery-loop.ts";
-import { DemoWebhookReceiver } from "../domain/webhooks/demo-receiver.ts";
 import { WebhooksRepository, maxExcerptChars } from "../storage/webhooks-repository.ts";
 import { createWebhookSender } from "../adapters/http/webhook-sender.ts";
 import { LogoutDeliveryLoop } from "../domain/oidc/backchannel-logout/delivery-loop.ts";
 import { LogoutOutboxRepository } from "../storage/logout-outbox-repository.ts";
+import type { Extension, InstalledExtension } from "./extension.ts";
 
 /**
  * The composition root: every domain service, wired to the repositories that
@@ -80,8 +75,6 @@ export interface Domain {
   events: CertificateEvents;
   /** The accounts' webhook endpoints. */
   webhooks: WebhookEndpoints;
-  /** The mock environment's webhook receiver (`/demo/webhooks`); undefined in production mode. */
-  demoWebhooks: DemoWebhookReceiver | undefined;
   /** This instance's delivery loop; the server starts and stops it. */
   webhookDelivery: WebhookDelivery;
   /** This instance's loop sending logout tokens (Back-Channel Logout); the server starts and stops it. */
@@ -89,8 +82,8 @@ export interface Domain {
   batchChecks: BatchStatusChecks;
   registry: CertificateRegistry;
   verifications: Verifications;
-  /** Present only in mock mode. */
-  mock: MockEnvironment | undefined;
+  /** What the mode added (see Extension): none in production mode. */
+  extensions: readonly InstalledExtension[];
   oidc: Oidc;
   sweeper: ExpiredRowsSweeper;
   /** The CRLs of the configured trust anchors; the server starts and stops their refreshing. */
@@ -110,6 +103,8 @@ export interface DomainOptions {
   onWebhookError?: (error: unknown) => void;
   /** Told of a failure around an attempt to send a logout token; the loop goes on. */
   onLogoutDeliveryError?: (error: unknown) => void;
+  /** What the mode adds (see extensionsOf in mode-extensions.ts); none: production's services only. */
+  extensions?: readonly Extension[];
 }
 
 /** The logout token loop; it shares the webhooks' sender (and so their network policy). */
@@ -141,14 +136,6 @@ export function loadSecretKey(config: Config): Promise<Buffer> {
   return loadOrCreateKeyFile(config.secretKeyFile ?? path.join(config.dataDir, "secret.key"));
 }
 
-function mockCrlUrl(config: Config): string {
-  return `${config.baseUrl}/mock/ca.crl`;
-}
-
-function mockOcspUrl(config: Config): string {
-  return `${config.baseUrl}/mock/ocsp`;
-}
-
 /** The anchors of SHOMEI_TRUST_ANCHORS_FILE (none when unset); throws a DomainError naming the problem. */
 export function configuredTrustAnchors(config: Config): TrustAnchor[] {
   return config.trustAnchorsFile ? loadTrustAnchorsFile(config.trustAnchorsFile) : [];
@@ -166,9 +153,7 @@ export function createDomain(
   anchors: readonly TrustAnchor[] = configuredTrustAnchors(config),
   options: DomainOptions = {},
 ): Domain {
-  const mockMode = config.mode === "mock";
   const certificates = new CertificatesRepository(database);
-  const mockRepository = new MockRepository(database);
   const unconfigured = new UnconfiguredSource();
   const crlLists = new CrlLists(
     crlIssuers(anchors),
@@ -192,33 +177,32 @@ export function createDomain(
   const ocspSource = new OcspRevocationSource(ocspResponses);
   const order: ("crl" | "ocsp")[] = config.checkMethodOrder === "ocsp,crl" ? ["ocsp", "crl"] : ["crl", "ocsp"];
   const anchorSource = new MethodSelectingSource(order.map((m) => (m === "crl" ? crlSource : ocspSource)));
-  // The mock CA is an issuer of the same sources, known once it exists (created on first use).
-  let mockIssuer: Promise<void> | undefined;
-  const mockReady = (): Promise<void> =>
-    (mockIssuer ??= mock!.issuer().then((issuer) => {
-      crlLists.addIssuer(issuer);
-      ocspResponses.addIssuer(issuer);
-    })).catch((error: unknown) => {
-      mockIssuer = undefined;
-      throw error;
-    });
-  // After SetMockCertificateStatus: the re-issued CRL fetched now, the certificate's stored OCSP answer dropped.
-  const mockChanged = async (serialNumber: string): Promise<void> => {
-    await mockReady();
-    const issuer = (await mock!.issuer());
-    await Promise.all([crlLists.reissued(issuer, mockCrlUrl(config)), ocspResponses.forget({ issuerAnchor: issuer.id, serialNumber })]);
-  };
-  const mock = mockMode ? new MockEnvironment(mockRepository, certificates, clock, mockCrlUrl(config), mockOcspUrl(config), mockChanged) : undefined;
-  const mockSource = new MockCaSource(mockRepository, { crl: crlSource, ocsp: ocspSource }, order, mockReady);
-  // Production mode never consults the mock: its certificates get no source, so no status at all.
-  // Certificates of a configured anchor get theirs from the anchor's CRLs and OCSP responders, in either mode;
-  // in mock mode the mock CA's go through the same sources, to this server's own CRL and OCSP routes.
+  const extensions = (options.extensions ?? []).map((extension) =>
+    extension.install({
+      config,
+      database,
+      secretKey,
+      clock,
+      certificates,
+      crlLists,
+      ocspResponses,
+      sources: { crl: crlSource, ocsp: ocspSource },
+      methodOrder: order,
+    }),
+  );
+  // Certificates of a configured anchor get their statuses from the anchor's CRLs and OCSP responders; an
+  // extension answers for its own (the mock CA's); any other certificate has no source, so no status at all.
   const sourceFor = (certificate: StoredCertificate): RevocationSource => {
-    if (mockMode && (certificate.origin === "mock" || certificate.trustAnchor === "mock")) return mockSource;
+    for (const extension of extensions) {
+      const source = extension.revocationSourceFor?.(certificate);
+      if (source) return source;
+    }
     return crlLists.issuer(certificate.trustAnchor) ? anchorSource : unconfigured;
   };
-  const trustAnchors = new TrustAnchorSet(anchors, mock && (() => mock.trustAnchor()));
-  const registry = new CertificateRegistry(certificates, trustAnchors, mock ? new MockLinkSource(mockRepository) : noLinkSource, clock);
+  const extraAnchors = extensions.flatMap((e) => (e.trustAnchor ? [e.trustAnchor.bind(e)] : []));
+  const trustAnchors = new TrustAnchorSet(anchors, extraAnchors);
+  const linkSource = extensions.find((e) => e.linkSource)?.linkSource ?? noLinkSource;
+  const registry = new CertificateRegistry(certificates, trustAnchors, linkSource, clock);
   const statusChecks = new CertificateStatusChecks(certificates, sourceFor, clock, registry);
   const accountStore = new CachedAccountStore(new AccountsRepository(database));
   const accounts = new Accounts(accountStore, clock);
@@ -268,7 +252,7 @@ export function createDomain(
   );
   wake = () => loop.wake();
   const day = 24 * 3600 * 1000;
-  const oidc = createOidc(config, database, secretKey, clock, { jpki, mockCards: mockMode ? new MockCards(jpkiLinks, secretKey) : undefined, apiAccessTokens }, options.acrPolicy);
+  const oidc = createOidc(config, database, secretKey, clock, { jpki, apiAccessTokens }, options.acrPolicy);
   const logoutOutbox = new LogoutOutboxRepository(database);
   const logoutLoop = new LogoutDeliveryLoop(
     logoutOutbox,
@@ -305,12 +289,11 @@ export function createDomain(
     webhooks,
     webhookDelivery,
     logoutDelivery,
-    demoWebhooks: mockMode ? new DemoWebhookReceiver(webhookStore, webhooks, clock, "/demo/webhooks") : undefined,
     events: new CertificateEvents(new EventsRepository(database), clock, { pollMs: eventsPollMs, heartbeatMs: config.eventsHeartbeatSeconds * 1000 }),
     batchChecks: new BatchStatusChecks(certificates, sourceFor, clock),
     registry,
     verifications,
-    mock,
+    extensions,
     oidc,
     sweeper: new ExpiredRowsSweeper(new OneTimeRecords(database), new ExpiredRowsRepository(database), clock, {
       loginAttemptWindowMs: Math.max(config.loginThrottleWindowSeconds * 1000, publicParWindowMs),
@@ -320,14 +303,14 @@ export function createDomain(
   };
 }
 
-/** The configured anchors (never the mock CA) as CRL issuers, by anchor id. */
+/** The configured anchors as CRL issuers, by anchor id (an extension's CA joins them itself, see ExtensionContext). */
 function crlIssuers(anchors: readonly TrustAnchor[]): Map<string, CrlIssuer> {
   return new Map(
     anchors.map((a) => [a.id, { id: a.id, name: a.name, certificateDer: new Uint8Array(a.certificate.raw), crlUrls: a.crlUrls }]),
   );
 }
 
-/** The configured anchors (never the mock CA) as OCSP issuers, by anchor id. */
+/** The configured anchors as OCSP issuers, by anchor id (an extension's CA joins them itself). */
 function ocspIssuers(anchors: readonly TrustAnchor[]): Map<string, OcspIssuer> {
   return new Map(
     anchors.map((a) => [a.id, { id: a.id, name: a.name, certificateDer: new Uint8Array(a.certificate.raw), ocspUrls: a.ocspUrls }]),

@@ -1,5 +1,6 @@
 import type { Config } from "../config/schema.ts";
 import { createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
+import { extensionsOf } from "../app/mode-extensions.ts";
 import { openDatabase } from "../storage/database.ts";
 import { migrateToLatest } from "../storage/migrate.ts";
 import { UsageError } from "./usage-error.ts";
@@ -11,7 +12,7 @@ export async function withDomain<T>(config: Config, work: (domain: Domain) => Pr
   const database = await openDatabase(config.databaseUrl);
   try {
     if (config.migrateOnStart) await migrateToLatest(database);
-    return await work(createDomain(config, database, await loadSecretKey(config)));
+    return await work(createDomain(config, database, await loadSecretKey(config), undefined, undefined, { extensions: await extensionsOf(config) }));
   } finally {
     await database.close();
   }

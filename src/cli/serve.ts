@@ -1,8 +1,4 @@
 import type { Config } from "../config/schema.ts";
-import { seedDemo, type DemoData } from "../app/mock-seed/demo-seed.ts";
-import { seedOidcDemo, type OidcDemo } from "../app/mock-seed/oidc-demo-seed.ts";
-import { seedMockCard } from "../app/mock-seed/mock-card-seed.ts";
-import type { MockCard } from "../domain/mock/mock-card.ts";
 import { applyClientsFile } from "../adapters/files/clients-file.ts";
 import { createLogger } from "../observability/logger.ts";
 import { startServer } from "../server/server.ts";
@@ -10,21 +6,16 @@ import { version } from "../version.ts";
 
 export async function serveCommand(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
-  // Ready only once the clients file is applied and the demo data exist: a script that waits for /readyz can use them.
+  // Ready only once the clients file is applied and the extensions' start-up work (the mock's demo data) is
+  // done: a script that waits for /readyz can use them.
   const server = await startServer(config, logger, { holdReadiness: true });
-  let demo: DemoData | undefined;
-  let oidcDemo: OidcDemo | undefined;
-  let mockCard: MockCard | undefined;
+  const added: string[] = [];
   try {
     if (config.clientsFile) {
       const ids = await applyClientsFile(config.clientsFile, server.domain.oidc.clients, Date.now(), server.config.webhookAllowPrivate);
       logger.info({ clients: ids, file: config.clientsFile }, "clients file applied");
     }
-    if (server.domain.mock) {
-      demo = await seedDemo(server.domain, config.dataDir);
-      oidcDemo = await seedOidcDemo(server.domain.oidc, config.dataDir, Date.now());
-      mockCard = await seedMockCard(server.domain, demo);
-    }
+    for (const extension of server.domain.extensions) added.push(...((await extension.startUp?.(server.domain, server.url)) ?? []));
   } catch (error) {
     await server.close();
     throw error;
@@ -54,17 +45,11 @@ export async function serveCommand(config: Config): Promise<void> {
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
   logger.info({ url: server.url, mode: config.mode, database: server.database.displayUrl, version }, "listening");
-  process.stderr.write(banner(server.config, server.url, server.database.displayUrl, demo, oidcDemo, mockCard));
+  process.stderr.write(banner(server.config, server.url, server.database.displayUrl, added));
 }
 
-function banner(
-  config: Config,
-  url: string,
-  database: string,
-  demo: DemoData | undefined,
-  oidcDemo: OidcDemo | undefined,
-  mockCard: MockCard | undefined,
-): string {
+/** What to try, after the lines the extensions add (the mock's demo data and commands). */
+function banner(config: Config, url: string, database: string, added: readonly string[]): string {
   const lines = [
     "",
     `  shomei ${version} is listening on ${url} (${config.mode} mode)`,
@@ -75,39 +60,9 @@ function banner(
     `    open ${url}/ in a browser`,
     `    curl ${url}/readyz`,
     `    curl -H 'Content-Type: application/json' -d '{}' ${url}/service.verify.v2.ServerInfoService/GetServerInfo`,
+    ...added,
+    "",
+    "",
   ];
-  if (demo) {
-    const [good, , revoked] = demo.certificates;
-    lines.push(
-      "",
-      `  Mock environment: account "${demo.accountName}", user ${demo.userId}`,
-      ...demo.certificates.map((c) => `    certificate ${c.id}  ${c.type}  ${c.status}`),
-      `  API token (demo data, kept in ${config.dataDir}/demo-api-token): ${demo.token}`,
-      "",
-      "  Check a certificate's status:",
-      `    curl -H 'Authorization: Bearer ${demo.token}' -H 'Content-Type: application/json' \\`,
-      `      -d '{"certificateId":"${good?.id}"}' ${url}/service.verify.v2.CertificateService/CheckCertificateStatus`,
-      `  and a revoked one: {"certificateId":"${revoked?.id}"}`,
-    );
-  }
-  if (oidcDemo) {
-    lines.push(
-      "",
-      `  OpenID Connect demo: sign in as "${oidcDemo.userLogin}" / "${oidcDemo.userPassword}" (the step-up page shows the mock one-time code)`,
-      `    ${oidcDemo.authorizationUrl}`,
-      "  with step-up to ACR high:",
-      `    ${oidcDemo.stepUpUrl}`,
-      "  with step-up to ACR very_high, signing with the demo user's mock JPKI card (on the page):",
-      `    ${oidcDemo.jpkiStepUpUrl}`,
-      ...(mockCard ? [`  the mock card's certificate ${mockCard.certificateId} (account "${mockCard.accountName}"): revoke it with SetMockCertificateStatus`] : []),
-      `  client ${oidcDemo.clientId}, secret in ${config.dataDir}/demo-client-secret (client_secret_basic), e.g. for PAR:`,
-      `    curl -u ${oidcDemo.clientId}:$(cat ${config.dataDir}/demo-client-secret) -d redirect_uri=${encodeURIComponent(oidcDemo.redirectUri)} \\`,
-      `      -d response_type=code -d scope=openid -d state=s1 ${config.baseUrl}/api/oidc/v1/par`,
-      `  public client ${oidcDemo.publicClientId} (no secret, PKCE and DPoP required), for an app's OAuth library`,
-      "  the demo page shows a curl command that redeems the code at the token endpoint; discovery:",
-      `    ${config.baseUrl}/.well-known/openid-configuration`,
-    );
-  }
-  lines.push("", "");
   return lines.join("\n");
 }

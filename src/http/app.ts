@@ -1,16 +1,11 @@
-import path from "node:path";
 import express, { type Express } from "express";
-import { demoClientId } from "../domain/mock/demo-names.ts";
 import type { Config } from "../config/schema.ts";
 import type { Domain } from "../app/compose.ts";
 import type { OperationsDependencies } from "./routes/health.ts";
 import { registerOperationsRoutes } from "./routes/health.ts";
 import { registerAssetRoutes } from "./routes/assets.ts";
 import { registerHomeRoute } from "./routes/home.ts";
-import { registerMockCaRoutes } from "./routes/mock-ca.ts";
 import { registerAuthorizeRoute } from "./routes/oidc/authorize.ts";
-import { registerDemoCallback } from "./routes/oidc/demo-callback.ts";
-import { registerDemoWebhooks } from "./routes/demo-webhooks.ts";
 import { registerInteractionPages } from "./routes/oidc/interaction-pages.ts";
 import { accountLoginPath, registerAccountLogin } from "./routes/oidc/account-login.ts";
 import { registerAccountSecurity } from "./routes/oidc/passkey-pages.ts";
@@ -28,6 +23,7 @@ import { bodyLimit } from "./middleware/body-limit.ts";
 import { securityHeaders } from "./middleware/page-headers.ts";
 import { registerCors } from "./middleware/cors.ts";
 import { errorHandler, notFound } from "./middleware/errors.ts";
+import { combinedHints } from "./page-hints.ts";
 
 export interface HttpDependencies extends OperationsDependencies {
   config: Config;
@@ -37,7 +33,8 @@ export interface HttpDependencies extends OperationsDependencies {
 /**
  * The Express application for everything that is not an RPC, on HTTP/1.1 and
  * HTTP/2 alike (see src/server/express-on-node.ts): the operations
- * endpoints, the OpenID Connect routes and pages. All state lives in the
+ * endpoints, the OpenID Connect routes and pages, and those of the installed
+ * extensions (see Extension). All state lives in the
  * dependencies, never in here.
  */
 export function createHttpApp(deps: HttpDependencies): Express {
@@ -70,20 +67,14 @@ export function createHttpApp(deps: HttpDependencies): Express {
   registerGrantRoutes(router, oidc);
   registerJpkiAppApi(router, oidc.signRequests, oidc.issuer);
   const defaultLocale = deps.config.defaultLocale;
-  registerInteractionPages(router, oidc, deps.config.mode === "mock", defaultLocale, deps.logger);
+  const { extensions } = deps.domain;
+  const hints = combinedHints(extensions.flatMap((extension) => (extension.pageHints ? [extension.pageHints(deps.domain)] : [])));
+  registerInteractionPages(router, oidc, hints, defaultLocale, deps.logger);
   registerAccountLogin(router, oidc, defaultLocale, deps.logger);
   registerAccountSecurity(router, oidc, deps.logger, defaultLocale, accountLoginPath);
   registerLogoutRoute(router, oidc, defaultLocale);
-  if (deps.domain.mock) {
-    registerMockCaRoutes(router, deps.domain.mock);
-    registerDemoCallback(router, {
-      tokenEndpoint: oidc.endpoints.token,
-      redirectUri: `${oidc.issuer}/demo/callback`,
-      clientId: demoClientId,
-      secretFile: path.join(deps.config.dataDir, "demo-client-secret"),
-    }, defaultLocale);
-    if (deps.domain.demoWebhooks) registerDemoWebhooks(router, deps.domain.demoWebhooks, oidc.issuer, defaultLocale);
-  }
+  // What the mode adds (the mock environment's CA, card script and demo pages): after production's routes.
+  for (const extension of extensions) extension.registerRoutes?.(router, deps.domain);
   app.use(router);
 
   app.use(notFound(defaultLocale));

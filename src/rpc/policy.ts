@@ -5,7 +5,7 @@ import type { ApiScope } from "../domain/accounts/api-scopes.ts";
 import { RpcAuthentication } from "./auth.ts";
 import { OAuthAdmission, type OAuthAccess } from "./oauth-admission.ts";
 import { errorBoundary } from "./interceptors.ts";
-import type { RpcService } from "./routes.ts";
+import type { RpcService } from "./rpc-service.ts";
 
 /**
  * What every RPC is served under, made once from the registrations

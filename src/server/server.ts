@@ -4,6 +4,7 @@ import type { Logger } from "../observability/logger.ts";
 import { Metrics } from "../observability/metrics.ts";
 import { configuredTrustAnchors, createDomain, loadSecretKey, type Domain } from "../app/compose.ts";
 import { configuredAcrPolicy } from "../app/compose-oidc.ts";
+import { extensionsOf } from "../app/mode-extensions.ts";
 import { rpcPolicy } from "../rpc/policy.ts";
 import { rpcServices } from "../rpc/routes.ts";
 import { openDatabase, type Database } from "../storage/database.ts";
@@ -78,6 +79,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
   // Before anything opens: a bad trust anchors or ACR policy file stops start-up with its own message.
   const anchors = configuredTrustAnchors(config);
   const acrPolicy = configuredAcrPolicy(config);
+  const extensions = await extensionsOf(config);
   const database = await openDatabase(config.databaseUrl);
   let listener: Listener | undefined;
   try {
@@ -124,6 +126,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       onWebhookError: (error) => logger.warn({ err: error }, "a webhook attempt could not be made or recorded; it is retried after its lease"),
       onLogoutDeliveryError: (error) => logger.warn({ err: error }, "a logout token could not be sent or its attempt recorded; it is retried after its lease"),
       acrPolicy,
+      extensions,
     });
     const ready = createApplication(effective, database, domain, logger, () => draining, () => startingUp, express);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);

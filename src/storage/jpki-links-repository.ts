@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from "kysely";
 import type { CertificateType } from "../domain/certificates/model.ts";
 import type { JpkiLinkRow, JpkiLinkStore, LinkStatus } from "../domain/oidc/jpki/model.ts";
-import type { MockCardStore } from "../domain/mock/mock-card.ts";
 import type { Database } from "./database.ts";
 import { preparedQuery } from "./prepared-query.ts";
 import type { OidcJpkiLinkTable, Tables } from "./schema.ts";
@@ -16,8 +15,8 @@ const linksOfUser = preparedQuery((db: Kysely<Tables>, userId: string) =>
   db.selectFrom("oidc_jpki_links").select(linkColumns).where("user_id", "=", userId).orderBy("linked_at").orderBy("certificate_id"),
 );
 
-/** Certificates linked to end users, and (mock mode) the demo user's mock card. */
-export class JpkiLinksRepository implements JpkiLinkStore, MockCardStore {
+/** Certificates linked to end users. */
+export class JpkiLinksRepository implements JpkiLinkStore {
   constructor(private readonly database: Database) {}
 
   private get db() {
@@ -58,19 +57,6 @@ export class JpkiLinksRepository implements JpkiLinkStore, MockCardStore {
   async deleteLink(userId: string, certificateId: string): Promise<boolean> {
     const result = await this.db.deleteFrom("oidc_jpki_links").where("certificate_id", "=", certificateId).where("user_id", "=", userId).executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
-  }
-
-  async insertCardIfAbsent(userId: string, cardSealed: string, now: number): Promise<void> {
-    await this.db
-      .insertInto("oidc_mock_cards")
-      .values({ user_id: userId, card_sealed: cardSealed, created_at: now })
-      .onConflict((oc) => oc.column("user_id").doNothing())
-      .execute();
-  }
-
-  async findCard(userId: string): Promise<string | undefined> {
-    const row = await this.db.selectFrom("oidc_mock_cards").select("card_sealed").where("user_id", "=", userId).executeTakeFirst();
-    return row?.card_sealed;
   }
 }
 

@@ -4,13 +4,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedDemo } from "../../src/app/mock-seed/demo-seed.ts";
-import { seedMockCard } from "../../src/app/mock-seed/mock-card-seed.ts";
-import { seedOidcDemo, type OidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
+import { seedDemo } from "../../src/app/mock/demo-seed.ts";
+import { seedMockCard } from "../../src/app/mock/mock-card-seed.ts";
+import { seedOidcDemo, type OidcDemo } from "../../src/app/mock/oidc-demo-seed.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser, pageWidths } from "../support/browser.ts";
 import { mockCard, type TestCard } from "../support/jpki.ts";
 import { contrastFailures, misLabelledLanguage, tabOrder } from "../support/page-audit.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 /*
  * Every page and every form as a person uses them, in Chromium, on a 390 px
@@ -294,7 +295,7 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
       await arrive(page, "/account/jpki", w.account);
 
       // The card revoked: its step-up is refused, and the page that says the level is out of reach follows.
-      await server.domain.mock!.setStatus(cardAccountId, person.card.certificateId!, { status: "revoked", revokedReason: 1 });
+      await mockOf(server.domain).setStatus(cardAccountId, person.card.certificateId!, { status: "revoked", revokedReason: 1 });
       await page.goto(request(`${language}-revoked`, language, { acr_values: "very_high" }));
       await arrive(page, "/auth/reauth", w.cardStepUp);
       await pasteSignedChallenge(page, person.card);

@@ -6,7 +6,7 @@ import path from "node:path";
 import type { Browser, BrowserContext, BrowserContextOptions, Locator, Page, Response } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
-import { seedOidcDemo, type OidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
+import { seedOidcDemo, type OidcDemo } from "../../src/app/mock/oidc-demo-seed.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser } from "../support/browser.ts";
 import { registerClient } from "../support/oidc.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";

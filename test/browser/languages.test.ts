@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OidcUserRow } from "../../src/domain/oidc/model.ts";
-import { seedOidcDemo, type OidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
+import { seedOidcDemo, type OidcDemo } from "../../src/app/mock/oidc-demo-seed.ts";
 import { browserSuiteTitle, browserUnavailable, launchBrowser, pageWidths } from "../support/browser.ts";
 import { contrastFailures, misLabelledLanguage } from "../support/page-audit.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";

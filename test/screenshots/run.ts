@@ -11,12 +11,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { loadConfig } from "../../src/config/load.ts";
-import { seedDemo } from "../../src/app/mock-seed/demo-seed.ts";
-import { seedMockCard } from "../../src/app/mock-seed/mock-card-seed.ts";
-import { seedOidcDemo, type OidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
+import { seedDemo } from "../../src/app/mock/demo-seed.ts";
+import { seedMockCard } from "../../src/app/mock/mock-card-seed.ts";
+import { seedOidcDemo, type OidcDemo } from "../../src/app/mock/oidc-demo-seed.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { startServer, type RunningServer } from "../../src/server/server.ts";
 import { launchBrowser } from "../support/browser.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 const outDir = path.resolve(process.env.SHOMEI_SCREENSHOT_DIR ?? "screenshots");
 const languages = ["ja", "en"] as const;
@@ -85,7 +86,7 @@ async function walkPages(
   const row = await oidc.users.create({ login, password, name: `Screenshot ${n}`, email: `${login}@example.com` });
   await oidc.users.enrolTotp(row.id);
   const user = (await oidc.users.find(row.id))!;
-  const card = await w.server.domain.mock!.createCertificate(w.accountId, { type: "jpki_card_digital_signature", commonName: "Card Holder" });
+  const card = await mockOf(w.server.domain).createCertificate(w.accountId, { type: "jpki_card_digital_signature", commonName: "Card Holder" });
 
   const context = await w.browser.newContext(options);
   context.setDefaultTimeout(15_000);
@@ -190,7 +191,7 @@ async function walkPages(
     await at("/account/jpki");
 
     // The card is revoked: the card's step-up is refused, and the level is then out of reach.
-    await w.server.domain.mock!.setStatus(w.accountId, card.certificate.id, { status: "revoked", revokedReason: 1 });
+    await mockOf(w.server.domain).setStatus(w.accountId, card.certificate.id, { status: "revoked", revokedReason: 1 });
     await page.goto(request("screenshots-revoked", { acr_values: "very_high" }));
     await at("/auth/reauth");
     await signChallenge();

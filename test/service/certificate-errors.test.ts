@@ -31,6 +31,7 @@ import {
 } from "../support/certificate-rpc.ts";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 const sqlite = (await databaseTargets()).find((t) => t.name === "sqlite")!;
 const maxBodyBytes = 4096;
@@ -322,7 +323,7 @@ describe("certificate service errors (sqlite, mock mode)", () => {
         await expectRpcError(call(newcomer), Code.PermissionDenied, "ERROR_REASON_API_USE_NOT_STARTED");
         await expectRpcError(newcomer.mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE }), Code.PermissionDenied, "ERROR_REASON_API_USE_NOT_STARTED");
       });
-      expect(await server.domain.mock!.listCertificates(account.id)).toEqual([]);
+      expect(await mockOf(server.domain).listCertificates(account.id)).toEqual([]);
     });
 
     it("a suspended account: permission_denied API_USE_SUSPENDED", async () => {
@@ -380,11 +381,11 @@ describe("certificate service errors (sqlite, mock mode)", () => {
         "revoked_reason",
       );
       // None of them changed what checks report.
-      expect(await server.domain.mock!.currentStatus(id)).toBe("good");
+      expect(await mockOf(server.domain).currentStatus(id)).toBe("good");
     });
 
     it("CreateMockCertificate without a type, or with a foreign, unknown or malformed userId", async () => {
-      const countCertificates = async () => (await server.domain.mock!.listCertificates(acme.account.id)).length;
+      const countCertificates = async () => (await mockOf(server.domain).listCertificates(acme.account.id)).length;
       const before = await countCertificates();
       await expectRpcError(api.mock.createMockCertificate({}), Code.InvalidArgument, "ERROR_REASON_INVALID_FIELD", "type");
       await expectRpcError(api.mock.createMockCertificate({ type: 99 as CertificateType }), Code.InvalidArgument, "ERROR_REASON_INVALID_FIELD", "type");
@@ -411,7 +412,7 @@ describe("certificate service errors (sqlite, mock mode)", () => {
         "common_name",
       );
       expect(await countCertificates()).toBe(before);
-      expect((await server.domain.mock!.listCertificates(other.account.id)).map((c) => c.id)).toEqual([otherCert.certificate!.id]);
+      expect((await mockOf(server.domain).listCertificates(other.account.id)).map((c) => c.id)).toEqual([otherCert.certificate!.id]);
     });
   });
 

@@ -33,6 +33,7 @@ import {
 } from "../support/certificate-rpc.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 const targets = await databaseTargets();
 
@@ -565,7 +566,7 @@ for (const target of targets) {
       for (const c of cases) {
         it(`${c.rpc.split(".").at(-1)} ${JSON.stringify(c.body("<id>"))}: another account's id answers byte for byte like an unknown one`, async () => {
           const countA = await countStatuses(server, a.account.id);
-          const certificatesA = (await server.domain.mock!.listCertificates(a.account.id)).length;
+          const certificatesA = (await mockOf(server.domain).listCertificates(a.account.id)).length;
 
           const foreign = await postJson(server, c.rpc, JSON.stringify(c.body(c.idOf())), b.token);
           const unknown = await postJson(server, c.rpc, JSON.stringify(c.body(randomUUID())), b.token);
@@ -581,8 +582,8 @@ for (const target of targets) {
 
           // B's calls changed nothing of A's: no records, no certificates, no mock state.
           expect(await countStatuses(server, a.account.id)).toBe(countA);
-          expect((await server.domain.mock!.listCertificates(a.account.id)).length).toBe(certificatesA);
-          expect(await server.domain.mock!.currentStatus(owned.certificate!.id)).toBe("good");
+          expect((await mockOf(server.domain).listCertificates(a.account.id)).length).toBe(certificatesA);
+          expect(await mockOf(server.domain).currentStatus(owned.certificate!.id)).toBe("good");
 
           // The owner's id in the hands of the owner does exist (so the test compares what it means to).
           const own = await postJson(server, c.rpc, JSON.stringify(c.body(c.idOf())), a.token);
@@ -593,10 +594,10 @@ for (const target of targets) {
 
           expect(await countStatuses(server, a.account.id)).toBe(countA + ownWrites);
           const createdByOwn = c.rpc.endsWith("/CreateMockCertificate") ? 1 : 0;
-          expect((await server.domain.mock!.listCertificates(a.account.id)).length).toBe(certificatesA + createdByOwn);
+          expect((await mockOf(server.domain).listCertificates(a.account.id)).length).toBe(certificatesA + createdByOwn);
           // And B never got anything of its own either.
           expect(await countStatuses(server, b.account.id)).toBe(0);
-          expect(await server.domain.mock!.listCertificates(b.account.id)).toEqual([]);
+          expect(await mockOf(server.domain).listCertificates(b.account.id)).toEqual([]);
           if (c.rpc.endsWith("/SetMockCertificateStatus")) {
             await setupA.mock.setMockCertificateStatus({ certificateId: owned.certificate!.id, status: Status.GOOD });
           }

@@ -23,6 +23,7 @@ import {
   type TestUser,
 } from "../support/oidc.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 /**
  * Signing with a phone through real requests on each database: the page
@@ -243,7 +244,7 @@ for (const target of await databaseTargets()) {
       const bob = await createUser(server);
       const card = await mockCard(server, accountId);
       await server.domain.oidc.jpki.linkByOperator(bob.row.id, derOf(card));
-      await server.domain.mock!.setStatus(accountId, card.certificateId!, { status: "revoked", revokedReason: 1 });
+      await mockOf(server.domain).setStatus(accountId, card.certificateId!, { status: "revoked", revokedReason: 1 });
       const { b, path, shown } = await atCardSignIn();
       await answer(shown, card);
       const refused = await continueWith(b, path, shown);

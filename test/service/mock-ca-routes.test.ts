@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 const [sqlite] = await databaseTargets();
 
@@ -22,7 +23,7 @@ describe("mock CA routes", () => {
     server = await startTestServer(scratch.url);
     dir = mkdtempSync(path.join(tmpdir(), "shomei-crl-"));
     const account = await server.domain.accounts.create("crl-test", "active");
-    const mock = server.domain.mock!;
+    const mock = mockOf(server.domain);
     const revoked = await mock.createCertificate(account.id, { type: "jpki_card_digital_signature" });
     const good = await mock.createCertificate(account.id, { type: "jpki_card_user_authentication" });
     await mock.setStatus(account.id, revoked.certificate.id, {

@@ -7,6 +7,7 @@ import type { CheckMethod } from "../../src/domain/certificates/model.ts";
 import type { CreatedMockCertificate } from "../../src/domain/mock/mock-environment.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 const targets = await databaseTargets();
 
@@ -44,12 +45,12 @@ for (const target of targets) {
       server = await startTestServer(scratch.url);
       dir = mkdtempSync(path.join(tmpdir(), "shomei-mock-real-"));
       accountId = (await server.domain.accounts.create("mock-real", "active")).id;
-      writeFileSync(path.join(dir, "ca.pem"), (await server.domain.mock!.ca()).certificatePem);
+      writeFileSync(path.join(dir, "ca.pem"), (await mockOf(server.domain).ca()).certificatePem);
     }, 60_000);
 
     // A certificate of each test's own: the status one test sets is no other test's starting point.
     beforeEach(async () => {
-      cert = await server.domain.mock!.createCertificate(accountId, { type: "jpki_card_digital_signature" });
+      cert = await mockOf(server.domain).createCertificate(accountId, { type: "jpki_card_digital_signature" });
       writeFileSync(path.join(dir, "c.pem"), cert.certificatePem);
     });
 
@@ -66,7 +67,7 @@ for (const target of targets) {
     it("a change appears through CRL and through OCSP exactly as set, and openssl reads the same", async () => {
       const revokedAt = Date.parse("2026-03-04T05:06:07Z");
       const sourceUpdatedAt = Date.parse("2026-03-05T00:00:00Z");
-      await server.domain.mock!.setStatus(accountId, cert.certificate.id, { status: "revoked", revokedReason: 1, revokedAt, sourceUpdatedAt });
+      await mockOf(server.domain).setStatus(accountId, cert.certificate.id, { status: "revoked", revokedReason: 1, revokedAt, sourceUpdatedAt });
       const expected = { status: "revoked", revokedAt, revokedReason: 1, sourceUpdatedAt };
       expect(await check("crl")).toMatchObject({ ...expected, checkMethod: "crl" });
       expect(await check("ocsp")).toMatchObject({ ...expected, checkMethod: "ocsp" });
@@ -83,7 +84,7 @@ for (const target of targets) {
 
     it("dated back and set good again: the next checks see it at once, by both methods", async () => {
       const sourceUpdatedAt = Date.parse("2026-01-10T10:00:00Z");
-      await server.domain.mock!.setStatus(accountId, cert.certificate.id, { status: "good", sourceUpdatedAt });
+      await mockOf(server.domain).setStatus(accountId, cert.certificate.id, { status: "good", sourceUpdatedAt });
       const good = { status: "good", revokedAt: null, revokedReason: null, sourceUpdatedAt };
       expect(await check("crl")).toMatchObject({ ...good, checkMethod: "crl" });
       expect(await check("ocsp")).toMatchObject({ ...good, checkMethod: "ocsp" });
@@ -99,7 +100,7 @@ for (const target of targets) {
         return { crlNumber: Number(/X509v3 CRL Number: *\n\s*(\d+)/.exec(text)?.[1]), lastUpdate: /Last Update: (.+)/.exec(text)?.[1] };
       };
       const before = await number();
-      await server.domain.mock!.setStatus(accountId, cert.certificate.id, { status: "revoked", revokedReason: 3, sourceUpdatedAt: Date.parse("2026-02-01T00:00:00Z") });
+      await mockOf(server.domain).setStatus(accountId, cert.certificate.id, { status: "revoked", revokedReason: 3, sourceUpdatedAt: Date.parse("2026-02-01T00:00:00Z") });
       const after = await number();
       expect(after).toEqual({ crlNumber: before.crlNumber + 1, lastUpdate: "Feb  1 00:00:00 2026 GMT" });
       // Served again without a change: the same issue.
@@ -113,14 +114,14 @@ for (const target of targets) {
     });
 
     it("offeredCheckMethods CRL only: the responder answers unauthorized and an OCSP check is failed_precondition", async () => {
-      await server.domain.mock!.setStatus(accountId, cert.certificate.id, { status: "good", offeredMethods: ["crl"] });
+      await mockOf(server.domain).setStatus(accountId, cert.certificate.id, { status: "good", offeredMethods: ["crl"] });
       expect((await ocsp("-cert", "c.pem")).out).toContain("Responder Error: unauthorized (6)");
       await expect(check("ocsp")).rejects.toMatchObject({ code: "check_method_not_offered" });
       expect(await check("crl")).toMatchObject({ status: "good", checkMethod: "crl" });
     });
 
     it("STATUS_UNKNOWN: OCSP says unknown, the CRL is unavailable rather than good", async () => {
-      await server.domain.mock!.setStatus(accountId, cert.certificate.id, { status: "unknown" });
+      await mockOf(server.domain).setStatus(accountId, cert.certificate.id, { status: "unknown" });
       expect(await check("ocsp")).toMatchObject({ status: "unknown", checkMethod: "ocsp" });
       await expect(check("crl")).rejects.toMatchObject({ code: "source_unavailable" });
       const unspecified = await server.domain.statusChecks.checkCertificate({ accountId }, cert.certificate.id);
@@ -143,8 +144,8 @@ for (const target of targets) {
     });
 
     it("SetMockCertificateStatus refuses times no CRL or OCSP answer can carry, and removeFromCRL", async () => {
-      const set = (input: Parameters<NonNullable<TestServer["domain"]["mock"]>["setStatus"]>[2]) =>
-        server.domain.mock!.setStatus(accountId, cert.certificate.id, input);
+      const set = (input: Parameters<ReturnType<typeof mockOf>["setStatus"]>[2]) =>
+        mockOf(server.domain).setStatus(accountId, cert.certificate.id, input);
       await set({ status: "unknown" });
       await expect(set({ status: "good", sourceUpdatedAt: Date.now() + 3_600_000 })).rejects.toMatchObject({ code: "invalid_field", field: "source_updated_at" });
       await expect(set({ status: "revoked", revokedAt: Date.parse("1949-12-31T00:00:00Z") })).rejects.toMatchObject({ code: "invalid_field", field: "revoked_at" });

@@ -5,7 +5,7 @@ import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedOidcDemo, type OidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
+import { seedOidcDemo, type OidcDemo } from "../../src/app/mock/oidc-demo-seed.ts";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
 import { basicAuthorization, postPar, pkce } from "../support/oidc.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { seedOidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
+import { seedOidcDemo } from "../../src/app/mock/oidc-demo-seed.ts";
 import { dpopSigningAlgorithms } from "../../src/domain/oidc/dpop/algorithms.ts";
 import { storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";

@@ -28,6 +28,7 @@ import {
   type TestUser,
 } from "../support/oidc.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 /**
  * JPKI sign-in through real requests on each database: step-up to very_high
@@ -315,7 +316,7 @@ for (const target of await databaseTargets()) {
       const { accessToken } = await redeem(code);
       expect((await getUserinfo(server, accessToken)).json.jpki_verified).toBe(true);
 
-      await server.domain.mock!.setStatus(accountId, card.certificateId!, { status: "revoked", revokedReason: 1 });
+      await mockOf(server.domain).setStatus(accountId, card.certificateId!, { status: "revoked", revokedReason: 1 });
       const again = await atStepUp(dave, b);
       const page = await openPage(b, again.path);
       const refused = await submit(b, again.path, { csrf: page.csrf, challenge: page.challenge, card });
@@ -413,7 +414,7 @@ describe("JPKI sign-in in production mode", () => {
   });
 
   it("holds no mock cards and serves no mock card script: no key ever reaches a page", async () => {
-    expect(server.domain.oidc.mockCards).toBeUndefined();
+    expect(server.domain.extensions).toEqual([]);
     const script = await fetch(`${server.url}/assets/mock-card.js`);
     expect(script.status).toBe(404);
     expect(script.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");

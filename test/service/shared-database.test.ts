@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedOidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
+import { seedOidcDemo } from "../../src/app/mock/oidc-demo-seed.ts";
 import { DomainError } from "../../src/domain/errors.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { basicAuthorization, postPar } from "../support/oidc.ts";

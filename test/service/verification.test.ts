@@ -37,6 +37,7 @@ import {
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { OpensslCa, Signer, pemToDer, selfSigned, type Hash } from "../support/openssl.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 const targets = await databaseTargets();
 const cardSignaturePolicy = "1.2.392.200149.8.5.1.1.20";
@@ -225,7 +226,7 @@ for (const target of targets) {
     });
 
     it("an expired certificate is RESULT_CERTIFICATE_EXPIRED before its signature is even looked at", async () => {
-      const ca = await server.domain.mock!.ca();
+      const ca = await mockOf(server.domain).ca();
       const now = Date.now();
       const expired = await issueMockCertificate(ca, {
         kind: "jpki_card_digital_signature",

@@ -7,7 +7,7 @@ import { AccountsRepository } from "../../src/storage/accounts-repository.ts";
 import { certificatesByIds, CertificatesRepository, usersByIds } from "../../src/storage/certificates-repository.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
-import { mockStatesBySerials, MockRepository } from "../../src/storage/mock-repository.ts";
+import { mockStatesBySerials, MockRepository } from "../../src/storage/mock/mock-repository.ts";
 import { certificateCopies } from "../support/certificate-copies.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 

@@ -9,7 +9,7 @@ import { AccountsRepository } from "../../src/storage/accounts-repository.ts";
 import { CertificatesRepository } from "../../src/storage/certificates-repository.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
-import { MockRepository } from "../../src/storage/mock-repository.ts";
+import { MockRepository } from "../../src/storage/mock/mock-repository.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { StatementCounter } from "../support/statement-counter.ts";
 

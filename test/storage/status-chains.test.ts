@@ -9,7 +9,7 @@ import { CertificatesRepository } from "../../src/storage/certificates-repositor
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { migrations } from "../../src/storage/migrations/index.ts";
-import { MockRepository } from "../../src/storage/mock-repository.ts";
+import { MockRepository } from "../../src/storage/mock/mock-repository.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { goodStatusRecord } from "../support/status-records.ts";
 

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import { seedDemo } from "../../src/app/mock-seed/demo-seed.ts";
-import { seedOidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
+import { seedDemo } from "../../src/app/mock/demo-seed.ts";
+import { seedOidcDemo } from "../../src/app/mock/oidc-demo-seed.ts";
 import { statusRecords } from "./certificate-rpc.ts";
 import { authorizeUrl, basicAuthorization, Browser, csrfOf, expectPage, obtainCode, postToken } from "./oidc.ts";
 import type { Procedure } from "./rpc-procedures.ts";

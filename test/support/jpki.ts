@@ -4,6 +4,7 @@ import { challengeText } from "../../src/domain/oidc/jpki/challenges.ts";
 import { createMockCa, issueMockCertificate } from "../../src/domain/mock-ca/index.ts";
 import type { Reply } from "./oidc.ts";
 import type { TestServer } from "./server.ts";
+import { mockOf } from "../../src/app/mock/installed-mock.ts";
 
 /** A certificate and its key, as a signing app holds them. */
 export interface TestCard {
@@ -16,7 +17,7 @@ export interface TestCard {
 
 /** A card from the server's mock CA, issued in `accountId`. */
 export async function mockCard(server: TestServer, accountId: string, type: "jpki_card_digital_signature" | "jpki_card_user_authentication" = "jpki_card_digital_signature"): Promise<TestCard> {
-  const issued = await server.domain.mock!.createCertificate(accountId, { type, commonName: "Card Holder" });
+  const issued = await mockOf(server.domain).createCertificate(accountId, { type, commonName: "Card Holder" });
   return { certificatePem: issued.certificatePem, privateKeyPem: issued.privateKeyPem, fingerprint: issued.certificate.fingerprintSha256, certificateId: issued.certificate.id };
 }
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { decodeJwt } from "jose";
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
-import { seedOidcDemo, type OidcDemo } from "../../src/app/mock-seed/oidc-demo-seed.ts";
+import { seedOidcDemo, type OidcDemo } from "../../src/app/mock/oidc-demo-seed.ts";
 import { freePort } from "./openssl-ocsp.ts";
 import { basicAuthorization, postToken } from "./oidc.ts";
 import { startTestServer, type TestServer } from "./server.ts";

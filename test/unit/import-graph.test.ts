@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, type Dirent } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -6,16 +6,55 @@ import { describe, expect, it } from "vitest";
 
 const srcRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../src");
 
-/** Every relative import and re-export of every file under src, type-only ones included: a cycle of types is still a cycle. */
-function importGraph(): Map<string, string[]> {
-  const files = (readdirSync(srcRoot, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts")).map((f) => path.join(srcRoot, f));
+/**
+ * Every relative import and re-export of every file under src, type-only ones included: a cycle of types is
+ * still a cycle. With `loaded: "static"`, only what loading a file loads (no import() calls).
+ */
+function importGraph(loaded: "static" | "all" = "all", root = srcRoot): Map<string, string[]> {
+  const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts")).map((f) => path.join(root, f));
   const specifier = /^\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.{1,2}\/[^"]+)"/gms;
+  const dynamic = /\bimport\(\s*"(\.{1,2}\/[^"]+)"\s*\)/g;
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const text = readFileSync(file, "utf8");
-    graph.set(file, [...text.matchAll(specifier)].map((m) => path.resolve(path.dirname(file), m[1]!)));
+    const found = [...text.matchAll(specifier), ...(loaded === "all" ? text.matchAll(dynamic) : [])];
+    graph.set(file, found.map((m) => path.resolve(path.dirname(file), m[1]!)));
   }
   return graph;
+}
+
+/**
+ * The mock's own folders: the mock environment and its CA (domain), its store, its RPC service, its routes
+ * and pages, and its installation and demo data (app). Any folder under src named mock* is one of them.
+ */
+const mockFolders = ["domain/mock", "domain/mock-ca", "storage/mock", "rpc/mock", "http/mock", "app/mock"];
+/** The one file outside them that names the mock: it installs it in mock mode (with import(), see below). */
+const mockInstaller = "app/mode-extensions.ts";
+
+function isMock(root: string, file: string): boolean {
+  const relative = path.relative(root, file).split(path.sep).join("/");
+  return mockFolders.some((folder) => relative.startsWith(folder + "/"));
+}
+
+/** Imports of the mock's code by code outside it, but for the installer's: "from -> to", relative to root. */
+function mockImports(root: string, graph: Map<string, string[]>): string[] {
+  const name = (file: string) => path.relative(root, file).split(path.sep).join("/");
+  return [...graph]
+    .filter(([file]) => !isMock(root, file) && name(file) !== mockInstaller)
+    .flatMap(([file, targets]) => targets.filter((t) => isMock(root, t)).map((t) => `${name(file)} -> ${name(t)}`))
+    .sort();
+}
+
+/** Every file a file loads when it is loaded, itself included, following the graph. */
+function closure(graph: Map<string, string[]>, start: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const target of graph.get(file) ?? []) visit(target);
+  };
+  visit(start);
+  return seen;
 }
 
 /** The strongly connected components with more than one file (Tarjan): each is an import circle. */
@@ -98,6 +137,50 @@ describe("the import graph of src", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("keeps the mock to its own folders: nothing outside them imports it, but the one file that installs it", () => {
+    expect(mockImports(srcRoot, graph)).toEqual([]);
+    // The installer does import it: were it gone, the mock would be installed some other way this test does not see.
+    expect(graph.get(path.join(srcRoot, mockInstaller))!.filter((t) => isMock(srcRoot, t)).map((t) => path.relative(srcRoot, t))).not.toEqual([]);
+  });
+
+  it("lists every mock folder: a folder under src named mock* is one of mockFolders", () => {
+    const folders = (readdirSync(srcRoot, { recursive: true, withFileTypes: true }) as Dirent[])
+      .filter((entry) => entry.isDirectory() && /^mock/i.test(entry.name))
+      .map((entry) => path.relative(srcRoot, path.join(entry.parentPath, entry.name)).split(path.sep).join("/"))
+      .sort();
+    expect(folders).toEqual([...mockFolders].sort());
+  });
+
+  it("finds an import of the mock from outside it, static or import(), when there is one (the check itself works)", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "shomei-import-graph-"));
+    const write = (name: string, text: string) => {
+      mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      writeFileSync(path.join(dir, name), text);
+    };
+    try {
+      write("http/mock/routes.ts", "export const routes = 1;\n");
+      write("app/mock/seed.ts", "export const seed = 1;\n");
+      write("http/app.ts", 'import { routes } from "./mock/routes.ts";\nexport const app = routes;\n');
+      write("app/compose.ts", 'export const later = () => import("./mock/seed.ts");\n');
+      write("app/mock/extension.ts", 'import { routes } from "../../http/mock/routes.ts";\nexport const e = routes;\n');
+      write(mockInstaller, 'export const install = () => import("./mock/seed.ts");\n');
+      expect(mockImports(dir, importGraph("all", dir))).toEqual(["app/compose.ts -> app/mock/seed.ts", "http/app.ts -> http/mock/routes.ts"]);
+      expect(mockImports(dir, importGraph("static", dir))).toEqual(["http/app.ts -> http/mock/routes.ts"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("loads no mock code in production: what the command loads, all but import() calls, holds no file of the mock", () => {
+    // src/cli/main.ts is the `shomei` command, `serve --mode production` included; the mock's code arrives only
+    // by the installer's import() in mock mode, so the production build runs without it (see
+    // test/production-without-mock.test.ts, which builds and runs src without the mock's folders).
+    const loaded = [...closure(importGraph("static"), path.join(srcRoot, "cli/main.ts"))];
+    expect(loaded.length).toBeGreaterThan(200);
+    expect(loaded.filter((file) => isMock(srcRoot, file)).map((file) => path.relative(srcRoot, file))).toEqual([]);
+    expect(loaded).toContain(path.join(srcRoot, mockInstaller));
   });
 
   it("has no second, lean path beside a framework: no file name under src contains \"lean\"", () => {

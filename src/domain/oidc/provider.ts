@@ -16,7 +16,6 @@ import type { TokenService } from "./tokens/token-service.ts";
 import type { OidcUsers } from "./users.ts";
 import type { JpkiSignIn } from "./jpki/jpki-sign-in.ts";
 import type { JpkiSignRequests } from "./jpki/sign-requests.ts";
-import type { MockCards } from "../mock/mock-card.ts";
 import type { SessionEndings } from "./backchannel-logout/session-endings.ts";
 import type { Passkeys } from "./passkeys/passkeys.ts";
 
@@ -44,8 +43,6 @@ export interface Oidc {
   passkeys: Passkeys;
   /** Signing requests answered by a JPKI app on a phone (QR code or app link). */
   signRequests: JpkiSignRequests;
-  /** Mock mode only: the mock cards of demo users. */
-  mockCards: MockCards | undefined;
   /** Password and step-up checks, throttled. */
   signIn: SignIn;
   /** Server key: CSRF tokens, sealing TOTP secrets. */

@@ -3,14 +3,7 @@ import { type Html, html } from "./html.ts";
 import { cancelForm } from "./cancel.ts";
 import { page, type PageLanguage } from "./layout.ts";
 import { signRequestScriptPath } from "./jpki-phone.ts";
-
-/** Mock mode only: the card whose key the page hands to its script (never in production). */
-export interface MockCardView {
-  certificatePem: string;
-  privateKeyPem: string;
-  certificateId: string;
-  accountName: string;
-}
+import type { PageHint } from "../page-hints.ts";
 
 /** The form that takes a signed challenge: on the step-up, sign-in and linking pages. */
 export interface JpkiFormView {
@@ -25,7 +18,8 @@ export interface JpkiFormView {
   error?: { code: string; message: string | Html } | undefined;
   /** The certificate pasted before a refusal, given back so it need not be pasted again (it is public). */
   certificate?: string | undefined;
-  mockCard?: MockCardView | undefined;
+  /** A section an extension shows beside the form (the mock card in mock mode; see PageHints). */
+  hint?: PageHint | undefined;
   /** On an interaction's pages: where cancelling posts to (back to the application with access_denied). */
   cancelAction?: string | undefined;
   /** Signing with a phone (phoneSignSection), or the 基本4情報 notice before it; the form above is then the developers' way. */
@@ -50,9 +44,6 @@ export interface JpkiSignInPageView extends JpkiFormView {
   /** The same interaction's password sign-in page. */
   passwordSignIn: string;
 }
-
-/** The mock card's script, served from this origin in mock mode only (see jpkiPageContentSecurityPolicy). */
-export const mockCardScriptPath = "/assets/mock-card.js";
 
 /** The copy button's script, served from this origin on every JPKI page. */
 export const copyScriptPath = "/assets/copy.js";
@@ -93,8 +84,8 @@ ${v.cancelAction ? cancelForm(lang.t, v.cancelAction, v.csrfToken) : ""}`,
   );
 }
 
-export function scripts(v: { mockCard?: MockCardView | undefined; phone?: Html | undefined }): string[] {
-  return [copyScriptPath, ...(v.phone ? [signRequestScriptPath] : []), ...(v.mockCard ? [mockCardScriptPath] : [])];
+export function scripts(v: { hint?: PageHint | undefined; phone?: Html | undefined }): string[] {
+  return [copyScriptPath, ...(v.phone ? [signRequestScriptPath] : []), ...(v.hint?.scripts ?? [])];
 }
 
 /** The phone's way first (with its refusal above it), then pasting a signature, the developers' way. */
@@ -118,7 +109,7 @@ function invalidField(code: string | undefined): "certificate" | "signature" | u
   return undefined;
 }
 
-/** The challenge, the two fields the signing app fills, and in mock mode the mock card. */
+/** The challenge, the two fields the signing app fills, and an extension's hint between them (the mock card). */
 export function jpkiForm(t: Messages, v: JpkiFormView): Html {
   const s = t.jpki;
   const invalid = invalidField(v.error?.code);
@@ -132,7 +123,7 @@ export function jpkiForm(t: Messages, v: JpkiFormView): Html {
 <span class="hint" id="challenge-hint">${s.challengeHint}</span>
 <div class="copy"><button type="button" class="button secondary" data-copy="challenge-text" data-copied="${s.copied}" hidden>${s.copy}</button><span class="hint" role="status" id="copy-status"></span></div>
 </div>
-${v.mockCard ? mockSection(s, v.mockCard, v.challengeText) : ""}
+${v.hint?.section ?? ""}
 <form method="post" action="${v.action}" id="jpki-form">
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 <input type="hidden" name="method" value="jpki">
@@ -149,20 +140,4 @@ ${v.mockCard ? mockSection(s, v.mockCard, v.challengeText) : ""}
 </div>
 <div class="actions"><button type="submit" class="button primary">${s[v.submit]}</button></div>
 </form>`;
-}
-
-function mockSection(s: Messages["jpki"], card: MockCardView, challengeText: string): Html {
-  const command = `printf '%s' '${challengeText}' | openssl dgst -sha256 -sign mock-card.key | openssl base64 -A`;
-  return html`<div class="mock" role="note" id="mock-card" data-certificate="${card.certificatePem}" data-key="${card.privateKeyPem}" data-challenge-text="${challengeText}">
-<p><strong>${s.mockTitle}</strong> ${s.mockIntro}</p>
-<div class="actions"><button type="button" class="button secondary" id="mock-card-sign" hidden>${s.mockSign}</button></div>
-<p id="mock-card-failed" hidden>${s.mockFailed}</p>
-<p>${s.mockOpensslIntro}</p>
-<pre id="mock-openssl">${command}</pre>
-<details><summary>${s.mockKeySummary}</summary>
-<pre id="mock-card-key">${card.privateKeyPem}</pre>
-<pre id="mock-card-certificate">${card.certificatePem}</pre>
-<p>${s.mockCertificateIdentity(card.certificateId, card.accountName)}</p>
-</details>
-</div>`;
 }

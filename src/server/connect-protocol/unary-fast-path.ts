@@ -4,7 +4,7 @@ import { compressionNegotiate, type Compression } from "@connectrpc/connect/prot
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { Preauthentication } from "../../rpc/auth.ts";
-import type { RpcService } from "../../rpc/routes.ts";
+import type { RpcService } from "../../rpc/rpc-service.ts";
 import { headerValue, type AnyRequest, type AnyResponse } from "../exchange.ts";
 import { LazyContext } from "./lazy-handler-context.ts";
 import { messageJson } from "./message-json.ts";

@@ -21,11 +21,12 @@ import { registerUnreachablePage } from "./unreachable-page.ts";
 import type { Logger } from "../../../observability/logger.ts";
 import { passkeySignInSection, passkeyStepUpSection, type PasskeyRefusal } from "../../pages/passkeys.ts";
 import { allowPasskeyScripts, passkeyForm, provePasskey } from "./passkey-pages.ts";
+import type { PageHints } from "../../page-hints.ts";
 
 /** Login, re-authentication and consent: server-rendered forms, CSRF-protected, usable without JavaScript. */
-export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: boolean, defaultLocale: Locale, logger: Logger): void {
+export function registerInteractionPages(router: Router, oidc: Oidc, hints: PageHints, defaultLocale: Locale, logger: Logger): void {
   const cookies = cookieNames(oidc.issuer);
-  const jpki = createJpkiPages(oidc, mockMode, {
+  const jpki = createJpkiPages(oidc, hints, {
     load: (req, res) => load(req, res),
     ofInteraction: (req, res, interaction) => language(req, res, interaction),
     ofPage: (req) => linkPageLanguage(req, defaultLocale),
@@ -177,7 +178,7 @@ export function registerInteractionPages(router: Router, oidc: Oidc, mockMode: b
         })
       : undefined;
     if (passkey) allowPasskeyScripts(res);
-    const hint = mockMode && requirement.methods.includes("otp") ? oidc.users.currentOtp(interaction.user) : undefined;
+    const hint = requirement.methods.includes("otp") ? hints.oneTimeCode?.(interaction.user) : undefined;
     res.status(status).type("html").send(
       renderReauthPage(lang, {
         action: action("reauth", interaction.id),

@@ -8,14 +8,13 @@ import { notLinkedToAnyone } from "../../../domain/oidc/jpki/jpki-sign-in.ts";
 import type { SignedChallengeForm } from "../../../domain/oidc/jpki/signed-challenge.ts";
 import type { AuthMethod } from "../../../domain/oidc/acr.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { demoLogin } from "../../../domain/mock/demo-names.ts";
 import { cookieNames, readCookie, setCookie } from "../../cookies.ts";
 import { contentSecurityPolicy, pageHeaders, withPageScripts } from "../../middleware/page-headers.ts";
 import { renderJpkiLinkPage, renderJpkiSignInFirstPage } from "../../pages/jpki-link.ts";
 import { copyScript } from "../../pages/copy-script.ts";
-import { copyScriptPath, mockCardScriptPath, renderJpkiSignInPage, renderJpkiStepUpPage, type MockCardView } from "../../pages/jpki-sign.ts";
+import { copyScriptPath, renderJpkiSignInPage, renderJpkiStepUpPage } from "../../pages/jpki-sign.ts";
 import type { PageLanguage } from "../../pages/layout.ts";
-import { mockCardScript } from "../../pages/mock-card-script.ts";
+import type { PageHints } from "../../page-hints.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { ChallengeBinding } from "../../../domain/oidc/jpki/challenges.ts";
 import type { CreatedSignRequest, SignRequestCertificateKind, SignRequestPurpose } from "../../../domain/oidc/jpki/sign-requests.ts";
@@ -96,18 +95,13 @@ export interface JpkiPageLanguages {
 /**
  * The JPKI pages: step-up with the card (a variant of /auth/reauth, which
  * calls in here), sign-in with the card (/auth/login/jpki), linking a
- * certificate (/account/jpki) and, in mock mode, the mock card's script.
+ * certificate (/account/jpki); each form with what the hints add (the mock card in mock mode).
  */
-export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPageLanguages) {
+export function createJpkiPages(oidc: Oidc, hints: PageHints, languages: JpkiPageLanguages) {
   const cookies = cookieNames(oidc.issuer);
   const browser = (req: Request) => readCookie(req, cookies.browser) ?? "";
 
-  async function mockCardOf(userId: string | undefined): Promise<MockCardView | undefined> {
-    if (!mockMode || !oidc.mockCards || !userId) return undefined;
-    return oidc.mockCards.find(userId);
-  }
-
-  /** A JPKI page with its form: scripts from this origin (the copy button's, the mock card's), on top of the page's policy. */
+  /** A JPKI page with its form: scripts from this origin (the copy button's, a hint's), on top of the page's policy. */
   function send(res: Response, status: number, body: string, withForm = true): void {
     if (withForm) res.set("Content-Security-Policy", withPageScripts(String(res.get("Content-Security-Policy") ?? contentSecurityPolicy)));
     res.status(status).type("html").send(body);
@@ -172,7 +166,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
     const user = interaction.user!;
     const lang = languages.ofInteraction(req, res, interaction);
     const challenge = await oidc.jpki.challenges.issue({ interactionId: interaction.id });
-    const mockCard = await mockCardOf(user.id);
+    const hint = await hints.jpkiForm?.(lang, { signer: user.id, challengeText: challengeText(challenge) });
     const action = `/auth/reauth?interaction=${encodeURIComponent(interaction.id)}`;
     const csrf = csrfToken(oidc.secretKey, interaction.id);
     // Only a signature certificate reaches the level: the app is asked for it (and the 基本4情報 notice comes first).
@@ -209,7 +203,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         error: error && errorOf(lang, error),
         errorFromPhone: signRequestOf(req) !== undefined,
         certificate: keptCertificate(req, error),
-        mockCard,
+        hint,
         phone,
       }),
     );
@@ -250,18 +244,11 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
         res.status(error.wording === "sign_request_other_browser" ? 403 : 404).json({ error: error.wording });
       }
     });
-    if (mockMode) {
-      router.get(mockCardScriptPath, (_req, res) => {
-        res.set("Cache-Control", "no-cache").type("text/javascript").send(mockCardScript);
-      });
-    }
-
 
     async function signInView(req: Request, res: Response, interaction: LoadedInteraction, status: number, error?: JpkiError) {
       const lang = languages.ofInteraction(req, res, interaction);
       const challenge = await oidc.jpki.challenges.issue({ interactionId: interaction.id });
-      // Mock mode: the card of the demo user, the one person whose card the mock environment holds.
-      const mockCard = await mockCardOf(mockMode ? (await oidc.users.findByLogin(demoLogin))?.id : undefined);
+      const hint = await hints.jpkiForm?.(lang, { signer: undefined, challengeText: challengeText(challenge) });
       const action = `/auth/login/jpki?interaction=${encodeURIComponent(interaction.id)}`;
       const csrf = csrfToken(oidc.secretKey, interaction.id);
       // Sign-in is at the user authentication certificate's level (a signature certificate, linked, would do too).
@@ -294,7 +281,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
           error: error && errorOf(lang, error),
           errorFromPhone: signRequestOf(req) !== undefined,
           certificate: keptCertificate(req, error),
-          mockCard,
+          hint,
           phone,
         }),
       );
@@ -356,7 +343,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
                 : ("good" as const),
       }));
       const challenge = await oidc.jpki.challenges.issue({ sessionId });
-      const mockCard = await mockCardOf(userId);
+      const hint = await hints.jpkiForm?.(lang, { signer: userId, challengeText: challengeText(challenge) });
       // The language the page is in, and the certificate the phone is asked for, stay after the form is sent.
       const certificateKind = req.query.certificate === "signature" ? "signature" : "user_authentication";
       const action = `/account/jpki?ui_locales=${lang.locale}${certificateKind === "signature" ? "&certificate=signature" : ""}`;
@@ -388,7 +375,7 @@ export function createJpkiPages(oidc: Oidc, mockMode: boolean, languages: JpkiPa
           error: extra.error && errorOf(lang, extra.error),
           errorFromPhone: signRequestOf(req) !== undefined,
           certificate: keptCertificate(req, extra.error),
-          mockCard,
+          hint,
           phone: html`${phone}${kindSwitch}`,
         }),
       );

@@ -1,9 +1,9 @@
-import type { CheckMethod, RevocationReasonCode, Status } from "../domain/certificates/model.ts";
+import type { CheckMethod, RevocationReasonCode, Status } from "../../domain/certificates/model.ts";
 import type { Kysely, Selectable } from "kysely";
-import type { MockAuthorityRow, MockCertificateState, MockStore } from "../domain/mock/mock-store.ts";
-import type { Database } from "./database.ts";
-import { distinctInChunks } from "./parameter-limit.ts";
-import type { MockCertificateStateTable, Tables } from "./schema.ts";
+import type { MockAuthorityRow, MockCertificateState, MockStore } from "../../domain/mock/mock-store.ts";
+import type { Database } from "../database.ts";
+import { distinctInChunks } from "../parameter-limit.ts";
+import type { MockCertificateStateTable, Tables } from "../schema.ts";
 
 export class MockRepository implements MockStore {
   constructor(private readonly database: Database) {}

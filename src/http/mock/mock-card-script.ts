@@ -5,6 +5,9 @@
  * card does), fills the form and submits it. It has no words of its own: a
  * failure shows the page's hidden #mock-card-failed text.
  */
+/** Where the script is served, from this origin (see withPageScripts). */
+export const mockCardScriptPath = "/assets/mock-card.js";
+
 export const mockCardScript = `"use strict";
 (() => {
   const card = document.getElementById("mock-card");

@@ -11,7 +11,7 @@ import {
   type SetMockCertificateStatusRequest,
 } from "../../../gen/service/verify/v2/mock_service_pb.ts";
 import { isRevocationReasonCode } from "../../domain/certificates/model.ts";
-import { DomainError, invalidField } from "../../domain/errors.ts";
+import { invalidField } from "../../domain/errors.ts";
 import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
 import { callerAccountId } from "../auth.ts";
 import { personFrom } from "../content-convert.ts";
@@ -19,7 +19,7 @@ import type { MockKeyAlgorithm } from "../../domain/mock-ca/keys.ts";
 import type { CheckMethod } from "../../domain/certificates/model.ts";
 import { certificateMessage, certificateTypeFrom, checkMethodFrom, checkMethodMessage, statusFrom, userMessage } from "../convert.ts";
 
-/** MockService on a server in mock mode. */
+/** MockService on a server in mock mode (the mock extension registers it in place of DisabledMockHandler). */
 export class MockHandler implements ServiceImpl<typeof MockService> {
   constructor(private readonly environment: MockEnvironment) {}
 
@@ -64,16 +64,6 @@ export class MockHandler implements ServiceImpl<typeof MockService> {
   }
 }
 
-/** MockService on a production server: every call says the mock environment is off. */
-export class DisabledMockHandler implements ServiceImpl<typeof MockService> {
-  createMockCertificate(): never {
-    throw disabled();
-  }
-  setMockCertificateStatus(): never {
-    throw disabled();
-  }
-}
-
 /** An entry of offered_check_methods: CRL or OCSP, never UNSPECIFIED. */
 function offeredMethod(value: number): CheckMethod {
   const method = checkMethodFrom(value, "offered_check_methods");
@@ -93,9 +83,6 @@ function keyAlgorithmFrom(value: KeyAlgorithm): MockKeyAlgorithm {
   }
 }
 
-function disabled(): DomainError {
-  return new DomainError("mock_environment_disabled", "the mock environment is off: this server runs in production mode");
-}
 
 function millis(value: Timestamp | undefined, field: string): number | undefined {
   if (!value) return undefined;

@@ -1,9 +1,10 @@
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Accounts } from "../../domain/accounts/accounts.ts";
-import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
 import type { CertificateType, Status } from "../../domain/certificates/model.ts";
 import { DomainError } from "../../domain/errors.ts";
+import type { InstalledExtension } from "../extension.ts";
+import { mockOf } from "./installed-mock.ts";
 
 export interface DemoData {
   accountName: string;
@@ -12,10 +13,10 @@ export interface DemoData {
   certificates: { id: string; type: CertificateType; status: Status }[];
 }
 
-/** What seeding needs: the accounts and, in mock mode, the mock environment. */
+/** What seeding needs: the accounts, and the installed extensions, the mock among them. */
 export interface DemoServices {
   accounts: Accounts;
-  mock: MockEnvironment | undefined;
+  extensions: readonly InstalledExtension[];
 }
 
 const accountName = "demo";
@@ -33,8 +34,7 @@ const plan: { type: CertificateType; status: Status }[] = [
  * it is demo data of the mock environment, never created in production mode.
  */
 export async function seedDemo(domain: DemoServices, dataDir: string): Promise<DemoData> {
-  const mock = domain.mock;
-  if (!mock) throw new TypeError("demo data exists only in mock mode");
+  const mock = mockOf(domain);
   const account = await domain.accounts.get(accountName).catch(async (error: unknown) => {
     if (error instanceof DomainError && error.code === "account_not_found") return domain.accounts.create(accountName, "active");
     throw error;
