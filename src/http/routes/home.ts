@@ -12,7 +12,7 @@ import { version } from "../../version.ts";
  * there, and, for a signed-in person, who is signed in, their certificates
  * page and signing out.
  */
-export function registerHomeRoute(router: Router, config: Config, oidc: Oidc): void {
+export function registerHomeRoute(router: Router, config: Config, oidc: Pick<Oidc, "flow" | "issuer" | "users">): void {
   const cookies = cookieNames(oidc.issuer);
   router.get("/", async (req, res) => {
     const info = { name: "shomei", version, mode: config.mode, issuer: config.baseUrl };

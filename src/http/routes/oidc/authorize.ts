@@ -29,7 +29,7 @@ export function browserId(req: IncomingMessage, res: ServerResponse, cookies: Co
  * carries the matched redirect_uri, else shown as the authorization error
  * page (authorizationErrorPages).
  */
-export function registerAuthorizeRoute(router: IRouter, oidc: Oidc, limitBytes: number): void {
+export function registerAuthorizeRoute(router: IRouter, oidc: Pick<Oidc, "clients" | "flow" | "issuer" | "pushed" | "requestObjects">, limitBytes: number): void {
   const cookies = cookieNames(oidc.issuer);
   const authorize = async (req: Request, res: Response, raw: RawParameters): Promise<void> => {
     const resolved = await resolveAuthorizationRequest(raw, oidc.clients, oidc.pushed, oidc.requestObjects);

@@ -9,7 +9,10 @@ import { dpopHeaders, sendDpopNonce } from "./dpop-headers.ts";
  * domain's ResourceAccess throws the 401 and challenge otherwise. `url` is
  * the endpoint's published URL, which the proof's htu must name.
  */
-export async function requireAccessToken(oidc: Oidc, req: Request, res: Response, url: string): Promise<TokenRow> {
+/** What a resource request uses of the provider. */
+export type ResourceServices = Pick<Oidc, "resourceAccess" | "dpop">;
+
+export async function requireAccessToken(oidc: ResourceServices, req: Request, res: Response, url: string): Promise<TokenRow> {
   res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
   sendDpopNonce(oidc, res);
   return oidc.resourceAccess.require({ authorization: req.headers.authorization, proofs: dpopHeaders(req), method: req.method, url });

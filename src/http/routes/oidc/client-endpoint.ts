@@ -44,7 +44,7 @@ export interface CallerEvidence {
 }
 
 /** What every answer of a client endpoint carries: never cached, and the current DPoP nonce when nonces are required (RFC 9449 section 8.2). */
-export function clientEndpointHeaders(oidc: Oidc): Record<string, string> {
+export function clientEndpointHeaders(oidc: Pick<Oidc, "dpop">): Record<string, string> {
   const nonce = oidc.dpop.currentNonce();
   return { "Cache-Control": "no-store", Pragma: "no-cache", ...(nonce !== undefined ? { "DPoP-Nonce": nonce } : {}) };
 }
@@ -54,7 +54,10 @@ export function clientEndpointHeaders(oidc: Oidc): Record<string, string> {
  * (so that nobody else's requests use up proofs); a bad one is
  * invalid_dpop_proof.
  */
-export async function identifyCaller(oidc: Oidc, options: ClientEndpointOptions, evidence: CallerEvidence): Promise<ClientCall> {
+/** What a client endpoint uses of the provider: client authentication, DPoP, FAPI 2.0 rules and the issuer (the assertions' audience). */
+export type ClientEndpointServices = Pick<Oidc, "clientAuthenticator" | "dpop" | "fapi2" | "issuer">;
+
+export async function identifyCaller(oidc: ClientEndpointServices, options: ClientEndpointOptions, evidence: CallerEvidence): Promise<ClientCall> {
   const { form } = evidence;
   const client = await oidc.clientAuthenticator.authenticate(
     { authorization: evidence.authorization, form },
@@ -75,7 +78,7 @@ export async function identifyCaller(oidc: Oidc, options: ClientEndpointOptions,
  * authentication is 401 with `WWW-Authenticate: Basic`.
  */
 export function clientEndpoint(
-  oidc: Oidc,
+  oidc: ClientEndpointServices,
   options: ClientEndpointOptions,
   handle: (call: ClientCall, req: Request, res: Response) => Promise<void>,
 ): RequestHandler[] {
@@ -101,7 +104,7 @@ export function clientEndpoint(
  * its own CORS headers: it may be registered before the CORS middleware of
  * its path (see createHttpApp).
  */
-export function registerFormEndpoint(router: IRouter, oidc: Oidc, endpoint: FormEndpoint): void {
+export function registerFormEndpoint(router: IRouter, oidc: ClientEndpointServices, endpoint: FormEndpoint): void {
   router.post(
     endpoint.path,
     ...(endpoint.cors ? [corsHeaders] : []),

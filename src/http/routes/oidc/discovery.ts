@@ -4,7 +4,10 @@ import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { locales } from "../../i18n/locale.ts";
 
 /** The provider's metadata (domain/oidc/discovery.ts) at both well-known paths, and the JWKS. */
-export function registerDiscoveryRoutes(router: Router, oidc: Oidc): void {
+export function registerDiscoveryRoutes(
+  router: Router,
+  oidc: Pick<Oidc, "advertiseAuthorizationResponseIss" | "authorizationDetailsTypes" | "endpoints" | "issuer" | "policy" | "registration" | "signingKeys">,
+): void {
   const send = async (res: Response) => {
     const metadata = providerMetadata({
       issuer: oidc.issuer,

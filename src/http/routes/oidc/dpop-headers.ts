@@ -15,7 +15,7 @@ export function dpopHeaders(req: Pick<IncomingMessage, "rawHeaders">): string[] 
 }
 
 /** When nonces are required, every answer of a DPoP endpoint carries the current one (RFC 9449 section 8.2). */
-export function sendDpopNonce(oidc: Oidc, res: Response): void {
+export function sendDpopNonce(oidc: Pick<Oidc, "dpop">, res: Response): void {
   const nonce = oidc.dpop.currentNonce();
   if (nonce !== undefined) res.set("DPoP-Nonce", nonce);
 }

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { requireAccessToken } from "./bearer.ts";
+import { requireAccessToken, type ResourceServices } from "./bearer.ts";
 
 /**
  * Grant Management API (OpenID Grant Management draft §6): GET returns a
@@ -8,7 +8,7 @@ import { requireAccessToken } from "./bearer.ts";
  * issued under it. The caller is the owning client, proven by an access token
  * issued to it.
  */
-export function registerGrantRoutes(router: Router, oidc: Oidc): void {
+export function registerGrantRoutes(router: Router, oidc: ResourceServices & Pick<Oidc, "endpoints" | "grants">): void {
   const ownedGrant = async (req: Request<{ grantId: string }>, res: Response) =>
     oidc.grants.owned(
       req.params.grantId,

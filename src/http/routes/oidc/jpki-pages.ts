@@ -97,7 +97,10 @@ export interface JpkiPageLanguages {
  * calls in here), sign-in with the card (/auth/login/jpki), linking a
  * certificate (/account/jpki); each form with what the hints add (the mock card in mock mode).
  */
-export function createJpkiPages(oidc: Oidc, hints: PageHints, languages: JpkiPageLanguages) {
+/** What the JPKI pages use of the provider. */
+export type JpkiPageServices = Pick<Oidc, "flow" | "issuer" | "jpki" | "secretKey" | "sessionLifetimeSeconds" | "signRequests" | "users">;
+
+export function createJpkiPages(oidc: JpkiPageServices, hints: PageHints, languages: JpkiPageLanguages) {
   const cookies = cookieNames(oidc.issuer);
   const browser = (req: Request) => readCookie(req, cookies.browser) ?? "";
 

@@ -23,7 +23,7 @@ import { rememberedLocale } from "../../i18n/remembered-locale.ts";
  * (logoutConfirmationToken), and SameSite=Lax keeps the session cookie off
  * cross-site POSTs, so a forged confirmation ends no session.
  */
-export function registerLogoutRoute(router: Router, oidc: Oidc, defaultLocale: Locale): void {
+export function registerLogoutRoute(router: Router, oidc: Pick<Oidc, "clients" | "flow" | "issuer" | "secretKey" | "sessionEndings" | "signingKeys" | "users">, defaultLocale: Locale): void {
   const cookies = cookieNames(oidc.issuer);
   const resolve = (raw: RawParameters) =>
     resolveLogoutRequest(raw, { issuer: oidc.issuer, keys: oidc.signingKeys, clients: oidc.clients });

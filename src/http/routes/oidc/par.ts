@@ -1,6 +1,6 @@
 import type { IRouter } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { registerFormEndpoint, type FormEndpoint } from "./client-endpoint.ts";
+import { registerFormEndpoint, type ClientEndpointServices, type FormEndpoint } from "./client-endpoint.ts";
 
 /**
  * POST /api/oidc/v1/par (RFC 9126): authenticate the client (a public
@@ -8,7 +8,7 @@ import { registerFormEndpoint, type FormEndpoint } from "./client-endpoint.ts";
  * request as the authorization endpoint would, answer 201 with a single-use
  * request_uri. Errors are RFC 6749 §5.2 JSON, never redirects.
  */
-export function parEndpoint(oidc: Oidc, limitBytes: number): FormEndpoint {
+export function parEndpoint(oidc: Pick<Oidc, "endpoints" | "pushed">, limitBytes: number): FormEndpoint {
   return {
     path: "/api/oidc/v1/par",
     cors: false,
@@ -25,6 +25,6 @@ export function parEndpoint(oidc: Oidc, limitBytes: number): FormEndpoint {
   };
 }
 
-export function registerParRoute(router: IRouter, oidc: Oidc, limitBytes: number): void {
+export function registerParRoute(router: IRouter, oidc: ClientEndpointServices & Pick<Oidc, "endpoints" | "pushed">, limitBytes: number): void {
   registerFormEndpoint(router, oidc, parEndpoint(oidc, limitBytes));
 }

@@ -1,9 +1,9 @@
 import type { IRouter } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { registerFormEndpoint, type FormEndpoint } from "./client-endpoint.ts";
+import { registerFormEndpoint, type ClientEndpointServices, type FormEndpoint } from "./client-endpoint.ts";
 
 /** POST /api/oidc/v1/token: authorization_code (with PKCE) and refresh_token grants, Bearer or DPoP-bound. */
-export function tokenEndpoint(oidc: Oidc, limitBytes: number): FormEndpoint {
+export function tokenEndpoint(oidc: Pick<Oidc, "endpoints" | "tokens">, limitBytes: number): FormEndpoint {
   return {
     path: "/api/oidc/v1/token",
     cors: true,
@@ -12,6 +12,6 @@ export function tokenEndpoint(oidc: Oidc, limitBytes: number): FormEndpoint {
   };
 }
 
-export function registerTokenRoute(router: IRouter, oidc: Oidc, limitBytes: number): void {
+export function registerTokenRoute(router: IRouter, oidc: ClientEndpointServices & Pick<Oidc, "endpoints" | "tokens">, limitBytes: number): void {
   registerFormEndpoint(router, oidc, tokenEndpoint(oidc, limitBytes));
 }

@@ -18,7 +18,7 @@ const form = express.urlencoded({ extended: false, limit: 16 * 1024, parameterLi
  * linking a new certificate it leads on to the step-up page) and otherwise
  * shows why; its one form returns to the application with the error.
  */
-export function registerUnreachablePage(router: Router, oidc: Oidc, languages: Pick<JpkiPageLanguages, "load" | "ofInteraction" | "switchLanguage">): void {
+export function registerUnreachablePage(router: Router, oidc: Pick<Oidc, "flow" | "issuer" | "jpki" | "secretKey">, languages: Pick<JpkiPageLanguages, "load" | "ofInteraction" | "switchLanguage">): void {
   const cookies = cookieNames(oidc.issuer);
   const browser = (req: Request) => readCookie(req, cookies.browser) ?? "";
   const session = (req: Request) => readCookie(req, cookies.session);

@@ -2,10 +2,10 @@ import type { Request, Response, Router } from "express";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import { requireOpenidScope, userinfoClaims } from "../../../domain/oidc/userinfo.ts";
-import { requireAccessToken } from "./bearer.ts";
+import { requireAccessToken, type ResourceServices } from "./bearer.ts";
 
 /** The UserInfo endpoint (OIDC Core 5.3), GET or POST; which claims it answers is the domain's rule (userinfo.ts). */
-export function registerUserinfoRoute(router: Router, oidc: Oidc): void {
+export function registerUserinfoRoute(router: Router, oidc: ResourceServices & Pick<Oidc, "endpoints" | "jpki" | "users">): void {
   const handle = async (req: Request, res: Response) => {
     const token = await requireAccessToken(oidc, req, res, oidc.endpoints.userinfo);
     requireOpenidScope(token);
