@@ -6,10 +6,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { extensionsOf } from "../src/app/mode-extensions.ts";
 import { mockExtension } from "../src/app/mock/mock-extension.ts";
+import { mockFolders, mockInstaller } from "./support/mock-folders.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-/** The mock's folders (test/unit/import-graph.test.ts lists the same, and checks that nothing else imports them). */
-const mockFolders = ["domain/mock", "domain/mock-ca", "storage/mock", "rpc/mock", "http/mock", "app/mock"];
 
 /**
  * The composition as a deployment without the mock would have it: production
@@ -70,7 +69,7 @@ describe("production mode with the mock's code absent", () => {
       recursive: true,
       filter: (source) => !mock.some((folder) => source === folder || source.startsWith(folder + path.sep)),
     });
-    writeFileSync(path.join(dir, "src", "app", "mode-extensions.ts"), productionOnly);
+    writeFileSync(path.join(dir, "src", mockInstaller), productionOnly);
     // Its "type": "module" makes the sources and the build ES modules, as in the project.
     cpSync(path.join(root, "package.json"), path.join(dir, "package.json"));
     mkdirSync(path.join(dir, "scripts"));

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { mockFolders, mockInstaller } from "../support/mock-folders.ts";
 
 const srcRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../src");
 
@@ -22,14 +23,6 @@ function importGraph(loaded: "static" | "all" = "all", root = srcRoot): Map<stri
   }
   return graph;
 }
-
-/**
- * The mock's own folders: the mock environment and its CA (domain), its store, its RPC service, its routes
- * and pages, and its installation and demo data (app). Any folder under src named mock* is one of them.
- */
-const mockFolders = ["domain/mock", "domain/mock-ca", "storage/mock", "rpc/mock", "http/mock", "app/mock"];
-/** The one file outside them that names the mock: it installs it in mock mode (with import(), see below). */
-const mockInstaller = "app/mode-extensions.ts";
 
 function isMock(root: string, file: string): boolean {
   const relative = path.relative(root, file).split(path.sep).join("/");
