@@ -434,6 +434,17 @@ describe("loadConfig errors", () => {
     expect(loadConfig({ env: {}, overrides: { oneOffAuthorizationDetailsTypes: ["transfer"] } }).oneOffAuthorizationDetailsTypes).toEqual(["transfer"]);
   });
 
+  it("refuses WebAuthn origins off the RP ID at start-up, naming the setting; accepts a subdomain", () => {
+    expect(configError({ env: { BASE_URL: "https://id.example.jp", SHOMEI_WEBAUTHN_ORIGINS: "https://evil.example.com" } })).toContain(
+      "SHOMEI_WEBAUTHN_ORIGINS names https://evil.example.com, not on the RP ID id.example.jp or a subdomain of it",
+    );
+    expect(configError({ env: { BASE_URL: "https://id.example.jp", SHOMEI_WEBAUTHN_RP_ID: "other.example.jp" } })).toContain(
+      "SHOMEI_WEBAUTHN_RP_ID names https://id.example.jp, not on the RP ID other.example.jp",
+    );
+    const accepted = loadConfig({ env: { BASE_URL: "https://login.example.jp", SHOMEI_WEBAUTHN_RP_ID: "example.jp", SHOMEI_WEBAUTHN_ORIGINS: "https://login.example.jp,https://example.jp" } });
+    expect(accepted.webauthnOrigins).toEqual(["https://login.example.jp", "https://example.jp"]);
+  });
+
   it("rejects a time zone the platform does not know, naming the variable", () => {
     expect(() => loadConfig({ env: { SHOMEI_TIME_ZONE: "Asia/Atlantis" } })).toThrow(
       'SHOMEI_TIME_ZONE must be an IANA time zone name such as Asia/Tokyo or UTC (got "Asia/Atlantis")',

@@ -274,6 +274,23 @@ export const configSchema = z
         message: `is set, so ${settings[missing].env} ("${missing}" in a config file) must be set too`,
       });
     }
+    // Browsers refuse every passkey ceremony of a page whose origin is not on the RP ID: a start-up error, not a silent failure.
+    if (c.webauthnRpId !== undefined || c.webauthnOrigins !== undefined) {
+      const issuerHost = c.baseUrl === undefined ? "localhost" : new URL(c.baseUrl).hostname;
+      const rpId = c.webauthnRpId ?? issuerHost;
+      const origins = c.webauthnOrigins?.length ? c.webauthnOrigins : [c.baseUrl ?? "http://localhost"];
+      const outside = origins.filter((origin) => {
+        const host = new URL(origin).hostname;
+        return host !== rpId && !host.endsWith(`.${rpId}`);
+      });
+      if (outside.length > 0) {
+        ctx.addIssue({
+          code: "custom",
+          path: [c.webauthnOrigins?.length ? "webauthnOrigins" : "webauthnRpId"],
+          message: `names ${outside.join(", ")}, not on the RP ID ${rpId} or a subdomain of it (browsers would refuse every passkey)`,
+        });
+      }
+    }
   });
 
 /** "5s", "5m", "2h", "250ms" or a bare number of milliseconds. */
