@@ -510,7 +510,6 @@ for (const target of targets) {
     describe("unsupported_grant_type and unauthorized_client (400)", () => {
       it.each([
         ["password", { username: "someone", password: "secret" }],
-        ["client_credentials", { scope: "openid" }],
         ["implicit", {}],
         ["urn:ietf:params:oauth:grant-type:jwt-bearer", { assertion: "a.b.c" }],
         ["urn:ietf:params:oauth:grant-type:device_code", { device_code: "x" }],
@@ -518,6 +517,12 @@ for (const target of targets) {
       ] as Array<[string, Record<string, string>]>)("grant_type=%s → unsupported_grant_type", async (grantType, extra) => {
         const before = await tokenCount();
         expectTokenError(await token("basic", { grant_type: grantType, ...extra }), 400, "unsupported_grant_type");
+        expect(await tokenCount()).toBe(before);
+      });
+
+      it("grant_type=client_credentials from a relying party (not an API account's client) → unauthorized_client, nothing issued", async () => {
+        const before = await tokenCount();
+        expectTokenError(await token("basic", { grant_type: "client_credentials", scope: "openid" }), 400, "unauthorized_client");
         expect(await tokenCount()).toBe(before);
       });
 
