@@ -124,7 +124,7 @@ describe("fuzz: bad input never gets a 5xx or a glimpse of the implementation", 
   it("finds the RPC procedures in gen/, including every one the server registers", () => {
     const router = createConnectRouter();
     // routes() only keeps its dependencies for later calls, so empty stand-ins are enough to list what it registers.
-    routes(router, { config: { mode: "mock" }, domain: { statusChecks: {}, mock: {}, events: {}, oidc: { issuer: "" } } } as unknown as Parameters<typeof routes>[1]);
+    routes(router, { config: { mode: "mock" }, domain: { statusChecks: {}, extensions: [], events: {}, oidc: { issuer: "" } } } as unknown as Parameters<typeof routes>[1]);
     const registered = router.handlers.filter((h) => h.method.methodKind === "unary").map((h) => h.requestPath).sort();
     expect(registered.length).toBeGreaterThan(0);
     expect(procedures.map((p) => p.path).sort()).toEqual(expect.arrayContaining(registered));
