@@ -22,7 +22,6 @@ export interface RpcDependencies {
   domain: Domain;
 }
 
-/**
 /** The EventService methods that manage webhooks and deliveries rather than read events. */
 const webhookMethods = [
   EventService.method.createWebhookEndpoint,

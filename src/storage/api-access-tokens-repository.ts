@@ -41,8 +41,6 @@ export class ApiAccessTokensRepository implements ApiAccessTokenStore {
   }
 
   async findWithAccount(tokenHash: string): Promise<ApiAccessTokenWithAccount | undefined> {
-    // A value no token can have is unknown without asking.
-    if (!/^[0-9a-f]{64}$/.test(tokenHash)) return undefined;
     const [row] = await tokenWithAccount(this.database.db, tokenHash);
     return row && { token: toToken(row), apiStatus: row.api_status as ApiStatus };
   }

@@ -9,9 +9,8 @@ import type {
 } from "../domain/oidc/backchannel-logout/model.ts";
 import type { Database } from "./database.ts";
 import { endSessions } from "./ended-sessions.ts";
+import { maxExcerptChars } from "./webhooks-repository.ts";
 
-/** Kept of an attempt's error, no more. */
-const maxErrorChars = 1024;
 
 /** Who was issued codes in which session, and the outbox of logout tokens (migration 0030). */
 export class LogoutOutboxRepository implements LogoutOutboxStore {
@@ -52,7 +51,7 @@ export class LogoutOutboxRepository implements LogoutOutboxStore {
         lease_token: null,
         lease_until: null,
         last_status_code: result.statusCode,
-        last_error: result.error === null ? null : result.error.slice(0, maxErrorChars),
+        last_error: result.error === null ? null : result.error.slice(0, maxExcerptChars),
         updated_at: now,
       })
       .where("id", "=", d.id)

@@ -53,7 +53,7 @@ export function createWebhookSender(settings: WebhookSenderSettings): WebhookSen
       const url = new URL(request.url);
       if (!settings.allowPrivate) {
         if (url.protocol !== "https:") return Promise.resolve({ error: "refused: only https:// endpoints are allowed", durationMs: 0 });
-        if (isNonPublicAddress(url.hostname.replace(/^\[|\]$/g, "")) === true || /^localhost$|\.localhost$/i.test(url.hostname)) {
+        if (isNonPublicAddress(url.hostname) === true || /^localhost$|\.localhost$/i.test(url.hostname)) {
           return Promise.resolve({ error: "refused: a loopback, private or link-local address", durationMs: 0 });
         }
       }

@@ -121,6 +121,8 @@ export class ApiAccessTokens {
 
   /** The caller a token acts for, read under the current auth version; refused like an API token otherwise. */
   async authenticate(value: string): Promise<OAuthCaller> {
+    // A value no token can have is refused as an unknown one is, without a read.
+    if (!valuePattern.test(value)) return this.admitted(undefined);
     const hash = sha256Hex(value);
     const version = await this.store.authVersion();
     const remembered = this.lookups.get(hash);
@@ -154,6 +156,7 @@ export class ApiAccessTokens {
 
   /** RFC 7662 for these tokens: a client sees only its own live tokens as active. */
   async introspect(client: OidcClient, value: string): Promise<ApiTokenIntrospection> {
+    if (!valuePattern.test(value)) return { active: false };
     const found = await this.store.findWithAccount(sha256Hex(value));
     if (!found || found.token.clientId !== client.clientId) return { active: false };
     try {

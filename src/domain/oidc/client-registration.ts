@@ -3,7 +3,7 @@ import { z } from "zod";
 import { DomainError } from "../errors.ts";
 import { hashClientSecret } from "./client-authentication.ts";
 import { clientProfiles, relyingPartyGrantTypes, type ClientAuthMethod, type OidcClient } from "./client.ts";
-import { brokenRule, withImpliedSettings } from "./fapi2-profile.ts";
+import { brokenBy, withImpliedSettings } from "./fapi2-profile.ts";
 import { defaultSigningAlg, signingAlgs } from "./keys/signing-algorithms.ts";
 import { hasPrivateMembers } from "./public-jwk.ts";
 
@@ -107,15 +107,13 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     requireSignedRequestObject: m.require_signed_request_object,
     createdAt: now,
   };
-  if (client.profile === "fapi2") {
-    const broken = brokenRule("registration", {
-      tokenEndpointAuthMethod: method,
-      redirectUris: client.redirectUris,
-      idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
-      jwksKeys: m.jwks?.keys ?? [],
-    });
-    if (broken) throw new DomainError("invalid_field", `${broken.field}: ${broken.requirement}`, broken.field);
-  }
+  const broken = brokenBy(client, "registration", {
+    tokenEndpointAuthMethod: method,
+    redirectUris: client.redirectUris,
+    idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
+    jwksKeys: m.jwks?.keys ?? [],
+  });
+  if (broken) throw new DomainError("invalid_field", `${broken.field}: ${broken.requirement}`, broken.field);
   const registered = withImpliedSettings(client);
   return generatedSecret ? { client: registered, generatedSecret } : { client: registered };
 }
