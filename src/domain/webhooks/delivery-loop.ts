@@ -13,7 +13,7 @@ import type {
 } from "./model.ts";
 import type { AccountEvent, WebhookNoticeData, WebhookNoticeType } from "../events/model.ts";
 import { eventBody, eventSource } from "./payload.ts";
-import { nextAttemptAt } from "./retry-schedule.ts";
+import { afterFailure, isDelivered } from "./retry-schedule.ts";
 import { webhookHeaders } from "./signature.ts";
 import type { WebhookEndpoints } from "./webhook-endpoints.ts";
 
@@ -142,9 +142,9 @@ export class WebhookDeliveryLoop {
       response = await this.sender.send({ url: endpoint.url, headers: { ...headers, "user-agent": "shomei-webhooks" }, body });
     }
     const outcome: AttemptOutcome =
-      "statusCode" in response ? (response.statusCode >= 200 && response.statusCode < 300 ? "delivered" : response.statusCode === 410 ? "gone" : "failed") : "failed";
+      "statusCode" in response ? (isDelivered(response.statusCode) ? "delivered" : response.statusCode === 410 ? "gone" : "failed") : "failed";
     const now = this.clock();
-    const after: AfterAttempt = outcome === "delivered" ? { state: "delivered" } : this.retry(delivery, now, body === undefined);
+    const after: AfterAttempt = outcome === "delivered" ? { state: "delivered" } : afterFailure(this.settings.retryScheduleMs, delivery.attempts + 1, now, this.random, body === undefined);
     const endpointAfter = this.endpointAfter(endpoint, outcome, now);
     const finished = await this.store.finishAttempt(
       delivery,
@@ -183,11 +183,6 @@ export class WebhookDeliveryLoop {
     if (delivery.payload !== null) return delivery.payload;
     const event = events.get(delivery.eventId);
     return event && eventBody(event, eventSource(this.issuer, delivery.accountId));
-  }
-
-  private retry(delivery: ClaimedDelivery, now: number, hopeless: boolean): AfterAttempt {
-    const next = hopeless ? undefined : nextAttemptAt(this.settings.retryScheduleMs, delivery.attempts + 1, now, this.random());
-    return next === undefined ? { state: "exhausted" } : { state: "pending", nextAttemptAt: next };
   }
 
   private endpointAfter(endpoint: WebhookEndpoint, outcome: AttemptOutcome, now: number): EndpointAfterAttempt {

@@ -1,7 +1,7 @@
 import { PollingLoop } from "../../outbox/polling-loop.ts";
 import type { Clock } from "../../clock.ts";
 import type { WebhookSender } from "../../webhooks/model.ts";
-import { nextAttemptAt } from "../../webhooks/retry-schedule.ts";
+import { afterFailure, isDelivered } from "../../webhooks/retry-schedule.ts";
 import type { ClientLookup } from "../stores.ts";
 import type { SigningKeys } from "../keys/signing-keys.ts";
 import { logoutTokenClaims, signLogoutToken } from "./logout-token.ts";
@@ -110,11 +110,10 @@ export class LogoutDeliveryLoop {
         body: new URLSearchParams({ logout_token: token }).toString(),
       });
       result = "statusCode" in response ? { statusCode: response.statusCode, error: null } : { statusCode: null, error: response.error };
-      delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+      delivered = result.statusCode !== null && isDelivered(result.statusCode);
     }
     const now = this.clock();
-    const next = delivered || hopeless ? undefined : nextAttemptAt(this.settings.retryScheduleMs, delivery.attempts + 1, now, this.random());
-    const after: LogoutAfterAttempt = delivered ? { state: "delivered" } : next === undefined ? { state: "exhausted" } : { state: "pending", nextAttemptAt: next };
+    const after: LogoutAfterAttempt = delivered ? { state: "delivered" } : afterFailure(this.settings.retryScheduleMs, delivery.attempts + 1, now, this.random, hopeless);
     if (!(await this.store.finishAttempt(delivery, result, after, now))) return;
     if (after.state === "delivered") this.counts.delivered++;
     else this.counts.failed++;

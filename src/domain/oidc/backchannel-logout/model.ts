@@ -1,3 +1,5 @@
+import type { AfterAttempt } from "../../webhooks/model.ts";
+
 /** A client issued a code in a session: it is told when the session ends (Back-Channel Logout 1.0). */
 export interface SessionClientRow {
   sessionIdHash: string;
@@ -24,8 +26,8 @@ export interface ClaimedLogout {
   leaseToken: string;
 }
 
-/** What happens to an outbox row after an attempt. */
-export type LogoutAfterAttempt = { state: "delivered" } | { state: "pending"; nextAttemptAt: number } | { state: "exhausted" };
+/** What happens to an outbox row after an attempt: as for a webhook delivery. */
+export type LogoutAfterAttempt = AfterAttempt;
 
 /** What an attempt got back, kept on the row (bounded) for the operator. */
 export interface LogoutAttemptResult {
