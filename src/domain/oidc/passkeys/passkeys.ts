@@ -79,9 +79,10 @@ export class Passkeys {
    * What the browser needs to make a passkey for the user: a new challenge
    * bound to `binding`, the user's random handle (the same for all their
    * passkeys), and their passkeys to exclude (one authenticator, one passkey).
+   * `existing`: the user's passkeys, when the caller has just read them.
    */
-  async registrationOptions(user: OidcUserRow, binding: CeremonyBinding): Promise<PublicKeyCredentialCreationOptionsJSON> {
-    const existing = await this.store.listPasskeys(user.id);
+  async registrationOptions(user: OidcUserRow, binding: CeremonyBinding, existing?: readonly PasskeyRow[]): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    existing ??= await this.store.listPasskeys(user.id);
     const userHandle = existing[0]?.userHandle ?? randomBytes(32).toString("base64url");
     const challenge = await this.challenges.issue("registration", binding, { userHandle });
     return generateRegistrationOptions({
@@ -139,10 +140,11 @@ export class Passkeys {
   /**
    * What the browser needs to sign in or step up: a new challenge bound to
    * `binding`; for a step-up (`userId`), the user's passkeys to choose from,
-   * for a sign-in none (the authenticator offers its discoverable ones).
+   * for a sign-in none (the authenticator offers its discoverable ones);
+   * `known`: those passkeys, when the caller has just read them.
    */
-  async authenticationOptions(binding: CeremonyBinding, userId?: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
-    const allow = userId === undefined ? [] : await this.store.listPasskeys(userId);
+  async authenticationOptions(binding: CeremonyBinding, userId?: string, known?: readonly PasskeyRow[]): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const allow = userId === undefined ? [] : (known ?? (await this.store.listPasskeys(userId)));
     const challenge = await this.challenges.issue("authentication", binding, {});
     return generateAuthenticationOptions({
       rpID: this.relyingParty.id,

@@ -138,13 +138,13 @@ export function registerAccountSecurity(router: Router, oidc: Oidc, logger: Logg
     const confirmAt = levelToConfirmBeforeAdding(oidc.policy, current.session, await oidc.flow.enrolled(current.user), Date.now());
     const add =
       confirmAt === undefined
-        ? { kind: "add" as const, action: pathFor(lang), csrfToken: csrf, options: await oidc.passkeys.registrationOptions(current.user, binding) }
+        ? { kind: "add" as const, action: pathFor(lang), csrfToken: csrf, options: await oidc.passkeys.registrationOptions(current.user, binding, passkeys) }
         : {
             kind: "confirm" as const,
             level: confirmAt,
             confirm:
               passkeys.length > 0
-                ? { action: pathFor(lang, "/confirm"), csrfToken: csrf, options: await oidc.passkeys.authenticationOptions(binding, current.user.id) }
+                ? { action: pathFor(lang, "/confirm"), csrfToken: csrf, options: await oidc.passkeys.authenticationOptions(binding, current.user.id, passkeys) }
                 : undefined,
           };
     allowPasskeyScripts(res);
