@@ -1,4 +1,4 @@
-import { SignJWT } from "jose";
+import { compactJws } from "../keys/id-token.ts";
 import type { SigningAlg, SigningKeys } from "../keys/signing-keys.ts";
 
 /** The one event of a logout token (Back-Channel Logout 1.0 section 2.4). */
@@ -48,5 +48,5 @@ export function logoutTokenClaims(input: { issuer: string; clientId: string; use
  */
 export async function signLogoutToken(keys: SigningKeys, alg: SigningAlg, claims: LogoutTokenClaims): Promise<string> {
   const key = await keys.active(alg);
-  return new SignJWT({ ...claims }).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "logout+jwt" }).sign(key.privateKey);
+  return compactJws({ alg: key.alg, kid: key.kid, typ: "logout+jwt" }, { ...claims }, key.privateKey);
 }
