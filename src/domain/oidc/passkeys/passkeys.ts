@@ -1,13 +1,6 @@
 import { randomBytes } from "node:crypto";
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticatorTransport,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-} from "@simplewebauthn/server";
+import type * as WebAuthn from "@simplewebauthn/server";
+import type { AuthenticatorTransport, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { Clock } from "../../clock.ts";
 import type { AuthMethod } from "../acr.ts";
 import type { OidcUserRow } from "../model.ts";
@@ -16,6 +9,14 @@ import type { CeremonyBinding, PasskeyChallenges } from "./challenges.ts";
 import type { PasskeyRow, PasskeyStore } from "./model.ts";
 import { PasskeyError } from "./passkey-error.ts";
 import type { RelyingParty } from "./relying-party.ts";
+
+/**
+ * The WebAuthn library, loaded at the first ceremony rather than at start-up:
+ * it brings an X.509 stack and reflect-metadata with it, about a tenth of the
+ * server's start on 2 cores, which only people using passkeys need.
+ */
+let library: Promise<typeof WebAuthn> | undefined;
+const webauthn = () => (library ??= import("@simplewebauthn/server"));
 
 /** A passkey the provider accepted: whose it is and what the session may say about it. */
 export interface PasskeyProof {
@@ -85,6 +86,7 @@ export class Passkeys {
     existing ??= await this.store.listPasskeys(user.id);
     const userHandle = existing[0]?.userHandle ?? randomBytes(32).toString("base64url");
     const challenge = await this.challenges.issue("registration", binding, { userHandle });
+    const { generateRegistrationOptions } = await webauthn();
     return generateRegistrationOptions({
       rpName: this.relyingParty.name,
       rpID: this.relyingParty.id,
@@ -106,6 +108,7 @@ export class Passkeys {
     const response = parseRegistrationResponse(responseText);
     const challenge = challengeOf(response);
     const { userHandle } = await this.challenges.consume("registration", binding, challenge);
+    const { verifyRegistrationResponse } = await webauthn();
     let verified;
     try {
       verified = await verifyRegistrationResponse({
@@ -146,6 +149,7 @@ export class Passkeys {
   async authenticationOptions(binding: CeremonyBinding, userId?: string, known?: readonly PasskeyRow[]): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const allow = userId === undefined ? [] : (known ?? (await this.store.listPasskeys(userId)));
     const challenge = await this.challenges.issue("authentication", binding, {});
+    const { generateAuthenticationOptions } = await webauthn();
     return generateAuthenticationOptions({
       rpID: this.relyingParty.id,
       challenge: Buffer.from(challenge, "base64url"),
@@ -175,6 +179,7 @@ export class Passkeys {
       throw new PasskeyError("passkey_other_user", "This passkey belongs to another account.");
     }
     if (response.response.userHandle !== undefined && response.response.userHandle !== passkey.userHandle) throw verificationFailed();
+    const { verifyAuthenticationResponse } = await webauthn();
     let verified;
     try {
       verified = await verifyAuthenticationResponse({
