@@ -13,6 +13,8 @@ import { LoginAttemptsRepository } from "../storage/login-attempts-repository.ts
 import { defaultAcrPolicy, type AcrPolicy } from "../domain/oidc/acr.ts";
 import { loadAcrPolicyFile } from "../adapters/files/acr-policy-file.ts";
 import { ClientAuthenticator } from "../domain/oidc/client-authentication.ts";
+import { ClientKeys } from "../domain/oidc/client-keys.ts";
+import { createKeySetFetcher } from "../adapters/http/key-set-fetcher.ts";
 import type { Oidc, OidcEndpoints } from "../domain/oidc/provider.ts";
 import { AuthorizationFlow } from "../domain/oidc/flow/authorization-flow.ts";
 import { SigningKeys } from "../domain/oidc/keys/signing-keys.ts";
@@ -69,6 +71,13 @@ const codeLifetimeSeconds = 60;
 
 /** How far ahead of the server's clock a client assertion's iat, nbf and exp checks tolerate (ClientAuthenticator's default). */
 const clientAssertionClockToleranceSeconds = 30;
+
+/**
+ * A client's jwks_uri is read within a token or PAR request: a short deadline, and a bound on what is read
+ * (a key set of a few keys is a few KiB). A kid not in the kept set fetches again at most this often.
+ */
+const keySetFetchLimits = { timeoutMs: 5000, maxBytes: 64 * 1024 };
+const keySetRefetchCooldownMs = 30 * 1000;
 
 /** The window of the public clients' PAR rate limit; the sweeper keeps the attempts table at least this long. */
 export const publicParWindowMs = 60 * 1000;
@@ -152,14 +161,18 @@ export function createOidc(
     windowMs: publicParWindowMs,
     purpose: "client-registration",
   });
-  const requestObjects = new RequestObjects(issuer, clock, clientAssertionClockToleranceSeconds);
+  const clientKeys = new ClientKeys(createKeySetFetcher({ allowPrivate: config.webhookAllowPrivate, ...keySetFetchLimits }), clock, {
+    cacheTtlMs: config.clientJwksCacheSeconds * 1000,
+    refetchCooldownMs: keySetRefetchCooldownMs,
+  });
+  const requestObjects = new RequestObjects(issuer, clientKeys, clock, clientAssertionClockToleranceSeconds);
   return {
     issuer,
     policy,
     advertiseAuthorizationResponseIss: config.advertiseAuthorizationResponseIss,
     clients,
     fapi2: { requireDpopNonce: config.fapi2DpopRequireNonce },
-    clientAuthenticator: new ClientAuthenticator(clients, records, clock, { clockToleranceSeconds: clientAssertionClockToleranceSeconds }),
+    clientAuthenticator: new ClientAuthenticator(clients, records, clientKeys, clock, { clockToleranceSeconds: clientAssertionClockToleranceSeconds }),
     pushed: new PushedRequests(records, clock, config.parLifetimeSeconds, publicParLimit, requestObjects),
     requestObjects,
     users,
@@ -204,7 +217,7 @@ export function createOidc(
     registration: new ClientRegistration(clients, new ClientRegistrationsRepository(database), registrationTokens, registrationLimit, clock, {
       policy: config.clientRegistration,
       endpoint: endpoints.registration,
-      allowPrivateLogoutUris: config.webhookAllowPrivate,
+      allowPrivateUris: config.webhookAllowPrivate,
     }),
     registrationTokens,
     async authorizationDetailsTypes() {

@@ -3,7 +3,7 @@ import type { Config } from "../config/schema.ts";
 import { totpUri } from "../domain/credentials/totp.ts";
 import { DomainError } from "../domain/errors.ts";
 import { registrationFromMetadata } from "../domain/oidc/client-registration.ts";
-import { checkBackchannelLogoutUri } from "../domain/oidc/backchannel-logout/logout-uri.ts";
+import { checkServerCalledUris } from "../domain/oidc/server-called-uris.ts";
 import { isSigningAlg, signingAlgs, type SigningAlg } from "../domain/oidc/keys/signing-algorithms.ts";
 import type { LocalizedName } from "../domain/oidc/model.ts";
 import type { InitialAccessTokens } from "../domain/oidc/registration/initial-access-tokens.ts";
@@ -32,7 +32,7 @@ export async function clientCommand(config: Config, args: string[], values: Reco
         }
         const now = Date.now();
         const { client, generatedSecret } = registrationFromMetadata(metadata, now);
-        checkBackchannelLogoutUri(client, config.webhookAllowPrivate);
+        checkServerCalledUris(client, config.webhookAllowPrivate);
         await oidc.clients.save(client, now);
         const profile = client.profile ? `, profile ${client.profile}` : "";
         console.error(`saved client ${client.clientId} (${client.tokenEndpointAuthMethod}, ID tokens ${client.idTokenSignedResponseAlg}${profile})`);

@@ -21,6 +21,7 @@ export const settings = {
   tlsKeyFile: { env: "SHOMEI_TLS_KEY_FILE" },
   secretKeyFile: { env: "SHOMEI_SECRET_KEY_FILE" },
   parLifetimeSeconds: { env: "SHOMEI_PAR_LIFETIME_SECONDS" },
+  clientJwksCacheSeconds: { env: "SHOMEI_CLIENT_JWKS_CACHE_SECONDS" },
   advertiseAuthorizationResponseIss: { env: "SHOMEI_ADVERTISE_AUTHORIZATION_RESPONSE_ISS" },
   acrPolicyFile: { env: "SHOMEI_ACR_POLICY_FILE" },
   sessionLifetimeSeconds: { env: "SHOMEI_SESSION_LIFETIME_SECONDS" },
@@ -133,6 +134,8 @@ export const configSchema = z
     tlsKeyFile: z.string().min(1, { error: "must not be empty" }).optional(),
     secretKeyFile: z.string().min(1, { error: "must not be empty" }).optional(),
     parLifetimeSeconds: integer(5, 600).default(60),
+    /** How long the key set at a client's jwks_uri is used before it is fetched again (an unknown kid fetches sooner). */
+    clientJwksCacheSeconds: integer(1, 86_400).default(300),
     /**
      * Whether discovery says authorization responses carry `iss` (RFC 9207). They always do; false only stops
      * saying so, for clients that rebuild the callback URL from code and state and then miss the promised `iss`.

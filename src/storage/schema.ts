@@ -205,6 +205,8 @@ export interface OidcClientTable {
   auth_method: string;
   secret_hash: string | null;
   jwks: string | null;
+  /** Where the client's keys are fetched instead of jwks (migration 0034); null: none. */
+  jwks_uri: Generated<string | null>;
   redirect_uris: string;
   allowed_scopes: string;
   allowed_authorization_details_types: string;

@@ -2,7 +2,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.ts";
 import { backchannelLogoutEvent, logoutTokenClaims, signLogoutToken } from "../../src/domain/oidc/backchannel-logout/logout-token.ts";
-import { checkBackchannelLogoutUri } from "../../src/domain/oidc/backchannel-logout/logout-uri.ts";
+import { checkServerCalledUris } from "../../src/domain/oidc/server-called-uris.ts";
 import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { client, codeOf, issuer, OidcDomain } from "../support/oidc-domain.ts";
 
@@ -25,11 +25,11 @@ describe("backchannel_logout_uri in client metadata", () => {
 
   it("takes http on loopback, as redirect URIs do; production mode then refuses it (and any private address) by name", () => {
     const local = client({ backchannel_logout_uri: "http://127.0.0.1:8081/bcl" });
-    expect(() => checkBackchannelLogoutUri(local, true)).not.toThrow();
+    expect(() => checkServerCalledUris(local, true)).not.toThrow();
     for (const uri of ["http://127.0.0.1:8081/bcl", "https://localhost/bcl", "https://10.0.0.8/bcl"]) {
       const refused = (() => {
         try {
-          checkBackchannelLogoutUri(client({ backchannel_logout_uri: uri }), false);
+          checkServerCalledUris(client({ backchannel_logout_uri: uri }), false);
         } catch (error) {
           return error;
         }
@@ -37,8 +37,8 @@ describe("backchannel_logout_uri in client metadata", () => {
       expect(refused, uri).toBeInstanceOf(DomainError);
       expect(refused).toMatchObject({ code: "invalid_field", field: "backchannel_logout_uri", message: expect.stringMatching(/^backchannel_logout_uri: must /) });
     }
-    expect(() => checkBackchannelLogoutUri(client({ backchannel_logout_uri: "https://rp.example/bcl" }), false)).not.toThrow();
-    expect(() => checkBackchannelLogoutUri(client(), false)).not.toThrow();
+    expect(() => checkServerCalledUris(client({ backchannel_logout_uri: "https://rp.example/bcl" }), false)).not.toThrow();
+    expect(() => checkServerCalledUris(client(), false)).not.toThrow();
   });
 });
 

@@ -19,6 +19,7 @@ import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
 import { databaseTargets, targetTitle, type DatabaseTarget, type ScratchDatabase } from "../support/databases.ts";
+import { inlineClientKeys } from "../support/client-keys.ts";
 
 const targets = await databaseTargets();
 
@@ -211,7 +212,7 @@ describe("client authentication", () => {
 
   beforeAll(async () => {
     ({ scratch, database, records } = await openScratch(sqlite));
-    auth = new ClientAuthenticator(buildClients(), records, () => now);
+    auth = new ClientAuthenticator(buildClients(), records, inlineClientKeys(() => now), () => now);
   });
 
   afterAll(async () => {
@@ -255,7 +256,7 @@ describe("client authentication", () => {
       // "+" decodes to a space, so the raw secret is not the registered one.
       const raw = `Basic ${Buffer.from(`basic-client:${basicSecret}+`).toString("base64")}`;
       const rawClients = new MemoryClients([client("basic-client", "client_secret_basic", { secretHash: hashClientSecret(`${basicSecret}+`) })]);
-      const rawAuth = new ClientAuthenticator(rawClients, records, () => now);
+      const rawAuth = new ClientAuthenticator(rawClients, records, inlineClientKeys(() => now), () => now);
       await expectFailure(rawAuth.authenticate({ authorization: raw, form: {} }, audiences), "invalid_client", "secret_mismatch");
       const encoded = await rawAuth.authenticate(basicInput("basic-client", `${basicSecret}+`), audiences);
       expect(encoded.clientId).toBe("basic-client");
@@ -562,7 +563,7 @@ for (const t of targets) {
 
     beforeAll(async () => {
       ({ scratch, database, records } = await openScratch(t));
-      auth = new ClientAuthenticator(buildClients(), records, () => now);
+      auth = new ClientAuthenticator(buildClients(), records, inlineClientKeys(() => now), () => now);
     });
 
     afterAll(async () => {
@@ -591,7 +592,7 @@ for (const t of targets) {
           throw new Error("storage unavailable");
         }
       }
-      const failing = new ClientAuthenticator(buildClients(), new FailingRecords(database), () => now);
+      const failing = new ClientAuthenticator(buildClients(), new FailingRecords(database), inlineClientKeys(() => now), () => now);
       const outcome = await failing.authenticate(jwtInput(await assertion()), audiences).then(
         () => undefined,
         (error: unknown) => error,
@@ -605,7 +606,7 @@ for (const t of targets) {
       await auth.authenticate(jwtInput(jwt), audiences);
       // A sweep at any instant the assertion is still acceptable leaves its record.
       await records.deleteExpired(now + 90_000);
-      const later = new ClientAuthenticator(buildClients(), records, () => now + 89_000);
+      const later = new ClientAuthenticator(buildClients(), records, inlineClientKeys(() => now + 89_000), () => now + 89_000);
       await expectFailure(later.authenticate(jwtInput(jwt), audiences), "invalid_client", "assertion_replayed");
     });
   });

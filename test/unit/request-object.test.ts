@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import type { OidcClient } from "../../src/domain/oidc/client.ts";
 import { RequestObjects } from "../../src/domain/oidc/request-object.ts";
+import { inlineClientKeys } from "../support/client-keys.ts";
 
 /** Signed request objects (RFC 9101) as the domain reads them, on a clock the test sets. */
 
@@ -21,7 +22,7 @@ async function setup(metadata: Record<string, unknown> = {}) {
     new SignJWT({ client_id: "rp", iss: "rp", aud: issuer, iat: seconds, exp: seconds + 60, ...claims })
       .setProtectedHeader({ alg: "ES256", ...(typ ? { typ } : {}) })
       .sign(privateKey);
-  return { client, sign, objects: new RequestObjects(issuer, () => now, 30) };
+  return { client, sign, objects: new RequestObjects(issuer, inlineClientKeys(() => now), () => now, 30) };
 }
 
 async function refusal(objects: RequestObjects, client: OidcClient, params: Map<string, string>): Promise<{ error: string; description: string }> {

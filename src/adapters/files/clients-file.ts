@@ -2,14 +2,14 @@ import { readFile } from "node:fs/promises";
 import type { ClientStore } from "../../domain/oidc/stores.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { registrationFromMetadata } from "../../domain/oidc/client-registration.ts";
-import { checkBackchannelLogoutUri } from "../../domain/oidc/backchannel-logout/logout-uri.ts";
+import { checkServerCalledUris } from "../../domain/oidc/server-called-uris.ts";
 
 /**
  * The declarative client registry: a JSON file `{ "clients": [ <RFC 7591 client
  * metadata>, … ] }` applied at start-up. Each entry is created or updated;
  * clients registered otherwise (CLI) are left alone. Secrets in the file are
  * hashed before storage; prefer `client_secret_sha256` so the file holds none.
- * allowPrivate: whether a backchannel_logout_uri may be http:// or a
+ * allowPrivate: whether a backchannel_logout_uri or jwks_uri may be http:// or a
  * loopback or private address (SHOMEI_WEBHOOK_ALLOW_PRIVATE).
  */
 export async function applyClientsFile(file: string, clients: Pick<ClientStore, "save">, now: number, allowPrivate = true): Promise<string[]> {
@@ -26,7 +26,7 @@ export async function applyClientsFile(file: string, clients: Pick<ClientStore, 
     let registration;
     try {
       registration = registrationFromMetadata(entry, now);
-      checkBackchannelLogoutUri(registration.client, allowPrivate);
+      checkServerCalledUris(registration.client, allowPrivate);
     } catch (error) {
       if (error instanceof DomainError) throw new DomainError("invalid_field", `clients file ${file}, clients[${i}]: ${error.message}`, "clientsFile");
       throw error;

@@ -21,6 +21,7 @@ export type ClientAuthFailureReason =
   | "method_mismatch"
   | "public_client_not_allowed"
   | "client_not_configured"
+  | "client_keys_unavailable"
   | "secret_mismatch"
   | "assertion_malformed"
   | "assertion_algorithm_not_allowed"

@@ -9,6 +9,7 @@ import {
 } from "./client-assertion.ts";
 import { invalidClient, invalidRequest } from "./client-auth-error.ts";
 import type { ClientAuthMethod, OidcClient } from "./client.ts";
+import { ClientKeysUnavailable, type ClientKeys } from "./client-keys.ts";
 import { brokenBy } from "./fapi2-profile.ts";
 import type { ClientLookup } from "./stores.ts";
 
@@ -60,6 +61,7 @@ export class ClientAuthenticator {
   constructor(
     private readonly clients: ClientLookup,
     private readonly oneTimeRecords: OneTimeStore,
+    private readonly keys: ClientKeys,
     private readonly clock: () => number,
     options: ClientAuthenticatorOptions = {},
   ) {
@@ -97,9 +99,18 @@ export class ClientAuthenticator {
     audiences: readonly string[],
   ): Promise<OidcClient> {
     checkRegistration(client, "private_key_jwt", false);
-    if (!client.jwks || !Array.isArray(client.jwks.keys) || client.jwks.keys.length === 0) throw invalidClient("client_not_configured");
+    const inlineKeys = Array.isArray(client.jwks?.keys) && client.jwks.keys.length > 0;
+    if (!inlineKeys && client.jwksUri === undefined) throw invalidClient("client_not_configured");
+    let keys;
+    try {
+      keys = await this.keys.keysFor(client, assertion);
+    } catch (error) {
+      if (!(error instanceof ClientKeysUnavailable)) throw error;
+      // The client's own registration is at fault (its jwks_uri, or keys its profile refuses): saying what helps it.
+      throw invalidClient("client_keys_unavailable", { description: error.message });
+    }
     const now = this.clock();
-    const verified = await verifyClientAssertion(assertion, clientId, client.jwks, audiences, now, this.policy);
+    const verified = await verifyClientAssertion(assertion, clientId, keys, audiences, now, this.policy);
     // The first audience is the issuer identifier (see authenticate). The client is known to have signed this, so the
     // rule it broke can be named.
     const broken = brokenBy(client, "client_assertion", { issuer: audiences[0]!, aud: verified.aud, alg: verified.alg });

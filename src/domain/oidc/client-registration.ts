@@ -33,6 +33,14 @@ export const clientMetadataSchema = z
         error: "must hold public keys only (no private or symmetric key members)",
       })
       .optional(),
+    /** Where the client's public keys are fetched (never with jwks); the network rule of production mode is checkServerCalledUris. */
+    jwks_uri: z
+      .string()
+      .max(2048)
+      .refine((value) => URL.canParse(value) && ["https:", "http:"].includes(new URL(value).protocol) && !value.includes("#"), {
+        error: "must be an absolute https:// URL without a fragment",
+      })
+      .optional(),
     redirect_uris: z.array(redirectUri).min(1, { error: "must list at least one redirect URI" }),
     post_logout_redirect_uris: z.array(redirectUri).default([]),
     scope: z.string().default("openid"),
@@ -79,9 +87,12 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
   if (!usesSecret && (m.client_secret || m.client_secret_sha256)) {
     throw new DomainError("invalid_field", `client_secret is not used with ${method}`, "client_secret");
   }
-  if (method === "private_key_jwt" && !m.jwks) throw new DomainError("invalid_field", "private_key_jwt needs jwks", "jwks");
-  if (m.require_signed_request_object && !m.jwks) {
-    throw new DomainError("invalid_field", "require_signed_request_object needs jwks, the keys request objects are signed with", "jwks");
+  // One source of keys (OIDC Dynamic Registration section 2): which of two sets would count is not a question to leave open.
+  if (m.jwks && m.jwks_uri !== undefined) throw new DomainError("invalid_field", "jwks_uri: must not be sent with jwks (register one or the other)", "jwks_uri");
+  const hasKeys = m.jwks !== undefined || m.jwks_uri !== undefined;
+  if (method === "private_key_jwt" && !hasKeys) throw new DomainError("invalid_field", "private_key_jwt needs jwks or jwks_uri", "jwks");
+  if (m.require_signed_request_object && !hasKeys) {
+    throw new DomainError("invalid_field", "require_signed_request_object needs jwks or jwks_uri, the keys request objects are signed with", "jwks");
   }
   const generatedSecret = usesSecret && !m.client_secret && !m.client_secret_sha256 ? randomBytes(32).toString("base64url") : undefined;
   const secret = m.client_secret ?? generatedSecret;
@@ -93,6 +104,7 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     tokenEndpointAuthMethod: method,
     secretHash: usesSecret ? (m.client_secret_sha256 ?? hashClientSecret(secret!)) : null,
     jwks: (m.jwks as OidcClient["jwks"]) ?? null,
+    ...(m.jwks_uri !== undefined ? { jwksUri: m.jwks_uri } : {}),
     redirectUris: m.redirect_uris,
     allowedScopes: scopes,
     allowedAuthorizationDetailsTypes: m.authorization_details_types,
@@ -111,8 +123,7 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     tokenEndpointAuthMethod: method,
     redirectUris: client.redirectUris,
     idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
-    jwksKeys: m.jwks?.keys ?? [],
-  });
+  }) ?? brokenBy(client, "client_keys", { keys: m.jwks?.keys ?? [] });
   if (broken) throw new DomainError("invalid_field", `${broken.field}: ${broken.requirement}`, broken.field);
   const registered = withImpliedSettings(client);
   return generatedSecret ? { client: registered, generatedSecret } : { client: registered };

@@ -28,8 +28,10 @@ export interface OidcClient {
   tokenEndpointAuthMethod: ClientAuthMethod;
   /** SHA-256 (hex) of the client secret, for the client_secret_* methods; the secret itself is never stored. */
   secretHash: string | null;
-  /** The client's public keys, for private_key_jwt. */
+  /** The client's public keys, for private_key_jwt and request objects. */
   jwks: JSONWebKeySet | null;
+  /** Where its public keys are fetched from instead (never with `jwks`); read through ClientKeys (client-keys.ts). */
+  jwksUri?: string | undefined;
   /** Matched exactly, character for character. */
   redirectUris: string[];
   allowedScopes: string[];

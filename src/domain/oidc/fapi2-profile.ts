@@ -19,7 +19,11 @@ export interface RegistrationFacts {
   tokenEndpointAuthMethod: ClientAuthMethod;
   redirectUris: readonly string[];
   idTokenSignedResponseAlg: string;
-  jwksKeys: readonly Record<string, unknown>[];
+}
+
+/** The keys a client's JWTs are verified with: its `jwks` when registered, and the set at its `jwks_uri` at each use (client-keys.ts). */
+export interface ClientKeyFacts {
+  keys: readonly Record<string, unknown>[];
 }
 
 /** A client assertion whose signature and claims passed (client-assertion.ts). */
@@ -45,6 +49,7 @@ export interface ServerFacts {
 
 interface Facts {
   registration: RegistrationFacts;
+  client_keys: ClientKeyFacts;
   client_assertion: AssertionFacts;
   pushed_request: PushedRequestFacts;
   server: ServerFacts;
@@ -119,10 +124,10 @@ export const fapi2Rules: readonly Fapi2Rule[] = [
     id: "key-sizes",
     section: "5.4.1-2, 5.4.1-3",
     requirement: "the fapi2 profile needs RSA keys of at least 2048 bits and elliptic curve keys of at least 224 bits",
-    stage: "registration",
+    stage: "client_keys",
     field: "jwks",
     holds: (m) =>
-      m.jwksKeys.every((k) => (k.kty === "RSA" ? modulusBits(k.n) >= 2048 : k.kty === "EC" ? ["P-256", "P-384", "P-521"].includes(k.crv as string) : k.kty === "OKP")),
+      m.keys.every((k) => (k.kty === "RSA" ? modulusBits(k.n) >= 2048 : k.kty === "EC" ? ["P-256", "P-384", "P-521"].includes(k.crv as string) : k.kty === "OKP")),
   },
   {
     id: "assertion-audience",

@@ -4,6 +4,7 @@ import { jwtNestingWithin } from "../json-nesting.ts";
 import { authorizationParameters } from "./authorization-request.ts";
 import { verifyWithKeySet } from "./client-assertion.ts";
 import type { OidcClient } from "./client.ts";
+import { ClientKeysUnavailable, type ClientKeys } from "./client-keys.ts";
 import { OAuthError } from "./oauth-error.ts";
 
 /** The algorithms a request object may be signed with (discovery's request_object_signing_alg_values_supported). */
@@ -22,13 +23,14 @@ function invalidObject(description: string): OAuthError {
 /**
  * Signed authorization request objects (JAR, RFC 9101) at PAR and at the
  * authorization endpoint. The `request` parameter is verified with the keys
- * of the client's registration (`jwks`); then its claims are the request,
+ * of the client's registration (`jwks`, or those at its `jwks_uri`: client-keys.ts); then its claims are the request,
  * and every parameter outside it but client_id is ignored (RFC 9101 section
  * 6.3). A client registered with require_signed_request_object must send one.
  */
 export class RequestObjects {
   constructor(
     private readonly issuer: string,
+    private readonly keys: ClientKeys,
     private readonly clock: Clock,
     /** Clock skew tolerated on exp, nbf and iat, in seconds. */
     private readonly clockToleranceSeconds: number,
@@ -57,11 +59,17 @@ export class RequestObjects {
       throw invalidObject("request is not a well-formed JWT");
     }
     if (typ !== undefined && typ !== requestObjectType) throw invalidObject(`the request object's typ must be ${requestObjectType}`);
-    if (!client.jwks || client.jwks.keys.length === 0) throw invalidObject("the client has no registered keys (jwks) to verify request objects with");
+    let keys;
+    try {
+      keys = await this.keys.keysFor(client, request);
+    } catch (error) {
+      if (!(error instanceof ClientKeysUnavailable)) throw error;
+      throw invalidObject(`the request object cannot be verified: ${error.message}`);
+    }
     const now = this.clock();
     let payload: JWTPayload;
     try {
-      ({ payload } = await verifyWithKeySet(request, client.jwks, {
+      ({ payload } = await verifyWithKeySet(request, keys, {
         algorithms: [...requestObjectAlgorithms],
         issuer: client.clientId,
         audience: this.issuer,

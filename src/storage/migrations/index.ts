@@ -32,6 +32,7 @@ import * as m0030 from "./0030_backchannel_logout.ts";
 import * as m0031 from "./0031_client_registrations.ts";
 import * as m0032 from "./0032_client_profile.ts";
 import * as m0033 from "./0033_api_oauth_clients.ts";
+import * as m0034 from "./0034_client_jwks_uri.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   "0031_client_registrations": m0031,
   "0032_client_profile": m0032,
   "0033_api_oauth_clients": m0033,
+  "0034_client_jwks_uri": m0034,
 };

@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.ts";
 import type { LoginThrottle } from "../../credentials/login-throttle.ts";
 import { DomainError } from "../../errors.ts";
-import { checkBackchannelLogoutUri } from "../backchannel-logout/logout-uri.ts";
 import type { OidcClient } from "../client.ts";
 import { randomToken, sha256Hex } from "../flow/secrets.ts";
 import { OAuthError } from "../oauth-error.ts";
+import { checkServerCalledUris } from "../server-called-uris.ts";
 import type { ClientStore } from "../stores.ts";
 import { bearerValue, invalidRegistrationToken, tokenMatches } from "./bearer-credential.ts";
 import type { InitialAccessTokens } from "./initial-access-tokens.ts";
@@ -19,8 +19,8 @@ export interface ClientRegistrationOptions {
   policy: RegistrationPolicy;
   /** The registration endpoint's URL; a client's configuration endpoint is below it. */
   endpoint: string;
-  /** Whether a backchannel_logout_uri may be http:// or a loopback or private address (SHOMEI_WEBHOOK_ALLOW_PRIVATE); not given: no. */
-  allowPrivateLogoutUris?: boolean;
+  /** Whether a backchannel_logout_uri or jwks_uri may be http:// or a loopback or private address (SHOMEI_WEBHOOK_ALLOW_PRIVATE); not given: no. */
+  allowPrivateUris?: boolean;
 }
 
 /** Where a registration request comes from. */
@@ -55,10 +55,10 @@ export class ClientRegistration {
     private readonly options: ClientRegistrationOptions,
   ) {}
 
-  /** A backchannel_logout_uri is called by this server: the network rule of `shomei client add` holds here too. */
-  private checkLogoutUri(client: OidcClient): void {
+  /** A backchannel_logout_uri and a jwks_uri are called by this server: the network rule of `shomei client add` holds here too. */
+  private checkCalledUris(client: OidcClient): void {
     try {
-      checkBackchannelLogoutUri(client, this.options.allowPrivateLogoutUris ?? false);
+      checkServerCalledUris(client, this.options.allowPrivateUris ?? false);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       throw new OAuthError("invalid_client_metadata", error.message);
@@ -90,7 +90,7 @@ export class ClientRegistration {
     const requested = requestedMetadata(parsedMetadataJson(body), "register");
     const now = this.clock();
     const { client, generatedSecret } = validatedClient(requested.metadata, newClientId(), null, now);
-    this.checkLogoutUri(client);
+    this.checkCalledUris(client);
     const accessToken = randomToken();
     if (!(await this.registrations.insert(client, sha256Hex(accessToken), now))) {
       // 128 random bits do not collide; if they ever did, nothing was stored and the client may try again.
@@ -127,7 +127,7 @@ export class ClientRegistration {
       }
     }
     const { client, generatedSecret } = validatedClient(requested.metadata, clientId, current.secretHash, current.createdAt);
-    this.checkLogoutUri(client);
+    this.checkCalledUris(client);
     const accessToken = randomToken();
     if (!(await this.registrations.replace(client, storedHash, sha256Hex(accessToken), this.clock()))) throw this.refusal();
     return registrationAnswer(client, { clientSecret: generatedSecret, registrationAccessToken: accessToken, registrationClientUri: this.clientUri(clientId) });

@@ -119,6 +119,7 @@ export function registrationAnswer(client: OidcClient, issued: IssuedCredentials
     client_name: client.name,
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,
     ...(client.jwks ? { jwks: client.jwks } : {}),
+    ...(client.jwksUri !== undefined ? { jwks_uri: client.jwksUri } : {}),
     redirect_uris: client.redirectUris,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     response_types: ["code"],
