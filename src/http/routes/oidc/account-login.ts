@@ -12,7 +12,7 @@ import { requireFormCsrf } from "./form-csrf.ts";
 import { retryTime, wrongPasswordMessage } from "./sign-in-refusals.ts";
 import type { Logger } from "../../../observability/logger.ts";
 import { passkeySignInSection, type PasskeyRefusal } from "../../pages/passkeys.ts";
-import { accountSecurityPath, allowPasskeyScripts, passkeyForm, provePasskey } from "./passkey-pages.ts";
+import { accountSecurityPath, allowPasskeyScripts, passkeyForm, provePasskey, type PasskeyProofServices } from "./passkey-pages.ts";
 
 /** Where the account pages' sign-in starts, and where it returns (the only account page). */
 export const accountLoginPath = "/account/login";
@@ -21,13 +21,16 @@ const accountHome = "/account/jpki";
 /** The account pages a sign-in may return to (`next`), by name: never a URL from the request. */
 const accountPages: Record<string, string> = { jpki: accountHome, security: accountSecurityPath };
 
+/** What the account pages' sign-in uses of the provider. */
+export type AccountLoginServices = PasskeyProofServices & Pick<Oidc, "flow" | "issuer" | "secretKey" | "sessionLifetimeSeconds">;
+
 /**
  * Sign-in for the account pages (/account/jpki), which belong to no
  * application: the same form and the same throttle as an authorization
  * request's login page, ending in a session and the account page instead of a
  * redirect to an application. Its CSRF token is bound to the browser's id.
  */
-export function registerAccountLogin(router: Router, oidc: Oidc, defaultLocale: Locale, logger: Logger): void {
+export function registerAccountLogin(router: Router, oidc: AccountLoginServices, defaultLocale: Locale, logger: Logger): void {
   const cookies = cookieNames(oidc.issuer);
   const form = express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 });
   const subject = (browser: string) => `account-login:${sha256Hex(browser)}`;

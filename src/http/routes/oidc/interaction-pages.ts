@@ -16,15 +16,18 @@ import { renderReauthPage } from "../../pages/reauth.ts";
 import { requireFormCsrf } from "./form-csrf.ts";
 import { failureMessage, retryTime, wrongPasswordMessage } from "./sign-in-refusals.ts";
 import { sendStep } from "./steps.ts";
-import { createJpkiPages, isJpkiMethod, jpkiForm } from "./jpki-pages.ts";
+import { createJpkiPages, isJpkiMethod, jpkiForm, type JpkiPageServices } from "./jpki-pages.ts";
 import { registerUnreachablePage } from "./unreachable-page.ts";
 import type { Logger } from "../../../observability/logger.ts";
 import { passkeySignInSection, passkeyStepUpSection, type PasskeyRefusal } from "../../pages/passkeys.ts";
-import { allowPasskeyScripts, passkeyForm, provePasskey } from "./passkey-pages.ts";
+import { allowPasskeyScripts, passkeyForm, provePasskey, type PasskeyProofServices } from "./passkey-pages.ts";
 import type { PageHints } from "../../page-hints.ts";
 
+/** What the interaction pages use of the provider: their own, and what the JPKI and passkey pages they include use. */
+export type InteractionPageServices = JpkiPageServices & PasskeyProofServices & Pick<Oidc, "flow" | "issuer" | "secretKey" | "sessionLifetimeSeconds">;
+
 /** Login, re-authentication and consent: server-rendered forms, CSRF-protected, usable without JavaScript. */
-export function registerInteractionPages(router: Router, oidc: Oidc, hints: PageHints, defaultLocale: Locale, logger: Logger): void {
+export function registerInteractionPages(router: Router, oidc: InteractionPageServices, hints: PageHints, defaultLocale: Locale, logger: Logger): void {
   const cookies = cookieNames(oidc.issuer);
   const jpki = createJpkiPages(oidc, hints, {
     load: (req, res) => load(req, res),

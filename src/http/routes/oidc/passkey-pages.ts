@@ -57,6 +57,9 @@ function refusalOf(code: PasskeyErrorCode, extra?: (lang: PageLanguage) => strin
   };
 }
 
+/** What proving a passkey uses of the provider. */
+export type PasskeyProofServices = Pick<Oidc, "passkeys" | "signIn" | "users">;
+
 /**
  * Sign-in and step-up with a passkey, through the throttle: `expected` (a
  * step-up) names the user the passkey must belong to. A counter that went
@@ -64,7 +67,7 @@ function refusalOf(code: PasskeyErrorCode, extra?: (lang: PageLanguage) => strin
  * whose user is gone is refused.
  */
 export async function provePasskey(
-  oidc: Oidc,
+  oidc: PasskeyProofServices,
   logger: Logger,
   req: Request,
   binding: CeremonyBinding,
@@ -97,6 +100,9 @@ export async function provePasskey(
   return { ok: true, user, proof: attempt.value };
 }
 
+/** What the security page uses of the provider. */
+export type AccountSecurityServices = PasskeyProofServices & Pick<Oidc, "flow" | "issuer" | "policy" | "secretKey">;
+
 /**
  * /account/security: the signed-in user's passkeys. Listing and removing
  * work without scripts; adding needs WebAuthn, and, for a user with a
@@ -104,7 +110,7 @@ export async function provePasskey(
  * level (levelToConfirmBeforeAdding), which a passkey already registered
  * can give on this page.
  */
-export function registerAccountSecurity(router: Router, oidc: Oidc, logger: Logger, defaultLocale: Locale, accountLoginPath: string): void {
+export function registerAccountSecurity(router: Router, oidc: AccountSecurityServices, logger: Logger, defaultLocale: Locale, accountLoginPath: string): void {
   const cookies = cookieNames(oidc.issuer);
   const csrfSubject = (sessionId: string) => `passkeys:${sessionId}`;
   const pathFor = (lang: PageLanguage, suffix = "") => `${accountSecurityPath}${suffix}?ui_locales=${lang.locale}`;
