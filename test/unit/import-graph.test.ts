@@ -146,6 +146,16 @@ describe("the import graph of src", () => {
     expect(folders).toEqual([...mockFolders].sort());
   });
 
+  it("keeps the demo in the mock: every file under src named demo* is in a mock folder", () => {
+    // The demo client's callback page, the demo webhook receiver and the demo data exist only in mock mode: in a
+    // mock folder, the rule above keeps every production file from importing them.
+    const demo = (readdirSync(srcRoot, { recursive: true }) as string[])
+      .filter((f) => f.endsWith(".ts") && /demo/i.test(path.basename(f)))
+      .map((f) => path.join(srcRoot, f));
+    expect(demo.length).toBeGreaterThan(0);
+    expect(demo.filter((file) => !isMock(srcRoot, file)).map((file) => path.relative(srcRoot, file))).toEqual([]);
+  });
+
   it("finds an import of the mock from outside it, static or import(), when there is one (the check itself works)", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "shomei-import-graph-"));
     const write = (name: string, text: string) => {

@@ -3,7 +3,7 @@ import { renderLoginPage } from "../../src/http/pages/login.ts";
 import { renderReauthPage } from "../../src/http/pages/reauth.ts";
 import { describeScope, renderConsentPage } from "../../src/http/pages/consent.ts";
 import { renderAuthorizationErrorPage } from "../../src/http/pages/error-page.ts";
-import { renderDemoCallbackPage } from "../../src/http/pages/callback-demo.ts";
+import { renderDemoCallbackPage } from "../../src/http/mock/demo-callback-page.ts";
 import { renderJpkiSignInPage } from "../../src/http/pages/jpki-sign.ts";
 import { messagesFor } from "../../src/http/i18n/catalogue.ts";
 import type { PageLanguage } from "../../src/http/pages/layout.ts";

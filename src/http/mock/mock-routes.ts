@@ -4,9 +4,9 @@ import type { Config } from "../../config/schema.ts";
 import { demoClientId } from "../../domain/mock/demo-names.ts";
 import type { MockEnvironment } from "../../domain/mock/mock-environment.ts";
 import type { Oidc } from "../../domain/oidc/provider.ts";
-import type { DemoWebhookReceiver } from "../../domain/webhooks/demo-receiver.ts";
-import { registerDemoWebhooks } from "../routes/demo-webhooks.ts";
-import { registerDemoCallback } from "../routes/oidc/demo-callback.ts";
+import type { DemoWebhookReceiver } from "../../domain/mock/demo-webhook-receiver.ts";
+import { registerDemoWebhooks } from "./demo-webhooks.ts";
+import { registerDemoCallback } from "./demo-callback.ts";
 import { registerMockCaRoutes } from "./mock-ca-routes.ts";
 import { mockCardScript, mockCardScriptPath } from "./mock-card-script.ts";
 

@@ -1,9 +1,9 @@
 import express, { type Router } from "express";
-import type { DemoWebhookReceiver } from "../../domain/webhooks/demo-receiver.ts";
+import type { DemoWebhookReceiver } from "../../domain/mock/demo-webhook-receiver.ts";
 import type { Locale } from "../i18n/locale.ts";
 import { linkPageLanguage } from "../i18n/page-language.ts";
 import { pageHeaders } from "../middleware/page-headers.ts";
-import { renderWebhooksDemoPage } from "../pages/webhooks-demo.ts";
+import { renderWebhooksDemoPage } from "./demo-webhooks-page.ts";
 
 export const demoWebhooksPath = "/demo/webhooks";
 

@@ -1,7 +1,7 @@
-import type { ReceivedWebhook } from "../../domain/webhooks/demo-receiver.ts";
+import type { ReceivedWebhook } from "../../domain/mock/demo-webhook-receiver.ts";
 import { formatsFor } from "../i18n/format.ts";
-import { html } from "./html.ts";
-import { page, type PageLanguage } from "./layout.ts";
+import { html } from "../pages/html.ts";
+import { page, type PageLanguage } from "../pages/layout.ts";
 
 /** The mock environment's webhook receiver: what arrived, newest first, and whether its signature verified. */
 export function renderWebhooksDemoPage(lang: PageLanguage, received: readonly ReceivedWebhook[], receiverUrl: string): string {

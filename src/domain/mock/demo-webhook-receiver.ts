@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.ts";
-import type { WebhookStore } from "./model.ts";
-import { verifyWebhook } from "./signature.ts";
-import type { WebhookEndpoints } from "./webhook-endpoints.ts";
+import type { WebhookStore } from "../webhooks/model.ts";
+import { verifyWebhook } from "../webhooks/signature.ts";
+import type { WebhookEndpoints } from "../webhooks/webhook-endpoints.ts";
 
 /** One request the demo receiver got. */
 export interface ReceivedWebhook {

@@ -1,5 +1,5 @@
-import { type Html, html } from "./html.ts";
-import { page, type PageLanguage } from "./layout.ts";
+import { type Html, html } from "../pages/html.ts";
+import { page, type PageLanguage } from "../pages/layout.ts";
 
 export interface DemoCallbackPageView {
   /** The query (or form) parameters the relying party received. */
