@@ -6,7 +6,6 @@ import {
   ClientAuthenticator,
   clientAssertionJtiKind,
   clientAuthFailedDescription,
-  hashClientSecret,
   jwtBearerAssertionType,
   parseBasicAuthorization,
   type ClientAuthErrorCode,
@@ -15,6 +14,7 @@ import {
   type ClientLookup,
 } from "../../src/domain/oidc/client-authentication.ts";
 import type { ClientAuthMethod, OidcClient } from "../../src/domain/oidc/client.ts";
+import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { OneTimeRecords } from "../../src/storage/one-time-records.ts";
@@ -93,9 +93,9 @@ function jwks(...pairs: KeyPair[]): JSONWebKeySet {
 
 function buildClients(): MemoryClients {
   return new MemoryClients([
-    client("basic-client", "client_secret_basic", { secretHash: hashClientSecret(basicSecret) }),
-    client("post-client", "client_secret_post", { secretHash: hashClientSecret(postSecret) }),
-    client(specialId, "client_secret_basic", { secretHash: hashClientSecret(specialSecret) }),
+    client("basic-client", "client_secret_basic", { secretHash: sha256Hex(basicSecret) }),
+    client("post-client", "client_secret_post", { secretHash: sha256Hex(postSecret) }),
+    client(specialId, "client_secret_basic", { secretHash: sha256Hex(specialSecret) }),
     client("jwt-client", "private_key_jwt", { jwks: jwks(rsa, ec, ed) }),
     client("jwt-client-2", "private_key_jwt", { jwks: jwks(other) }),
     client("rotating-client", "private_key_jwt", { jwks: jwks(rotatingOld, rotatingNew) }),
@@ -255,7 +255,7 @@ describe("client authentication", () => {
     it("does not accept a secret sent without form-urlencoding when encoding changes it", async () => {
       // "+" decodes to a space, so the raw secret is not the registered one.
       const raw = `Basic ${Buffer.from(`basic-client:${basicSecret}+`).toString("base64")}`;
-      const rawClients = new MemoryClients([client("basic-client", "client_secret_basic", { secretHash: hashClientSecret(`${basicSecret}+`) })]);
+      const rawClients = new MemoryClients([client("basic-client", "client_secret_basic", { secretHash: sha256Hex(`${basicSecret}+`) })]);
       const rawAuth = new ClientAuthenticator(rawClients, records, inlineClientKeys(() => now), () => now);
       await expectFailure(rawAuth.authenticate({ authorization: raw, form: {} }, audiences), "invalid_client", "secret_mismatch");
       const encoded = await rawAuth.authenticate(basicInput("basic-client", `${basicSecret}+`), audiences);

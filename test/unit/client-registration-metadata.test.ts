@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { defaultAcrPolicy } from "../../src/domain/oidc/acr.ts";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
+import { clientAuthMethods, defaultClientAuthMethod, usesClientSecret } from "../../src/domain/oidc/client.ts";
 import { providerMetadata } from "../../src/domain/oidc/discovery.ts";
 import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { OAuthError } from "../../src/domain/oidc/oauth-error.ts";
@@ -57,6 +58,14 @@ describe("registration metadata: one validation with shomei client add", () => {
     expect(kept.client.secretHash).toBe("a".repeat(64));
     expect(kept.generatedSecret).toBeUndefined();
     expect(validatedClient({ ...redirect, token_endpoint_auth_method: "none" }, "id", "a".repeat(64), 0).client.secretHash).toBeNull();
+  });
+
+  it("keeps the stored secret when the update leaves the method out (the default uses one), as client add's one rule says", () => {
+    expect(validatedClient(redirect, "id", "a".repeat(64), 0).client.secretHash).toBe("a".repeat(64));
+    expect(validatedClient({ ...redirect, token_endpoint_auth_method: "private_key_jwt", jwks: { keys: [{ kty: "EC", crv: "P-256", x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0" }] } }, "id", "a".repeat(64), 0).client.secretHash).toBeNull();
+    expect(usesClientSecret(defaultClientAuthMethod)).toBe(true);
+    expect(clientAuthMethods.filter(usesClientSecret)).toEqual(["client_secret_basic", "client_secret_post"]);
+    expect(usesClientSecret(undefined)).toBe(false);
   });
 
   it("parses JSON at one boundary: bad or too deep JSON is invalid_client_metadata", () => {

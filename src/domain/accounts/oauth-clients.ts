@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
-import { hashClientSecret } from "../oidc/client-authentication.ts";
+import { sha256Hex } from "../oidc/flow/secrets.ts";
 import type { OidcClient } from "../oidc/client.ts";
 import { defaultSigningAlg } from "../oidc/keys/signing-algorithms.ts";
 import { hasPrivateMembers } from "../oidc/public-jwk.ts";
@@ -71,7 +71,7 @@ export class ApiOAuthClients {
       name,
       type: "confidential",
       tokenEndpointAuthMethod: input.authMethod,
-      secretHash: secret === undefined ? null : hashClientSecret(secret),
+      secretHash: secret === undefined ? null : sha256Hex(secret),
       jwks,
       redirectUris: [],
       allowedScopes: scopes,

@@ -40,11 +40,6 @@ export interface AuthenticateOptions {
   allowPublicClients?: boolean;
 }
 
-/** SHA-256 (hex) of a client secret, as stored in `OidcClient.secretHash`. */
-export function hashClientSecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
-}
-
 type PresentedCredentials =
   | { method: "client_secret_basic" | "client_secret_post"; clientId: string; secret: string }
   | { method: "private_key_jwt"; clientId: string; assertion: string }

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { DomainError } from "../errors.ts";
-import { hashClientSecret } from "./client-authentication.ts";
-import { clientProfiles, relyingPartyGrantTypes, type ClientAuthMethod, type OidcClient } from "./client.ts";
+import { clientProfiles, defaultClientAuthMethod, relyingPartyGrantTypes, usesClientSecret, type ClientAuthMethod, type OidcClient } from "./client.ts";
 import { brokenBy, withImpliedSettings } from "./fapi2-profile.ts";
+import { sha256Hex } from "./flow/secrets.ts";
 import { defaultSigningAlg, signingAlgs } from "./keys/signing-algorithms.ts";
 import { hasPrivateMembers } from "./public-jwk.ts";
 
@@ -24,7 +24,7 @@ export const clientMetadataSchema = z
   .object({
     client_id: z.string().regex(/^[A-Za-z0-9._~-]{1,255}$/, { error: "must be 1–255 characters of A-Z a-z 0-9 . _ ~ -" }),
     client_name: z.string().min(1).max(200).optional(),
-    token_endpoint_auth_method: z.enum(["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]).default("client_secret_basic"),
+    token_endpoint_auth_method: z.enum(["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]).default(defaultClientAuthMethod),
     client_secret: z.string().min(16, { error: "must be at least 16 characters" }).max(512).optional(),
     client_secret_sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: "must be 64 lowercase hex digits" }).optional(),
     jwks: z
@@ -83,7 +83,7 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
   }
   const m = parsed.data;
   const method: ClientAuthMethod = m.token_endpoint_auth_method;
-  const usesSecret = method === "client_secret_basic" || method === "client_secret_post";
+  const usesSecret = usesClientSecret(method);
   if (!usesSecret && (m.client_secret || m.client_secret_sha256)) {
     throw new DomainError("invalid_field", `client_secret is not used with ${method}`, "client_secret");
   }
@@ -102,7 +102,7 @@ export function registrationFromMetadata(input: unknown, now: number): { client:
     name: m.client_name ?? m.client_id,
     type: method === "none" ? "public" : "confidential",
     tokenEndpointAuthMethod: method,
-    secretHash: usesSecret ? (m.client_secret_sha256 ?? hashClientSecret(secret!)) : null,
+    secretHash: usesSecret ? (m.client_secret_sha256 ?? sha256Hex(secret!)) : null,
     jwks: (m.jwks as OidcClient["jwks"]) ?? null,
     ...(m.jwks_uri !== undefined ? { jwksUri: m.jwks_uri } : {}),
     redirectUris: m.redirect_uris,

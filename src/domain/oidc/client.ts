@@ -6,6 +6,14 @@ export type ClientAuthMethod = "client_secret_basic" | "client_secret_post" | "p
 
 export const clientAuthMethods: readonly ClientAuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"];
 
+/** The method of client metadata that names none (RFC 7591 section 2). */
+export const defaultClientAuthMethod: ClientAuthMethod = "client_secret_basic";
+
+/** Whether a token_endpoint_auth_method authenticates with a client secret, whose hash the registration keeps. */
+export function usesClientSecret(method: unknown): boolean {
+  return method === "client_secret_basic" || method === "client_secret_post";
+}
+
 /**
  * The token endpoint grants the provider offers (RFC 7591 grant_types
  * values). client_credentials is for the clients API accounts register for

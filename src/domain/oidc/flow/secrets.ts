@@ -12,7 +12,7 @@ export function randomToken(): string {
   return fromRandomBytes(32, (bytes, at) => bytes.toString("base64url", at, at + 32));
 }
 
-/** What is stored in place of a bearer value: its SHA-256, hex. */
+/** What is stored in place of a bearer value or a client secret (`OidcClient.secretHash`): its SHA-256, hex. */
 export function sha256Hex(value: string): string {
   return createHash("sha256").update(value).digest("hex");
 }

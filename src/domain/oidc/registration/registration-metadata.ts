@@ -1,7 +1,7 @@
 import { DomainError } from "../../errors.ts";
 import { jsonNestingWithin, maxJsonDepth } from "../../json-nesting.ts";
 import { clientMetadataSchema, registrationFromMetadata } from "../client-registration.ts";
-import type { OidcClient } from "../client.ts";
+import { defaultClientAuthMethod, usesClientSecret, type OidcClient } from "../client.ts";
 import { OAuthError } from "../oauth-error.ts";
 
 /*
@@ -83,7 +83,8 @@ export function requestedMetadata(body: unknown, purpose: "register" | "update")
  * for the redirect URIs, invalid_client_metadata for anything else.
  */
 export function validatedClient(metadata: Record<string, unknown>, clientId: string, secretHash: string | null, now: number): { client: OidcClient; generatedSecret?: string } {
-  const keepsSecret = secretHash !== null && usesSecret(metadata.token_endpoint_auth_method);
+  const method = metadata.token_endpoint_auth_method;
+  const keepsSecret = secretHash !== null && usesClientSecret(method === undefined ? defaultClientAuthMethod : method);
   try {
     return registrationFromMetadata({ ...metadata, client_id: clientId, ...(keepsSecret ? { client_secret_sha256: secretHash } : {}) }, now);
   } catch (error) {
@@ -91,11 +92,6 @@ export function validatedClient(metadata: Record<string, unknown>, clientId: str
     const redirect = error.field === "redirect_uris" || error.field?.startsWith("redirect_uris.");
     throw new OAuthError(redirect ? "invalid_redirect_uri" : "invalid_client_metadata", error.message);
   }
-}
-
-/** Whether a token_endpoint_auth_method (as sent; absent is the default, client_secret_basic) authenticates with a secret. */
-function usesSecret(method: unknown): boolean {
-  return method === undefined || method === "client_secret_basic" || method === "client_secret_post";
 }
 
 /** What the answers of registration, read and update carry beside the metadata. */
