@@ -3,6 +3,7 @@ import { exportJWK, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { registrationFromMetadata } from "../../src/domain/oidc/client-registration.ts";
 import { DomainError } from "../../src/domain/errors.ts";
+import { isHttpsRedirectUri } from "../../src/domain/oidc/redirect-uri.ts";
 import {
   assertServerMeetsFapi2,
   brokenBy,
@@ -81,6 +82,22 @@ describe("the fapi2 rule table", () => {
     expect(error.code).toBe("invalid_field");
     expect(error.field).toBe(field);
     expect(error.message).toBe(`${field}: ${rule.requirement}`);
+  });
+
+  it("reads a redirect URI's scheme parsed, as client add's own redirect check does, not by its first characters", () => {
+    const facts = (uri: string) => ({ tokenEndpointAuthMethod: "private_key_jwt" as const, redirectUris: [uri], idTokenSignedResponseAlg: "ES256", jwksKeys: [ecKey] });
+    const fapi2 = { profile: "fapi2" as const };
+    // Schemes are case-insensitive, and a browser reads https:/x and https:x as https://x/: each is https.
+    for (const uri of ["https://bank.example/cb", "HTTPS://bank.example/cb", "Https://bank.example/cb", "https:/bank.example/cb", "https:bank.example/cb"]) {
+      expect(isHttpsRedirectUri(uri), uri).toBe(true);
+      expect(brokenBy(fapi2, "registration", facts(uri)), uri).toBeUndefined();
+    }
+    for (const uri of ["http://localhost:8080/cb", "HTTP://bank.example/cb", "https", "https://", "httpsx://bank.example/cb", "bank.example/cb", "javascript:alert(1)"]) {
+      expect(isHttpsRedirectUri(uri), uri).toBe(false);
+      expect(brokenBy(fapi2, "registration", facts(uri))?.id, uri).toBe("https-redirect-uris");
+    }
+    // Upper-case HTTPS passes client add's redirect check; the profile no longer refuses what that check accepts.
+    expect(registrationFromMetadata(fapi2Metadata({ redirect_uris: ["HTTPS://bank.example/cb"] }), 0).client.profile).toBe("fapi2");
   });
 
   it("refuses RSA keys under 2048 bits and accepts 2048", async () => {

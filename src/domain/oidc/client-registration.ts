@@ -6,13 +6,14 @@ import { brokenBy, withImpliedSettings } from "./fapi2-profile.ts";
 import { sha256Hex } from "./flow/secrets.ts";
 import { defaultSigningAlg, signingAlgs } from "./keys/signing-algorithms.ts";
 import { hasPrivateMembers } from "./public-jwk.ts";
+import { parsedRedirectUri } from "./redirect-uri.ts";
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 const redirectUri = z.string().refine(
   (value) => {
-    if (!URL.canParse(value)) return false;
-    const url = new URL(value);
+    const url = parsedRedirectUri(value);
+    if (!url) return false;
     if (url.hash || value.includes("#")) return false;
     return url.protocol === "https:" || (url.protocol === "http:" && loopbackHosts.has(url.hostname));
   },

@@ -1,5 +1,6 @@
 import type { ClientAuthMethod, OidcClient } from "./client.ts";
 import type { ProofRequirements } from "./dpop/dpop-proofs.ts";
+import { isHttpsRedirectUri } from "./redirect-uri.ts";
 
 /**
  * The FAPI 2.0 Security Profile's rules for authorization servers, as the
@@ -110,7 +111,7 @@ export const fapi2Rules: readonly Fapi2Rule[] = [
     requirement: "the fapi2 profile allows https:// redirect URIs only",
     stage: "registration",
     field: "redirect_uris",
-    holds: (m) => m.redirectUris.every((uri) => uri.startsWith("https://")),
+    holds: (m) => m.redirectUris.every(isHttpsRedirectUri),
   },
   {
     id: "id-token-algorithm",

@@ -1,6 +1,21 @@
 import type { OidcClient } from "./client.ts";
 import { OAuthError } from "./oauth-error.ts";
 
+/**
+ * A redirect URI as a browser will read it, or undefined when it is not an
+ * absolute URL. Rules about its scheme or host read this, never the text:
+ * `HTTPS://rp.example/cb` is https, and `https:rp.example/cb` names the host
+ * rp.example, as the browser that follows it will see.
+ */
+export function parsedRedirectUri(value: string): URL | undefined {
+  return URL.canParse(value) ? new URL(value) : undefined;
+}
+
+/** Whether a redirect URI is an https URL (parsed, see parsedRedirectUri). */
+export function isHttpsRedirectUri(value: string): boolean {
+  return parsedRedirectUri(value)?.protocol === "https:";
+}
+
 /** The redirect_uri sent, when it is one the client registered: compared character for character, never normalised. */
 export function matchingRedirectUri(client: OidcClient, sent: string | undefined): string | undefined {
   return sent !== undefined && client.redirectUris.includes(sent) ? sent : undefined;
