@@ -19,6 +19,27 @@ describe("jsonNestingWithin", () => {
     expect(jsonNestingWithin(Buffer.from(text, "utf8"))).toBe(within);
   });
 
+  it("stops at the first bracket past the limit: a megabyte of nesting is refused after reading what leads to it", () => {
+    const prefix = `{"ignored":"[[[[{{{{","x":`;
+    for (const text of [`${"[".repeat(1024 * 1024)}`, `${prefix}${'{"a":'.repeat(200_000)}1${"}".repeat(200_000)}}`]) {
+      const { bytes, furthestRead } = countingReads(Buffer.from(text, "utf8"));
+      expect(jsonNestingWithin(bytes)).toBe(false);
+      // The 65th opening bracket: index 64 of the brackets alone; behind the prefix (one level, the brackets of its
+      // string not counting), the 64th {"a":.
+      const stopsAt = text.startsWith("[") ? maxJsonDepth : prefix.length + (maxJsonDepth - 1) * '{"a":'.length;
+      expect(furthestRead()).toBe(stopsAt);
+      expect(furthestRead()).toBeLessThan(text.length / 100);
+    }
+  });
+
+  it("reads text within the limit to its end, once (what the parser after it gets)", () => {
+    const text = `[${Array(100).fill(nested(64)).join(",")}]`.slice(1, -1);
+    const { bytes, furthestRead, reads } = countingReads(Buffer.from(text, "utf8"));
+    expect(jsonNestingWithin(bytes)).toBe(true);
+    expect(furthestRead()).toBe(text.length - 1);
+    expect(reads()).toBe(text.length);
+  });
+
   it("takes its limit as a parameter, 64 by default", () => {
     expect(maxJsonDepth).toBe(64);
     expect(jsonNestingWithin('{"c":"x"}', 1)).toBe(true);
@@ -35,3 +56,20 @@ describe("jwtNestingWithin", () => {
     expect(jwtNestingWithin("not a jwt")).toBe(true);
   });
 });
+
+/** The bytes, behind a proxy that counts which indexes the check reads: how much work it did, without a clock. */
+function countingReads(buffer: Buffer): { bytes: Uint8Array; furthestRead: () => number; reads: () => number } {
+  let furthest = -1;
+  let count = 0;
+  const bytes = new Proxy(buffer, {
+    get(target, key) {
+      if (typeof key === "string" && /^\d+$/.test(key)) {
+        count++;
+        furthest = Math.max(furthest, Number(key));
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { bytes, furthestRead: () => furthest, reads: () => count };
+}
