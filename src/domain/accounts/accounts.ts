@@ -4,6 +4,7 @@ import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { apiTokenMatches, apiTokenPrefix, generateApiToken, isApiTokenPrefix } from "./api-token.ts";
+import { VersionedLookups } from "./versioned-lookups.ts";
 
 export type { AccountRow, ApiStatus, ApiTokenRow };
 
@@ -15,7 +16,16 @@ const accountNamePattern = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 /** API accounts (tenants) and their tokens. */
 export class Accounts {
-  private readonly lookups = new Map<string, RememberedLookup>();
+  /**
+   * Token lookups by prefix under the current auth version: the one
+   * remembered while the version holds, read again otherwise. So a revoked
+   * token is refused on the very next call on every instance, and a busy
+   * token costs a read of the version instead of the token and its account.
+   */
+  private readonly lookups = new VersionedLookups<TokenWithAccount>(
+    () => this.repository.authVersion(),
+    (prefix) => this.repository.findTokenWithAccount(prefix),
+  );
 
   constructor(
     private readonly repository: AccountStore,
@@ -78,7 +88,7 @@ export class Accounts {
 
   async revokeToken(prefix: string): Promise<void> {
     if (!isApiTokenPrefix(prefix)) throw new DomainError("invalid_field", `"${prefix}" is not a token prefix (shm_ and 12 hex digits)`, "prefix");
-    this.lookups.delete(prefix);
+    this.lookups.forget(prefix);
     if (!(await this.repository.revokeToken(prefix, this.clock()))) {
       throw new DomainError("token_invalid", `no active token with prefix ${prefix}`);
     }
@@ -91,7 +101,7 @@ export class Accounts {
    */
   async authenticate(token: string): Promise<AccountRow> {
     const prefix = apiTokenPrefix(token);
-    const found = prefix ? await this.lookup(prefix) : undefined;
+    const found = prefix ? await this.lookups.lookup(prefix) : undefined;
     const account = admitted(token, found);
     await this.repository.touchToken(found!.token.id, this.clock(), tokenTouchIntervalMs);
     return account;
@@ -105,7 +115,7 @@ export class Accounts {
    */
   rememberedCaller(token: string): Caller | undefined {
     const prefix = apiTokenPrefix(token);
-    const remembered = prefix ? this.lookups.get(prefix) : undefined;
+    const remembered = prefix ? this.lookups.remembered(prefix) : undefined;
     if (!remembered) return undefined;
     try {
       return { accountId: admitted(token, remembered.found).id, unconfirmedAt: remembered.version };
@@ -116,39 +126,10 @@ export class Accounts {
 
   /** Records the use of a token whose remembered caller its call confirmed, as authenticate() does (at most once per interval). */
   async confirmedUse(token: string): Promise<void> {
-    const remembered = this.lookups.get(apiTokenPrefix(token) ?? "");
+    const remembered = this.lookups.remembered(apiTokenPrefix(token) ?? "");
     if (remembered) await this.repository.touchToken(remembered.found.token.id, this.clock(), tokenTouchIntervalMs);
   }
-
-  /**
-   * The token's lookup under the current auth version: the one remembered
-   * while the version holds, read again otherwise. So a revoked token is
-   * refused on the very next call on every instance, and a busy token costs
-   * a read of the version instead of the token and its account.
-   */
-  private async lookup(prefix: string): Promise<TokenWithAccount | undefined> {
-    // Read before the token: a change committed in between leaves the entry under the older version.
-    const version = await this.repository.authVersion();
-    const remembered = this.lookups.get(prefix);
-    if (remembered && remembered.version === version) return remembered.found;
-    const found = await this.repository.findTokenWithAccount(prefix);
-    this.lookups.delete(prefix);
-    if (found && version !== undefined) {
-      this.lookups.set(prefix, { version, found });
-      if (this.lookups.size > rememberedCapacity) this.lookups.delete(this.lookups.keys().next().value!);
-    }
-    return found;
-  }
 }
-
-/** A token lookup as this instance last read it, with the auth version it was read under. */
-interface RememberedLookup {
-  version: number;
-  found: TokenWithAccount;
-}
-
-/** Lookups kept; beyond this the oldest goes first. */
-const rememberedCapacity = 10_000;
 
 /**
  * The account a token acts for, or why it is refused. Unknown and revoked

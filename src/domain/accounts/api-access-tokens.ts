@@ -5,6 +5,7 @@ import { randomToken, sha256Hex } from "../oidc/flow/secrets.ts";
 import { OAuthError } from "../oidc/oauth-error.ts";
 import { scopeList } from "./api-scopes.ts";
 import type { ApiStatus } from "./model.ts";
+import { VersionedLookups } from "./versioned-lookups.ts";
 
 /** An access token of an account's OAuth client; only the hash of its value is kept. */
 export interface ApiAccessTokenRow {
@@ -62,9 +63,6 @@ export type ApiTokenIntrospection =
 const valuePrefix = "shmat_";
 const valuePattern = /^shmat_[A-Za-z0-9_-]{43}$/;
 
-/** Lookups kept; beyond this the oldest goes first. */
-const rememberedCapacity = 10_000;
-
 /**
  * The access tokens of the OAuth clients API accounts register (see
  * ApiOAuthClients): issued by the client_credentials grant, accepted by the
@@ -74,7 +72,11 @@ const rememberedCapacity = 10_000;
  * as API tokens' are (Accounts), so a busy token costs a read of the version.
  */
 export class ApiAccessTokens {
-  private readonly lookups = new Map<string, { version: number; found: ApiAccessTokenWithAccount }>();
+  /** Token lookups by hash, remembered under the auth version. */
+  private readonly lookups = new VersionedLookups<ApiAccessTokenWithAccount>(
+    () => this.store.authVersion(),
+    (hash) => this.store.findWithAccount(hash),
+  );
 
   constructor(
     private readonly store: ApiAccessTokenStore,
@@ -123,24 +125,12 @@ export class ApiAccessTokens {
   async authenticate(value: string): Promise<OAuthCaller> {
     // A value no token can have is refused as an unknown one is, without a read.
     if (!valuePattern.test(value)) return this.admitted(undefined);
-    const hash = sha256Hex(value);
-    const version = await this.store.authVersion();
-    const remembered = this.lookups.get(hash);
-    let found = remembered && remembered.version === version ? remembered.found : undefined;
-    if (!found) {
-      found = await this.store.findWithAccount(hash);
-      this.lookups.delete(hash);
-      if (found && version !== undefined) {
-        this.lookups.set(hash, { version, found });
-        if (this.lookups.size > rememberedCapacity) this.lookups.delete(this.lookups.keys().next().value!);
-      }
-    }
-    return this.admitted(found);
+    return this.admitted(await this.lookups.lookup(sha256Hex(value)));
   }
 
   /** A caller from the lookup this instance remembers, with the auth version to confirm (see Caller); undefined when none would admit it. */
   rememberedCaller(value: string): { caller: OAuthCaller; version: number } | undefined {
-    const remembered = this.lookups.get(sha256Hex(value));
+    const remembered = this.lookups.remembered(sha256Hex(value));
     if (!remembered) return undefined;
     try {
       return { caller: this.admitted(remembered.found), version: remembered.version };
