@@ -35,6 +35,7 @@ import { ClientRegistration } from "../domain/oidc/registration/client-registrat
 import { InitialAccessTokens } from "../domain/oidc/registration/initial-access-tokens.ts";
 import { ClientRegistrationsRepository, InitialAccessTokensRepository } from "../storage/client-registrations-repository.ts";
 import { SessionEndings } from "../domain/oidc/backchannel-logout/session-endings.ts";
+import { EndSession } from "../domain/oidc/end-session.ts";
 import { LogoutOutboxRepository } from "../storage/logout-outbox-repository.ts";
 import type { ApiAccessTokens } from "../domain/accounts/api-access-tokens.ts";
 import { PasskeyChallenges } from "../domain/oidc/passkeys/challenges.ts";
@@ -166,6 +167,16 @@ export function createOidc(
     refetchCooldownMs: keySetRefetchCooldownMs,
   });
   const requestObjects = new RequestObjects(issuer, clientKeys, clock, clientAssertionClockToleranceSeconds);
+  const flow = new AuthorizationFlow(repository, users, clients, records, {
+    issuer,
+    policy,
+    interactionLifetimeMs: 30 * 60 * 1000,
+    sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
+    codeLifetimeMs: codeLifetimeSeconds * 1000,
+    secretKey,
+    oneOffAuthorizationDetailsTypes: new Set(config.oneOffAuthorizationDetailsTypes),
+  }, clock, async (userId) => [...(await certificates.jpki.methodsOf(userId)), ...(await passkeys.methodsOf(userId))]);
+  const sessionEndings = new SessionEndings(new LogoutOutboxRepository(database), clock);
   return {
     issuer,
     policy,
@@ -176,15 +187,7 @@ export function createOidc(
     pushed: new PushedRequests(records, clock, config.parLifetimeSeconds, publicParLimit, requestObjects),
     requestObjects,
     users,
-    flow: new AuthorizationFlow(repository, users, clients, records, {
-      issuer,
-      policy,
-      interactionLifetimeMs: 30 * 60 * 1000,
-      sessionLifetimeMs: config.sessionLifetimeSeconds * 1000,
-      codeLifetimeMs: codeLifetimeSeconds * 1000,
-      secretKey,
-      oneOffAuthorizationDetailsTypes: new Set(config.oneOffAuthorizationDetailsTypes),
-    }, clock, async (userId) => [...(await certificates.jpki.methodsOf(userId)), ...(await passkeys.methodsOf(userId))]),
+    flow,
     jpki: certificates.jpki,
     signRequests: new JpkiSignRequests(
       new JpkiSignRequestsRepository(database),
@@ -205,7 +208,8 @@ export function createOidc(
     ),
     secretKey,
     sessionLifetimeSeconds: config.sessionLifetimeSeconds,
-    sessionEndings: new SessionEndings(new LogoutOutboxRepository(database), clock),
+    sessionEndings,
+    endSession: new EndSession({ issuer, keys: signingKeys, clients, secretKey, sessions: flow, users, sessionEndings }),
     tokens: new TokenService(records, tokensRepository, repository, signingKeys, { issuer, ...tokenLifetimes }, clock, (userId) =>
       certificates.jpki.isVerified(userId),
     certificates.apiAccessTokens),

@@ -17,6 +17,7 @@ import type { OidcUsers } from "./users.ts";
 import type { JpkiSignIn } from "./jpki/jpki-sign-in.ts";
 import type { JpkiSignRequests } from "./jpki/sign-requests.ts";
 import type { SessionEndings } from "./backchannel-logout/session-endings.ts";
+import type { EndSession } from "./end-session.ts";
 import type { Passkeys } from "./passkeys/passkeys.ts";
 
 /**
@@ -50,6 +51,8 @@ export interface Oidc {
   sessionLifetimeSeconds: number;
   /** Ends sessions and queues their clients' logout tokens (Back-Channel Logout). */
   sessionEndings: SessionEndings;
+  /** The end-session endpoint's steps (RP-Initiated Logout): validation, confirmation, the session's end. */
+  endSession: EndSession;
   tokens: TokenService;
   tokenAdministration: TokenAdministration;
   /** DPoP proofs at PAR, token, revocation and introspection (RFC 9449). */

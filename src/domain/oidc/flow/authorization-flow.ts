@@ -337,11 +337,6 @@ export class AuthorizationFlow {
     return [...this.users.enrolledMethods(user), ...(await this.otherMethods(user.id))];
   }
 
-  /** Deletes the session alone; the transports end sessions through SessionEndings, which also tells the clients. */
-  async endSession(sessionId: string): Promise<void> {
-    await this.repository.deleteSession(sha256Hex(sessionId));
-  }
-
   async session(sessionId: string | undefined): Promise<SessionRow | undefined> {
     return sessionId ? this.repository.findSession(sha256Hex(sessionId), this.clock()) : undefined;
   }

@@ -1,6 +1,6 @@
 import express, { type Request, type Response, type Router } from "express";
+import type { EndSessionStep } from "../../../domain/oidc/end-session.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
-import { confirmsLogout, logoutConfirmationToken, resolveLogoutRequest, signedOutRedirect, type LogoutRequest } from "../../../domain/oidc/logout.ts";
 import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { clearCookie, cookieNames, readCookie } from "../../cookies.ts";
 import { authorizationErrorPages } from "../../middleware/errors.ts";
@@ -14,19 +14,17 @@ import { rememberedLocale } from "../../i18n/remembered-locale.ts";
 
 /**
  * The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0), GET or
- * POST. A request from an application (id_token_hint, client_id,
- * post_logout_redirect_uri, state) is validated, then the user confirms with
- * a button: a link or an image alone never signs anyone out. The confirming
- * POST ends the session and returns the browser to the registered
- * post_logout_redirect_uri with state, or shows that the user is signed out.
- * The confirmation carries a CSRF token bound to the session
- * (logoutConfirmationToken), and SameSite=Lax keeps the session cookie off
- * cross-site POSTs, so a forged confirmation ends no session.
+ * POST, over the domain's EndSession, which decides each step: the request
+ * from an application (id_token_hint, client_id, post_logout_redirect_uri,
+ * state) validated, the user's confirmation with a button, and the
+ * confirming POST that ends the session and returns the browser to the
+ * registered post_logout_redirect_uri with state, or shows that the user is
+ * signed out. The confirmation carries a CSRF token bound to the session,
+ * and SameSite=Lax keeps the session cookie off cross-site POSTs, so a
+ * forged confirmation ends no session.
  */
-export function registerLogoutRoute(router: Router, oidc: Pick<Oidc, "clients" | "flow" | "issuer" | "secretKey" | "sessionEndings" | "signingKeys" | "users">, defaultLocale: Locale): void {
+export function registerLogoutRoute(router: Router, oidc: Pick<Oidc, "endSession" | "issuer">, defaultLocale: Locale): void {
   const cookies = cookieNames(oidc.issuer);
-  const resolve = (raw: RawParameters) =>
-    resolveLogoutRequest(raw, { issuer: oidc.issuer, keys: oidc.signingKeys, clients: oidc.clients });
 
   /**
    * The page speaks the request's ui_locales (RP-Initiated Logout §2), kept
@@ -44,53 +42,44 @@ export function registerLogoutRoute(router: Router, oidc: Pick<Oidc, "clients" |
   }
 
   async function handle(req: Request, res: Response, raw: RawParameters) {
-    // An invalid request is never redirected (the target is what is being checked): the error middleware shows a page.
-    const request = await resolve(raw);
+    // An invalid request throws, and is never redirected (the target is what is being checked): the error middleware shows a page.
+    const step = await oidc.endSession.step(raw, readCookie(req, cookies.session), req.method === "POST" && raw.confirm === "yes");
+    const { request } = step;
     const carried: Record<string, string> = {};
     if (request.client) carried.client_id = request.client.clientId;
     if (request.postLogoutRedirectUri) carried.post_logout_redirect_uri = request.postLogoutRedirectUri;
     if (request.state) carried.state = request.state;
     if (typeof raw.ui_locales === "string" && raw.ui_locales !== "") carried.ui_locales = raw.ui_locales;
-    const sessionId = readCookie(req, cookies.session);
-    const confirming = req.method === "POST" && raw.confirm === "yes";
-    if (!sessionId) {
-      // Nobody is signed in here: nothing to confirm, and nothing to clear (clearing a cookie the request did not
-      // carry would let a forged POST sign the browser out).
-      finish(res, request, language(req, raw, carried));
+    if (step.step === "signed_out") {
+      // Only the cookie of the session just ended is cleared: clearing a cookie the request did not carry would let
+      // a forged POST sign the browser out.
+      if (step.sessionEnded) clearCookie(res, cookies, cookies.session);
+      finish(res, step, language(req, raw, carried));
       return;
     }
-    if (confirming && confirmsLogout(oidc.secretKey, sessionId, raw.csrf)) {
-      await oidc.sessionEndings.endSession(sessionId);
-      clearCookie(res, cookies, cookies.session);
-      finish(res, request, language(req, raw, carried));
-      return;
-    }
-    const hidden: Record<string, string> = { ...carried, csrf: logoutConfirmationToken(oidc.secretKey, sessionId) };
+    const hidden: Record<string, string> = { ...carried, csrf: step.csrfToken };
     const lang = language(req, raw, hidden);
     // The confirmation ends in a redirect to the registered post_logout_redirect_uri: the page's policy names it.
     if (request.postLogoutRedirectUri) res.set("Content-Security-Policy", policyWithFormTargets([request.postLogoutRedirectUri]));
-    const current = await oidc.flow.session(sessionId);
-    const user = current ? await oidc.users.find(current.userId) : undefined;
     // A confirmation without this session's token did not come from our page: ask again.
     res
-      .status(confirming ? 403 : 200)
+      .status(step.refused ? 403 : 200)
       .type("html")
       .send(
         renderLogoutPage(lang, {
           ...(request.client ? { clientName: request.client.name } : {}),
-          userLogin: user?.login,
+          userLogin: step.userLogin,
           // Staying signed in goes nowhere the application did not register: the home page, in this language.
           stayHref: `/?ui_locales=${lang.locale}`,
           hidden,
-          ...(confirming ? { error: lang.t.logout.expired } : {}),
+          ...(step.refused ? { error: lang.t.logout.expired } : {}),
         }),
       );
   }
 
-  function finish(res: Response, request: LogoutRequest, lang: PageLanguage) {
-    const target = signedOutRedirect(request);
-    if (target === undefined) res.type("html").send(renderSignedOutPage(lang));
-    else res.redirect(303, target);
+  function finish(res: Response, step: Extract<EndSessionStep, { step: "signed_out" }>, lang: PageLanguage) {
+    if (step.redirectTo === undefined) res.type("html").send(renderSignedOutPage(lang));
+    else res.redirect(303, step.redirectTo);
   }
 
   router.get("/auth/logout", pageHeaders, authorizationErrorPages, (req, res) => handle(req, res, req.query as RawParameters));
