@@ -352,34 +352,33 @@ describe("account and token administration through the CLI, against a running se
   it("keys list shows the keys the server publishes; keys rotate adds a key per algorithm and keeps the old ones published, retired", async () => {
     type Published = { kid: string; alg: string };
     const jwks = async () => ((await (await fetch(`${server.url}/api/oidc/v1/jwks`)).json()) as { keys: Published[] }).keys;
+    const algs = ["ES256", "RS256", "PS256", "EdDSA"];
     const before = await jwks();
-    expect(before.map((k) => k.alg)).toEqual(["ES256", "RS256"]);
-    const [es, rs] = before.map((k) => k.kid);
+    expect(before.map((k) => k.alg)).toEqual(algs);
+    const old = before.map((k) => k.kid);
     const listed = await ok("keys", "list");
-    expect(listed.stdout).toBe(`${es}\tES256\tgeneration 1\tactive\n${rs}\tRS256\tgeneration 1\tactive\n`);
+    expect(listed.stdout).toBe(before.map((k) => `${k.kid}\t${k.alg}\tgeneration 1\tactive\n`).join(""));
 
     const rotated = await ok("keys", "rotate");
-    const [, newEs, newRs] = /^ES256 signing with (\S+)\nRS256 signing with (\S+)\n$/.exec(rotated.stdout) ?? [];
-    expect(newEs).toBeDefined();
-    expect(newRs).toBeDefined();
-    expect([newEs, newRs]).not.toContain(es);
-    expect([newEs, newRs]).not.toContain(rs);
-    expect(rotated.stderr).toContain(`retired ${es}`);
-    expect(rotated.stderr).toContain(`retired ${rs}`);
-    // The server reads the published set from the database: both lines of keys, the new one first in each.
-    expect((await jwks()).map((k) => k.kid)).toEqual([newEs, es, newRs, rs]);
+    const fresh = new RegExp(`^${algs.map((alg) => `${alg} signing with (\\S+)\n`).join("")}$`).exec(rotated.stdout)?.slice(1) ?? [];
+    expect(fresh).toHaveLength(4);
+    for (const kid of old) {
+      expect(fresh).not.toContain(kid);
+      expect(rotated.stderr).toContain(`retired ${kid}`);
+    }
+    // The server reads the published set from the database: every line of keys, the new one first in each.
+    expect((await jwks()).map((k) => k.kid)).toEqual(algs.flatMap((_, i) => [fresh[i], old[i]]));
     const after = await ok("keys", "list");
     const retired = "retired \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z";
-    expect(after.stdout).toMatch(
-      new RegExp(`^${newEs}\tES256\tgeneration 2\tactive\n${es}\tES256\tgeneration 1\t${retired}\n${newRs}\tRS256\tgeneration 2\tactive\n${rs}\tRS256\tgeneration 1\t${retired}\n$`),
-    );
+    expect(after.stdout).toMatch(new RegExp(`^${algs.map((alg, i) => `${fresh[i]}\t${alg}\tgeneration 2\tactive\n${old[i]}\t${alg}\tgeneration 1\t${retired}\n`).join("")}$`));
+    const [newEs, es, newRs, rs] = [fresh[0], old[0], fresh[1], old[1]];
 
     // --alg rotates that algorithm's key only.
     const onlyRs = await ok("keys", "rotate", "--alg", "RS256");
     const newestRs = /^RS256 signing with (\S+)\n$/.exec(onlyRs.stdout)?.[1];
     expect(newestRs).toBeDefined();
     expect(onlyRs.stderr).toBe(`retired ${newRs}: it stays in the JWKS for the grace period, so tokens it signed still verify\n`);
-    expect((await jwks()).map((k) => k.kid)).toEqual([newEs, es, newestRs, newRs, rs]);
+    expect((await jwks()).map((k) => k.kid)).toEqual([newEs, es, newestRs, newRs, rs, fresh[2], old[2], fresh[3], old[3]]);
 
     // A key the server signs with after its cache expires is the new one: the server's own SigningKeys sees the rotation.
     await server.domain.oidc.signingKeys.rotate("ES256");
@@ -391,17 +390,20 @@ describe("account and token administration through the CLI, against a running se
       JSON.stringify({ client_id: id, token_endpoint_auth_method: "none", redirect_uris: ["https://rp.example.test/cb"], ...(alg ? { id_token_signed_response_alg: alg } : {}) });
     const rs = await ok("client", "add", "--metadata", metadata("cli-rs256", "RS256"));
     expect(rs.stderr).toBe("saved client cli-rs256 (none, ID tokens RS256)\n");
+    const ed = await ok("client", "add", "--metadata", metadata("cli-eddsa", "EdDSA"));
+    expect(ed.stderr).toBe("saved client cli-eddsa (none, ID tokens EdDSA)\n");
     const es = await ok("client", "add", "--metadata", metadata("cli-default"));
     expect(es.stderr).toBe("saved client cli-default (none, ID tokens ES256)\n");
     expect((await server.domain.oidc.clients.find("cli-rs256"))?.idTokenSignedResponseAlg).toBe("RS256");
     const listed = await ok("client", "list");
     expect(listed.stdout).toContain("cli-default\tnone\tPAR optional\tES256\thttps://rp.example.test/cb\n");
     expect(listed.stdout).toContain("cli-rs256\tnone\tPAR optional\tRS256\thttps://rp.example.test/cb\n");
+    expect(listed.stdout).toContain("cli-eddsa\tnone\tPAR optional\tEdDSA\thttps://rp.example.test/cb\n");
 
     const refused = await shomei("client", "add", "--metadata", metadata("cli-hs256", "HS256"));
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
-      "shomei client: id_token_signed_response_alg: must be ES256 or RS256 (the algorithms this provider signs ID tokens with)\n",
+      "shomei client: id_token_signed_response_alg: must be one of ES256, RS256, PS256, EdDSA (the algorithms this provider signs ID tokens with)\n",
     );
     expectNoStackTrace(refused);
     expect(await server.domain.oidc.clients.find("cli-hs256")).toBeUndefined();
@@ -475,7 +477,7 @@ describe("account and token administration through the CLI, against a running se
       { args: ["account", "create", "already-there"], code: 1, message: /^shomei account: an account named "already-there" already exists$/m, exists: "already-there" },
       { args: ["account", "create", "Not Valid"], code: 1, message: /^shomei account: an account name is 1–63 characters/m },
       { args: ["token", "create", "acme", "--nmae", "x"], code: 2, message: /^shomei token: Unknown option '--nmae'/m },
-      { args: ["keys", "rotate", "--alg", "HS256"], code: 2, message: /^shomei keys: unknown algorithm "HS256": use ES256 or RS256$/m },
+      { args: ["keys", "rotate", "--alg", "HS256"], code: 2, message: /^shomei keys: unknown algorithm "HS256": use one of ES256, RS256, PS256, EdDSA$/m },
       { args: ["keys", "list", "--alg", "RS256"], code: 2, message: /^shomei keys: --alg is only used with rotate$/m },
       { args: ["client", "registration-token"], code: 2, message: /^shomei client: unknown action "": use registration-token create, list or revoke$/m },
       { args: ["client", "registration-token", "revoke"], code: 2, message: /^shomei client: client registration-token revoke needs a token id/m },

@@ -126,7 +126,7 @@ const commands: Record<string, Command> = {
   },
   keys: {
     summary: "ID token signing keys: rotate, list",
-    usage: "shomei keys rotate [--alg ES256|RS256] | list",
+    usage: "shomei keys rotate [--alg ES256|RS256|PS256|EdDSA] | list",
     options: {
       ...commonOptions,
       alg: { type: "string", description: "with rotate: only this algorithm's key (default: every algorithm's)" },

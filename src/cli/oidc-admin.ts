@@ -200,7 +200,7 @@ export async function keysCommand(config: Config, args: string[], values: Record
 
 function rotationAlgs(value: unknown): SigningAlg[] {
   if (value === undefined) return [...signingAlgs];
-  if (!isSigningAlg(value)) throw new UsageError(`unknown algorithm ${JSON.stringify(value)}: use ${signingAlgs.join(" or ")}`);
+  if (!isSigningAlg(value)) throw new UsageError(`unknown algorithm ${JSON.stringify(value)}: use one of ${signingAlgs.join(", ")}`);
   return [value];
 }
 

@@ -459,7 +459,7 @@ for (const target of targets) {
       it("a client registered for RS256: the library, told RS256, validates the ID tokens from the code and from refresh", async () => {
         const rpClient = await newClient("client_secret_basic", "rs256", { registered: "RS256", expected: "RS256" });
         expect(rpClient.config.clientMetadata().id_token_signed_response_alg).toBe("RS256");
-        expect(rpClient.config.serverMetadata().id_token_signing_alg_values_supported).toEqual(["ES256", "RS256"]);
+        expect(rpClient.config.serverMetadata().id_token_signing_alg_values_supported).toEqual(["ES256", "RS256", "PS256", "EdDSA"]);
         const user = await createUser(server);
         const a = await authorize(rpClient, await newPage(), user);
 

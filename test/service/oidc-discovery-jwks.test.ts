@@ -46,7 +46,7 @@ for (const target of targets) {
         expect(m.response_modes_supported).toEqual(["query"]);
         expect(m.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials"]);
         expect(m.code_challenge_methods_supported).toEqual(["S256"]);
-        expect(m.id_token_signing_alg_values_supported).toEqual(["ES256", "RS256"]);
+        expect(m.id_token_signing_alg_values_supported).toEqual(["ES256", "RS256", "PS256", "EdDSA"]);
         expect(m.subject_types_supported).toEqual(["public"]);
         expect([...(m.token_endpoint_auth_methods_supported as string[])].sort()).toEqual(
           ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"],
@@ -144,14 +144,18 @@ for (const target of targets) {
         expect(reply.status).toBe(200);
         expect(reply.headers.get("content-type")).toMatch(/^application\/jwk-set\+json/);
         const keys = (reply.json as unknown as JSONWebKeySet).keys;
-        expect(new Set(keys.map((k) => k.alg))).toEqual(new Set(["ES256", "RS256"]));
+        // In discovery's order (other tests here rotate keys, so an algorithm may have a retired key too).
+        expect([...new Set(keys.map((k) => k.alg))]).toEqual(["ES256", "RS256", "PS256", "EdDSA"]);
         for (const key of keys) {
           if (key.alg === "ES256") {
             expect(Object.keys(key).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x", "y"]);
             expect(key).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig", kid: expect.stringMatching(/\S/) });
+          } else if (key.alg === "EdDSA") {
+            expect(Object.keys(key).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x"]);
+            expect(key).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig", kid: expect.stringMatching(/\S/) });
           } else {
             expect(Object.keys(key).sort()).toEqual(["alg", "e", "kid", "kty", "n", "use"]);
-            expect(key).toMatchObject({ kty: "RSA", e: "AQAB", alg: "RS256", use: "sig", kid: expect.stringMatching(/\S/) });
+            expect(key).toMatchObject({ kty: "RSA", e: "AQAB", alg: expect.stringMatching(/^[RP]S256$/), use: "sig", kid: expect.stringMatching(/\S/) });
           }
           expect(key).not.toHaveProperty("d");
         }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -19,7 +20,7 @@ const sqlite = (await databaseTargets()).find((t) => t.name === "sqlite")!;
 const secret = "alg-client-secret-0123456789abcdef";
 const redirectUri = "https://rp.example/cb";
 const scope = "openid offline_access";
-const refusal = "id_token_signed_response_alg: must be ES256 or RS256 (the algorithms this provider signs ID tokens with)";
+const refusal = "id_token_signed_response_alg: must be one of ES256, RS256, PS256, EdDSA (the algorithms this provider signs ID tokens with)";
 
 type Jwks = { keys: (JWK & { kid: string; alg: string })[] };
 
@@ -39,6 +40,8 @@ describe("ID tokens signed as each client registered", () => {
     const common = { client_secret: secret, redirect_uris: [redirectUri], scope, post_logout_redirect_uris: ["https://rp.example/out"] };
     await registerClient(server, { ...common, client_id: "rs-rp", client_name: "RS RP", id_token_signed_response_alg: "RS256" });
     await registerClient(server, { ...common, client_id: "es-rp", client_name: "ES RP" });
+    await registerClient(server, { ...common, client_id: "ps-rp", client_name: "PS RP", id_token_signed_response_alg: "PS256" });
+    await registerClient(server, { ...common, client_id: "ed-rp", client_name: "Ed RP", id_token_signed_response_alg: "EdDSA" });
     await registerClient(server, { ...common, client_id: "switching-rp", client_name: "Switching RP", id_token_signed_response_alg: "ES256" });
     user = await createUser(server);
   });
@@ -70,20 +73,26 @@ describe("ID tokens signed as each client registered", () => {
 
   it("discovery lists both algorithms; the JWKS holds an EC and an RSA key with their own members, kid the RFC 7638 thumbprint", async () => {
     const metadata = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
-    expect(metadata.id_token_signing_alg_values_supported).toEqual(["ES256", "RS256"]);
+    expect(metadata.id_token_signing_alg_values_supported).toEqual(["ES256", "RS256", "PS256", "EdDSA"]);
     const { keys } = await jwks();
     expect(keys.map((k) => [k.kty, k.alg, k.use])).toEqual([
       ["EC", "ES256", "sig"],
       ["RSA", "RS256", "sig"],
+      ["RSA", "PS256", "sig"],
+      ["OKP", "EdDSA", "sig"],
     ]);
     expect(Object.keys(keys[0]!).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x", "y"]);
     expect(Object.keys(keys[1]!).sort()).toEqual(["alg", "e", "kid", "kty", "n", "use"]);
+    expect(Object.keys(keys[2]!).sort()).toEqual(["alg", "e", "kid", "kty", "n", "use"]);
+    expect(Object.keys(keys[3]!).sort()).toEqual(["alg", "crv", "kid", "kty", "use", "x"]);
     for (const key of keys) {
       expect(key.kid).toBe(await calculateJwkThumbprint(key, "sha256"));
       await expect(importJWK(key, key.alg)).resolves.toBeDefined();
     }
-    // 2048 bits: 256 octets of modulus.
+    // 2048 bits: 256 octets of modulus, for RS256 and PS256 alike, each its own key.
     expect(Buffer.from(keys[1]!.n!, "base64url")).toHaveLength(256);
+    expect(Buffer.from(keys[2]!.n!, "base64url")).toHaveLength(256);
+    expect(keys[2]!.n).not.toBe(keys[1]!.n);
   });
 
   it("an RS256 client gets RS256 ID tokens from the code and from refresh; an ES256 client gets ES256", async () => {
@@ -103,6 +112,20 @@ describe("ID tokens signed as each client registered", () => {
     expect(decodeProtectedHeader((await refresh("es-rp", es.refreshToken)).idToken).alg).toBe("ES256");
   });
 
+  it("a PS256 client gets PS256 ID tokens and an EdDSA client EdDSA ones, from the code and from refresh, at_hash hashed as each alg says", async () => {
+    for (const [clientId, alg, hash] of [["ps-rp", "PS256", "sha256"], ["ed-rp", "EdDSA", "sha512"]] as const) {
+      const tokens = await tokensFor(clientId);
+      const kid = (await jwks()).keys.find((k) => k.alg === alg)!.kid;
+      expect(decodeProtectedHeader(tokens.idToken)).toEqual({ alg, kid, typ: "JWT" });
+      const digest = createHash(hash).update(tokens.accessToken, "ascii").digest();
+      expect(await verifyAs(tokens.idToken, clientId, alg)).toMatchObject({ sub: user.row.id, nonce: "n-1", at_hash: digest.subarray(0, digest.length / 2).toString("base64url") });
+      for (const other of ["ES256", "RS256", "PS256", "EdDSA"].filter((a) => a !== alg)) await expect(verifyAs(tokens.idToken, clientId, other)).rejects.toThrow(/"alg"/);
+      const refreshed = await refresh(clientId, tokens.refreshToken);
+      expect(decodeProtectedHeader(refreshed.idToken)).toEqual({ alg, kid, typ: "JWT" });
+      expect(await verifyAs(refreshed.idToken, clientId, alg)).toMatchObject({ sub: user.row.id });
+    }
+  });
+
   it("refresh follows the client's registration as it is now: re-registered for RS256, the next refreshed ID token is RS256", async () => {
     const first = await tokensFor("switching-rp");
     expect(decodeProtectedHeader(first.idToken).alg).toBe("ES256");
@@ -119,12 +142,12 @@ describe("ID tokens signed as each client registered", () => {
     expect(await verifyAs(refreshed.idToken, "switching-rp", "RS256")).toMatchObject({ sub: user.row.id });
   });
 
-  it("logout accepts an id_token_hint signed with either algorithm, and refuses an RS256 one signed by another key", async () => {
-    for (const clientId of ["rs-rp", "es-rp"]) {
-      const { browser, idToken } = await tokensFor(clientId);
+  it("logout accepts an id_token_hint signed with any of the algorithms, and refuses an RS256 one signed by another key", async () => {
+    for (const [clientId, name] of [["rs-rp", "RS RP"], ["es-rp", "ES RP"], ["ps-rp", "PS RP"], ["ed-rp", "Ed RP"]]) {
+      const { browser, idToken } = await tokensFor(clientId!);
       const page = await browser.get(`/auth/logout?${new URLSearchParams({ id_token_hint: idToken, post_logout_redirect_uri: "https://rp.example/out" })}`);
       expect(page.status, page.body).toBe(200);
-      expect(page.body).toContain(`<strong>${clientId === "rs-rp" ? "RS RP" : "ES RP"}</strong> asks you to sign out.`);
+      expect(page.body).toContain(`<strong>${name}</strong> asks you to sign out.`);
     }
     const { browser } = await tokensFor("rs-rp");
     const kid = (await jwks()).keys.find((k) => k.alg === "RS256")!.kid;
@@ -141,11 +164,12 @@ describe("ID tokens signed as each client registered", () => {
     const rotated = await server.domain.oidc.signingKeys.rotate("RS256");
     expect(rotated).toEqual({ alg: "RS256", newKid: expect.any(String), retiredKid: oldKid });
     const published = await jwks();
-    expect(published.keys.map((k) => [k.alg, k.kid])).toEqual([
+    expect(published.keys.map((k) => [k.alg, k.kid]).slice(0, 3)).toEqual([
       ["ES256", esKid],
       ["RS256", rotated.newKid],
       ["RS256", oldKid],
     ]);
+    expect(published.keys.slice(3).map((k) => k.alg)).toEqual(["PS256", "EdDSA"]);
 
     const after = await tokensFor("rs-rp");
     expect(decodeProtectedHeader(after.idToken)).toEqual({ alg: "RS256", kid: rotated.newKid, typ: "JWT" });
@@ -155,7 +179,7 @@ describe("ID tokens signed as each client registered", () => {
   });
 
   it("a registration with an algorithm the provider does not sign with is refused, and nothing is saved", async () => {
-    for (const alg of ["HS256", "none", "PS256", "rs256", 256, null]) {
+    for (const alg of ["HS256", "none", "PS384", "Ed25519", "rs256", 256, null]) {
       const refused = await registerClient(server, { client_id: "bad-alg-rp", client_secret: secret, redirect_uris: [redirectUri], id_token_signed_response_alg: alg }).then(
         () => undefined,
         (e: unknown) => e,

@@ -4,6 +4,7 @@ import { DomainError } from "../../src/domain/errors.ts";
 import { backchannelLogoutEvent, logoutTokenClaims, signLogoutToken } from "../../src/domain/oidc/backchannel-logout/logout-token.ts";
 import { checkServerCalledUris } from "../../src/domain/oidc/server-called-uris.ts";
 import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
+import { signingAlgs } from "../../src/domain/oidc/keys/signing-algorithms.ts";
 import { client, codeOf, issuer, OidcDomain } from "../support/oidc-domain.ts";
 
 /** Back-Channel Logout 1.0: the registration's rules, the logout token's claims, and who the flow remembers. */
@@ -57,13 +58,13 @@ describe("the logout token", () => {
     });
   });
 
-  it("is signed with the client's ID token algorithm, typ logout+jwt, and verifies against the JWKS", async () => {
+  it("is signed with the client's ID token algorithm (each of ES256, RS256, PS256, EdDSA), typ logout+jwt, and verifies against the JWKS", async () => {
     const domain = new OidcDomain();
-    for (const alg of ["ES256", "RS256"] as const) {
+    for (const alg of signingAlgs) {
       const claims = logoutTokenClaims({ issuer, clientId: "rp", userId: "user-1", sid: "sid-1", jti: `jti-${alg}`, now: Date.now() });
       const token = await signLogoutToken(domain.keys, alg, claims);
-      expect(decodeProtectedHeader(token)).toMatchObject({ alg, typ: "logout+jwt", kid: expect.any(String) });
-      const { payload } = await jwtVerify(token, createLocalJWKSet(await domain.keys.jwks()), { issuer, audience: "rp", typ: "logout+jwt" });
+      expect(decodeProtectedHeader(token)).toEqual({ alg, typ: "logout+jwt", kid: (await domain.keys.active(alg)).kid });
+      const { payload } = await jwtVerify(token, createLocalJWKSet(await domain.keys.jwks()), { issuer, audience: "rp", typ: "logout+jwt", algorithms: [alg] });
       expect(payload).toEqual(claims);
     }
   });

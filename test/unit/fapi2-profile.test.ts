@@ -64,6 +64,17 @@ describe("the fapi2 rule table", () => {
     expect(client.idTokenSignedResponseAlg).toBe("ES256");
   });
 
+  it("signs a fapi2 client's ID tokens with PS256, ES256 or EdDSA as it registers, never RS256", () => {
+    for (const alg of ["PS256", "ES256", "EdDSA"]) {
+      expect(registrationFromMetadata(fapi2Metadata({ id_token_signed_response_alg: alg }), 0).client.idTokenSignedResponseAlg).toBe(alg);
+    }
+    expect(registrationError(fapi2Metadata({ id_token_signed_response_alg: "RS256" })).message).toBe(
+      "id_token_signed_response_alg: the fapi2 profile signs ID tokens with PS256, ES256, EdDSA only, never RS256",
+    );
+    // Without the profile RS256 stays a client's choice.
+    expect(registrationFromMetadata(fapi2Metadata({ profile: undefined, id_token_signed_response_alg: "RS256" }), 0).client.idTokenSignedResponseAlg).toBe("RS256");
+  });
+
   it("leaves a client without the profile as its metadata says", () => {
     const { client } = registrationFromMetadata(fapi2Metadata({ profile: undefined }), 0);
     expect(client.profile).toBeNull();

@@ -52,7 +52,14 @@ async function verify(token: string, jwks: { keys: JWK[] }, nowMs: number, alg: 
 const publishedMembers: Record<SigningAlg, string[]> = {
   ES256: ["alg", "crv", "kid", "kty", "use", "x", "y"],
   RS256: ["alg", "e", "kid", "kty", "n", "use"],
+  PS256: ["alg", "e", "kid", "kty", "n", "use"],
+  EdDSA: ["alg", "crv", "kid", "kty", "use", "x"],
 };
+
+const keyTypes: Record<SigningAlg, string> = { ES256: "EC", RS256: "RSA", PS256: "RSA", EdDSA: "OKP" };
+
+/** Rows as the database lists them, put in discovery's order (the databases' collations differ on "EdDSA" beside "ES256"). */
+const inAlgOrder = <T extends { alg: string }>(rows: T[]) => [...rows].sort((a, b) => signingAlgs.indexOf(a.alg as SigningAlg) - signingAlgs.indexOf(b.alg as SigningAlg));
 
 function ofAlg<T extends { alg?: string }>(keys: T[], alg: SigningAlg): T[] {
   return keys.filter((k) => k.alg === alg);
@@ -132,15 +139,15 @@ for (const t of targets) {
           expect(jwks.keys).toHaveLength(1);
           const [jwk] = jwks.keys;
           expect(Object.keys(jwk!).sort()).toEqual(publishedMembers[alg]);
-          expect(jwk).toMatchObject({ kty: alg === "ES256" ? "EC" : "RSA", alg, use: "sig", kid: (await keys.active(alg)).kid });
+          expect(jwk).toMatchObject({ kty: keyTypes[alg], alg, use: "sig", kid: (await keys.active(alg)).kid });
           expect(JSON.stringify(await keys.jwks())).not.toMatch(/"(d|p|q|dp|dq|qi|k)"/);
 
           const header = decodeProtectedHeader(token);
           expect(header).toEqual({ alg, kid: jwk!.kid, typ: "JWT" });
           const { payload } = await verify(token, jwks, now, alg);
           expect(payload).toEqual({ ...claims(now), at_hash: atHash("access-token-1", alg), sid: "s-1" });
-          // A relying party registered for the other algorithm refuses it.
-          await expect(verify(token, jwks, now, alg === "ES256" ? "RS256" : "ES256")).rejects.toThrow(/alg/);
+          // A relying party registered for another algorithm refuses it.
+          for (const other of signingAlgs.filter((a) => a !== alg)) await expect(verify(token, jwks, now, other)).rejects.toThrow(/alg/);
 
           // Optional claims left out are absent, not null.
           const bare = await sign(keys, claims(now, { nonce: undefined }));
@@ -245,8 +252,8 @@ for (const t of targets) {
           const privateJwk = JSON.parse(open(secretKey, row.private_jwk_sealed, kid).toString("utf8")) as JWK;
           expect(privateJwk.d).toMatch(/^[A-Za-z0-9_-]{43,}$/);
           const published = (await jwksOf(keys)).keys[0]!;
-          if (alg === "ES256") expect({ x: privateJwk.x, y: privateJwk.y }).toEqual({ x: published.x, y: published.y });
-          else expect({ n: privateJwk.n, e: privateJwk.e }).toEqual({ n: published.n, e: published.e });
+          const publicPart = (jwk: JWK) => Object.fromEntries(publishedMembers[alg].filter((m) => !["alg", "kid", "use"].includes(m)).map((m) => [m, jwk[m as keyof JWK]]));
+          expect(publicPart(privateJwk)).toEqual(publicPart(published));
           const signed = await new SignJWT({ ...claims(now) })
             .setProtectedHeader({ alg, kid, typ: "JWT" })
             .sign(await importJWK(privateJwk, alg));
@@ -330,56 +337,88 @@ for (const t of targets) {
       });
     }
 
-    it("instances racing to create keys of both algorithms at once get one key of each, both generation 1", async () => {
+    it("instances racing to create keys of every algorithm at once get one key of each, all generation 1", async () => {
       // Under 0005's single line of generations the two algorithms would compete for generation 1 and one would fail.
       const racers: Awaited<ReturnType<typeof instance>>[] = [];
       for (let i = 0; i < 6; i++) racers.push(await instance());
       const results = await Promise.all(racers.map((r, i) => r.keys.active(signingAlgs[i % signingAlgs.length]!)));
-      const rows = await racers[0]!.db.db.selectFrom("oidc_signing_keys").select(["kid", "alg", "generation", "retired_at"]).orderBy("alg").execute();
+      const rows = inAlgOrder(await racers[0]!.db.db.selectFrom("oidc_signing_keys").select(["kid", "alg", "generation", "retired_at"]).execute());
       expect(rows).toEqual(signingAlgs.map((alg) => ({ kid: results.find((r) => r.alg === alg)!.kid, alg, generation: 1, retired_at: null })));
       for (const [i, result] of results.entries()) expect(result.alg).toBe(signingAlgs[i % signingAlgs.length]);
       expect(new Set(results.map((r) => r.kid)).size).toBe(signingAlgs.length);
     });
 
-    it("instances racing rotate() of both algorithms leave one active key per algorithm", async () => {
+    it("instances racing rotate() of every algorithm leave one active key per algorithm", async () => {
       const racers: Awaited<ReturnType<typeof instance>>[] = [];
       for (let i = 0; i < 4; i++) racers.push(await instance());
       await Promise.all(signingAlgs.map((alg) => racers[0]!.keys.active(alg)));
       now += minute;
       await Promise.all(racers.flatMap((r) => signingAlgs.map((alg) => r.keys.rotate(alg))));
-      const unretired = await racers[0]!.db.db
-        .selectFrom("oidc_signing_keys")
-        .select(["alg", "generation"])
-        .where("retired_at", "is", null)
-        .orderBy("alg")
-        .execute();
-      expect(unretired).toEqual(signingAlgs.map((alg) => ({ alg, generation: 2 })));
+      const unretired = inAlgOrder(await racers[0]!.db.db.selectFrom("oidc_signing_keys").select(["alg", "generation"]).where("retired_at", "is", null).execute());
+      expect(unretired.map((k) => k.alg)).toEqual([...signingAlgs]);
+      // Racing rotations collapse into one when they overlap; one that starts after another ended makes one more generation.
+      for (const key of unretired) expect(key.generation).toBeGreaterThanOrEqual(2);
+      for (const key of unretired) expect(key.generation).toBeLessThanOrEqual(1 + racers.length);
     });
 
     it("the JWKS holds the active key of every algorithm, each importable and RSA of 2048 bits as openssl reads it", async () => {
       const { keys } = await instance();
       const jwks = await keys.jwks();
-      expect(jwks.keys.map((k) => k.alg)).toEqual(["ES256", "RS256"]);
+      expect(jwks.keys.map((k) => k.alg)).toEqual(["ES256", "RS256", "PS256", "EdDSA"]);
       expect(jwks.keys.map((k) => k.kid)).toEqual(await Promise.all(signingAlgs.map(async (alg) => (await keys.active(alg)).kid)));
       for (const jwk of jwks.keys) {
         expect(jwk.use).toBe("sig");
         await expect(importJWK(jwk, jwk.alg)).resolves.toBeDefined();
       }
-      const rsa = jwks.keys.find((k) => k.alg === "RS256")!;
-      expect(rsa.e).toBe("AQAB");
+      const byAlg = (alg: SigningAlg) => jwks.keys.find((k) => k.alg === alg)!;
+      expect([byAlg("RS256").e, byAlg("PS256").e]).toEqual(["AQAB", "AQAB"]);
+      // PS256 has a key of its own, not RS256's: each published key names the one alg it signs with.
+      expect(byAlg("PS256").n).not.toBe(byAlg("RS256").n);
+      expect(byAlg("EdDSA")).toMatchObject({ kty: "OKP", crv: "Ed25519" });
       const dir = mkdtempSync(path.join(tmpdir(), "shomei-jwks-"));
       try {
-        const pem = path.join(dir, "rsa.pem");
-        writeFileSync(pem, createPublicKey({ key: { ...rsa }, format: "jwk" }).export({ type: "spki", format: "pem" }));
-        expect(openssl("pkey", "-pubin", "-in", pem, "-noout", "-text")).toMatch(/^Public-Key: \(2048 bit\)$/m);
-        // openssl checks an RS256 signature (RSASSA-PKCS1-v1_5 with SHA-256) over the token's signing input.
-        const token = await signIdToken(keys, claims(now), { alg: "RS256" });
-        const [header, payload, signature] = token.split(".");
-        writeFileSync(path.join(dir, "input"), `${header}.${payload}`);
-        writeFileSync(path.join(dir, "sig"), Buffer.from(signature!, "base64url"));
-        expect(openssl("dgst", "-sha256", "-verify", pem, "-signature", path.join(dir, "sig"), path.join(dir, "input"))).toBe("Verified OK\n");
-        writeFileSync(path.join(dir, "input"), `${header}.${payload}x`);
-        expect(() => openssl("dgst", "-sha256", "-verify", pem, "-signature", path.join(dir, "sig"), path.join(dir, "input"))).toThrow(/bad signature/);
+        const pemOf = (alg: SigningAlg) => {
+          const pem = path.join(dir, `${alg}.pem`);
+          writeFileSync(pem, createPublicKey({ key: { ...byAlg(alg) }, format: "jwk" }).export({ type: "spki", format: "pem" }));
+          return pem;
+        };
+        expect(openssl("pkey", "-pubin", "-in", pemOf("RS256"), "-noout", "-text")).toMatch(/^Public-Key: \(2048 bit\)$/m);
+        expect(openssl("pkey", "-pubin", "-in", pemOf("PS256"), "-noout", "-text")).toMatch(/^Public-Key: \(2048 bit\)$/m);
+        expect(openssl("pkey", "-pubin", "-in", pemOf("EdDSA"), "-noout", "-text")).toMatch(/^ED25519 Public-Key:$/m);
+        /** Signs with alg, writes the signing input (spoiled when asked) and the signature, and returns openssl's verdict. */
+        const opensslVerifies = async (alg: SigningAlg, verifyArgs: (pem: string, sig: string, input: string) => string[]) => {
+          const token = await signIdToken(keys, claims(now), { alg });
+          const [header, payload, signature] = token.split(".");
+          const input = path.join(dir, `${alg}.input`);
+          const sig = path.join(dir, `${alg}.sig`);
+          writeFileSync(sig, Buffer.from(signature!, "base64url"));
+          writeFileSync(input, `${header}.${payload}`);
+          const good = openssl(...verifyArgs(pemOf(alg), sig, input));
+          writeFileSync(input, `${header}.${payload}x`);
+          let spoiled: string;
+          try {
+            spoiled = openssl(...verifyArgs(pemOf(alg), sig, input));
+          } catch (error) {
+            spoiled = (error as Error).message;
+          }
+          return { good, spoiled };
+        };
+        // RS256: RSASSA-PKCS1-v1_5 with SHA-256.
+        const rs = await opensslVerifies("RS256", (pem, sig, input) => ["dgst", "-sha256", "-verify", pem, "-signature", sig, input]);
+        expect(rs.good).toBe("Verified OK\n");
+        expect(rs.spoiled).toMatch(/failed \(1\).*bad signature/is);
+        // PS256: RSASSA-PSS with SHA-256, MGF1 with SHA-256, and a 32-byte salt (RFC 7518 section 3.5), nothing else.
+        const pss = ["-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_mgf1_md:sha256", "-sigopt", "rsa_pss_saltlen:32"];
+        const ps = await opensslVerifies("PS256", (pem, sig, input) => ["dgst", "-sha256", ...pss, "-verify", pem, "-signature", sig, input]);
+        expect(ps.good).toBe("Verified OK\n");
+        expect(ps.spoiled).toMatch(/failed \(1\)/);
+        // Read as PKCS1-v1_5 the PSS signature does not verify.
+        const asPkcs1 = await opensslVerifies("PS256", (pem, sig, input) => ["dgst", "-sha256", "-verify", pem, "-signature", sig, input]).catch((e: Error) => ({ good: e.message }));
+        expect(asPkcs1.good).not.toBe("Verified OK\n");
+        // EdDSA: pure Ed25519 over the signing input itself (RFC 8037 section 3.1).
+        const ed = await opensslVerifies("EdDSA", (pem, sig, input) => ["pkeyutl", "-verify", "-pubin", "-inkey", pem, "-rawin", "-in", input, "-sigfile", sig]);
+        expect(ed.good).toBe("Signature Verified Successfully\n");
+        expect(ed.spoiled).toMatch(/failed \(1\)/);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -417,6 +456,19 @@ describe("atHash", () => {
     // Not the whole digest, and not padded base64.
     expect(atHash(token, "ES256")).not.toBe(digest.toString("base64url"));
     expect(atHash(token, "ES256")).not.toContain("=");
+  });
+
+  it("hashes as the signature does: SHA-256 for PS256, SHA-512 for EdDSA (Ed25519), left half", () => {
+    const token = "2YotnFZFEjr1zCsicMWpAA";
+    const half = (hash: string) => {
+      const digest = createHash(hash).update(Buffer.from(token, "ascii")).digest();
+      return digest.subarray(0, digest.length / 2).toString("base64url");
+    };
+    expect(atHash(token, "PS256")).toBe(half("sha256"));
+    expect(atHash(token, "EdDSA")).toBe(half("sha512"));
+    // 32 bytes of SHA-512: 43 characters, never the SHA-256 value.
+    expect(atHash(token, "EdDSA")).toHaveLength(43);
+    expect(atHash(token, "EdDSA")).not.toBe(half("sha256"));
   });
 
   it("refuses an empty or non-ASCII access token", () => {

@@ -54,7 +54,7 @@ export const clientMetadataSchema = z
       .default(["authorization_code", "refresh_token"]),
     // ES256 when left out, not Dynamic Registration's RS256: see docs/oidc-decisions.md.
     id_token_signed_response_alg: z
-      .enum(signingAlgs, { error: `must be ${signingAlgs.join(" or ")} (the algorithms this provider signs ID tokens with)` })
+      .enum(signingAlgs, { error: `must be one of ${signingAlgs.join(", ")} (the algorithms this provider signs ID tokens with)` })
       .default(defaultSigningAlg),
     /** RFC 9449 section 5.2: every token request of the client must carry a DPoP proof. */
     dpop_bound_access_tokens: z.boolean().default(false),

@@ -116,7 +116,7 @@ export const fapi2Rules: readonly Fapi2Rule[] = [
   {
     id: "id-token-algorithm",
     section: "5.4.1-1",
-    requirement: `the fapi2 profile signs ID tokens with ${fapi2Algorithms.join(", ")} only (this server: ES256)`,
+    requirement: `the fapi2 profile signs ID tokens with ${fapi2Algorithms.join(", ")} only, never RS256`,
     stage: "registration",
     field: "id_token_signed_response_alg",
     holds: (m) => fapi2Algorithms.includes(m.idTokenSignedResponseAlg),

@@ -1,4 +1,4 @@
-import { createHash, KeyObject, sign, type SignKeyObjectInput } from "node:crypto";
+import { constants, createHash, KeyObject, sign, type SignKeyObjectInput } from "node:crypto";
 import { promisify } from "node:util";
 import type { CryptoKey } from "jose";
 import type { SigningAlg, SigningKeys } from "./signing-keys.ts";
@@ -46,10 +46,21 @@ export async function signIdToken(keys: SigningKeys, claims: IdTokenClaims, opti
   return await compactJws({ alg: key.alg, kid: key.kid, typ: "JWT" }, payload, key.privateKey);
 }
 
-/** How node:crypto signs for each alg (a new alg fails to compile until it is added here and to `hashes`). */
-const signingKey: Record<SigningAlg, (key: KeyObject) => KeyObject | SignKeyObjectInput> = {
-  ES256: (key) => ({ key, dsaEncoding: "ieee-p1363" }),
-  RS256: (key) => key,
+/**
+ * How node:crypto signs for each alg (a new alg fails to compile until it is
+ * added here and to `claimHashes`): the digest it is given (null for EdDSA,
+ * which hashes inside the signature scheme) and the key's options. ES256's
+ * signature is R || S, 32 bytes each (RFC 7518 §3.4), node's "ieee-p1363"
+ * encoding; RS256 is RSASSA-PKCS1-v1_5, node's default for an RSA key; PS256
+ * is RSASSA-PSS with MGF1 and a salt as long as the SHA-256 digest (RFC 7518
+ * §3.5), where node would otherwise use the longest salt that fits; EdDSA is
+ * Ed25519 (RFC 8037).
+ */
+const signing: Record<SigningAlg, { digest: string | null; key(key: KeyObject): KeyObject | SignKeyObjectInput }> = {
+  ES256: { digest: "sha256", key: (key) => ({ key, dsaEncoding: "ieee-p1363" }) },
+  RS256: { digest: "sha256", key: (key) => key },
+  PS256: { digest: "sha256", key: (key) => ({ key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }) },
+  EdDSA: { digest: null, key: (key) => key },
 };
 
 /** Node's key object behind each WebCrypto key, made once per key. */
@@ -64,10 +75,8 @@ const keyObjects = new WeakMap<CryptoKey, KeyObject>();
  * a busy token endpoint runs out of first (the other core is not full), and
  * there the signature costs about 7 µs of the loop's time instead of 25
  * (refresh_token grants: 1.24x to about 1.5x node-oidc-provider's rate,
- * docs/performance.md). ES256's signature is R || S, 32 bytes each
- * (RFC 7518 §3.4), which node writes as its "ieee-p1363" encoding; RS256 is
- * RSASSA-PKCS1-v1_5 with SHA-256, node's default for an RSA key. The tests
- * verify the tokens with jose and with a certified client.
+ * docs/performance.md). `signing` says how each alg is made. The tests
+ * verify the tokens with jose, openssl and certified clients.
  */
 export async function compactJws(header: { alg: SigningAlg; kid: string; typ: "JWT" | "logout+jwt" }, payload: Record<string, unknown>, privateKey: CryptoKey): Promise<string> {
   let key = keyObjects.get(privateKey);
@@ -76,14 +85,22 @@ export async function compactJws(header: { alg: SigningAlg; kid: string; typ: "J
     keyObjects.set(privateKey, key);
   }
   const input = `${Buffer.from(JSON.stringify(header)).toString("base64url")}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}`;
-  const signature = await signOnPool(hashes[header.alg], Buffer.from(input), signingKey[header.alg](key));
+  const how = signing[header.alg];
+  const signature = await signOnPool(how.digest, Buffer.from(input), how.key(key));
   return `${input}.${signature.toString("base64url")}`;
 }
 
 /** crypto.sign with a callback: run on libuv's thread pool. */
 const signOnPool = promisify(sign);
 
-const hashes: Record<SigningAlg, string> = { ES256: "sha256", RS256: "sha256" };
+/**
+ * The hash of at_hash for each alg: the one its signature uses. EdDSA names
+ * no hash in JWA; Ed25519 hashes with SHA-512 (RFC 8032 §5.1), which is what
+ * the OpenID Connect working group settled on for EdDSA ID tokens (its issue
+ * 1125) and what node-oidc-provider, oauth4webapi and openid-client compute
+ * and check: 32 bytes of a SHA-512 digest.
+ */
+const claimHashes: Record<SigningAlg, string> = { ES256: "sha256", RS256: "sha256", PS256: "sha256", EdDSA: "sha512" };
 
 /**
  * at_hash (OIDC Core 3.1.3.6; c_hash is computed the same way): the hash of
@@ -91,7 +108,7 @@ const hashes: Record<SigningAlg, string> = { ES256: "sha256", RS256: "sha256" };
  * half, base64url without padding.
  */
 export function atHash(accessToken: string, alg: SigningAlg): string {
-  const hash = hashes[alg];
+  const hash = claimHashes[alg];
   if (!hash) throw new TypeError(`no at_hash hash function for alg ${JSON.stringify(alg)}`);
   if (!/^[\x20-\x7e]+$/.test(accessToken)) throw new TypeError("an access token is non-empty printable ASCII");
   const digest = createHash(hash).update(accessToken, "ascii").digest();

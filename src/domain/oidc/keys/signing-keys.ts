@@ -44,7 +44,7 @@ interface Cached {
  * The provider's ID token signing keys, in the database so every instance signs
  * with the same key and publishes the same set.
  *
- * Each algorithm (ES256, RS256) has its own line of keys, numbered by
+ * Each algorithm (ES256, RS256, PS256, EdDSA) has its own line of keys, numbered by
  * generation within the algorithm. Its active key is the key of the highest
  * generation. The first call for an algorithm creates one if there is none (or
  * if that key was retired). Creation and rotation insert the next generation
@@ -125,7 +125,10 @@ export class SigningKeys {
   private async publishedRows(): Promise<SigningKeyRow[]> {
     // Never without a key of an algorithm discovery lists: a relying party may fetch the set before the first token.
     await Promise.all(signingAlgs.map((alg) => this.active(alg)));
-    return this.repository.listPublished(this.clock() - this.retiredGraceMs);
+    const rows = await this.repository.listPublished(this.clock() - this.retiredGraceMs);
+    // In discovery's order, whatever the database's collation makes of "EdDSA" beside "ES256"; newest first within each.
+    const rank = (row: SigningKeyRow) => (signingAlgs as readonly string[]).indexOf(row.alg);
+    return rows.sort((a, b) => rank(a) - rank(b) || b.generation - a.generation);
   }
 
   private async load(alg: SigningAlg): Promise<ActiveSigningKey> {
