@@ -28,6 +28,7 @@ import { ClientGrants } from "../domain/oidc/grants/client-grants.ts";
 import { DpopProofs } from "../domain/oidc/dpop/dpop-proofs.ts";
 import { DpopNonces } from "../domain/oidc/dpop/nonce.ts";
 import { ResourceAccess } from "../domain/oidc/dpop/resource-access.ts";
+import { TokenBinding } from "../domain/oidc/dpop/token-binding.ts";
 import { DpopProofsRepository } from "../storage/dpop-proofs-repository.ts";
 import { assertServerMeetsFapi2, requestUriLifetime } from "../domain/oidc/fapi2-profile.ts";
 import type { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
@@ -62,7 +63,8 @@ const tokenLifetimes = {
  * seconds ahead; server nonces, when required, change every 5 minutes.
  */
 const dpopProofWindow = { maxAgeSeconds: 60, futureSkewSeconds: 10 };
-const dpopNonceSlotMs = 5 * 60 * 1000;
+/** How long a DPoP nonce is handed out; it is accepted for one slot more (DpopNonces). */
+export const dpopNonceSlotMs = 5 * 60 * 1000;
 
 /** How long a passkey ceremony's challenge lives: as long as the browser is told to wait (the options' timeout). */
 const passkeyChallengeLifetimeMs = 5 * 60 * 1000;
@@ -153,6 +155,7 @@ export function createOidc(
     windowMs: publicParWindowMs,
     purpose: "public-par",
   });
+  const tokenBinding = new TokenBinding(dpop);
   const endpoints = endpointsOf(issuer);
   const registrationTokens = new InitialAccessTokens(new InitialAccessTokensRepository(database), clock, config.clientRegistrationTokenSha256);
   // Every registration counts, from its address and in all ("registrations"), in the public PAR limit's window.
@@ -215,7 +218,8 @@ export function createOidc(
     certificates.apiAccessTokens),
     tokenAdministration,
     dpop,
-    resourceAccess: new ResourceAccess(tokenAdministration, dpop),
+    resourceAccess: new ResourceAccess(tokenAdministration, tokenBinding, clients, { requireDpopNonce: config.fapi2DpopRequireNonce }),
+    tokenBinding,
     signingKeys,
     grants: new ClientGrants(repository, clock),
     registration: new ClientRegistration(clients, new ClientRegistrationsRepository(database), registrationTokens, registrationLimit, clock, {

@@ -1,4 +1,4 @@
-import { createContextKey, createContextValues, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, createContextKey, createContextValues, type ContextValues, type HandlerContext, type Interceptor, type StreamRequest, type UnaryRequest } from "@connectrpc/connect";
 import type { Accounts } from "../domain/accounts/accounts.ts";
 import { CallerNotConfirmed, type Caller } from "../domain/accounts/caller.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -10,9 +10,12 @@ import type { OAuthAccess, OAuthAdmission } from "./oauth-admission.ts";
  * caller is still to confirm (admitted on a remembered lookup), what it
  * presented is kept to authenticate it in full if the call cannot confirm
  * it: the token, and for a DPoP-bound access token the key its proof showed
- * (a proof is used once, so it is never checked twice).
+ * (a proof is used once, so it is never checked twice). A refusal is a
+ * domain error, or a refused token presentation already in its Connect
+ * form (it may carry a DPoP-Nonce header). `freshNonce`: a DPoP nonce for
+ * the answer, the proof's being about to expire.
  */
-type Admission = { caller: Caller; kept?: KeptCredential } | { refused: DomainError };
+type Admission = { caller: Caller; kept?: KeptCredential; freshNonce?: string } | { refused: DomainError | ConnectError };
 
 type KeptCredential = { kind: "api_token"; token: string } | { kind: "access_token"; token: string; provenJkt: string | undefined };
 
@@ -86,6 +89,17 @@ export class RpcAuthentication {
       req.contextValues.set(admissionKey, admission);
     }
     if ("refused" in admission) throw admission.refused;
+    const { freshNonce } = admission;
+    if (freshNonce !== undefined) {
+      const response = await this.admitted(admission, procedure, req, next);
+      response.header.set("DPoP-Nonce", freshNonce);
+      return response;
+    }
+    return this.admitted(admission, procedure, req, next);
+  };
+
+  /** Runs an admitted call; a caller admitted on a remembered lookup is confirmed by it, or authenticated in full when it fails. */
+  private async admitted(admission: { caller: Caller; kept?: KeptCredential }, procedure: string, req: UnaryRequest | StreamRequest, next: Parameters<Interceptor>[0]) {
     if (admission.caller.unconfirmedAt === undefined) return next(req);
     const kept = admission.kept!;
     try {
@@ -102,7 +116,7 @@ export class RpcAuthentication {
       if (error instanceof CallerNotConfirmed) return next(req);
       throw error;
     }
-  };
+  }
 
   /**
    * For a call whose caller was admitted on a remembered lookup and whose
@@ -130,12 +144,13 @@ export class RpcAuthentication {
       const { tokens } = this.oauth.access;
       const remembered = mayRemember ? tokens.rememberedCaller(presented.token) : undefined;
       const caller = remembered?.caller ?? (await tokens.authenticate(presented.token));
-      const provenJkt = await this.oauth.admission.proveBinding(caller, presented.scheme, presented.token, procedure, headers.get("dpop"));
+      const { provenJkt, freshNonce } = await this.oauth.admission.proveBinding(caller, presented.scheme, presented.token, procedure, headers.get("dpop"));
       this.oauth.admission.requireScope(caller, procedure);
-      if (!remembered) return { caller: { accountId: caller.accountId } };
-      return { caller: { accountId: caller.accountId, unconfirmedAt: remembered.version }, kept: { kind: "access_token", token: presented.token, provenJkt } };
+      const nonce = freshNonce !== undefined ? { freshNonce } : {};
+      if (!remembered) return { caller: { accountId: caller.accountId }, ...nonce };
+      return { caller: { accountId: caller.accountId, unconfirmedAt: remembered.version }, kept: { kind: "access_token", token: presented.token, provenJkt }, ...nonce };
     } catch (error) {
-      if (error instanceof DomainError) return { refused: error };
+      if (error instanceof DomainError || error instanceof ConnectError) return { refused: error };
       throw error;
     }
   }
@@ -149,7 +164,7 @@ export class RpcAuthentication {
       this.oauth.admission.requireScope(caller, procedure);
       return { caller: { accountId: caller.accountId } };
     } catch (error) {
-      if (error instanceof DomainError) return { refused: error };
+      if (error instanceof DomainError || error instanceof ConnectError) return { refused: error };
       throw error;
     }
   }

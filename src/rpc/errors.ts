@@ -5,6 +5,7 @@ import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.ts";
 import { BatchCheckErrorSchema, type BatchCheckError } from "../../gen/service/verify/v2/certificate_service_pb.ts";
 import { ErrorReason } from "../../gen/service/verify/v2/errors_pb.ts";
 import type { DomainError, DomainErrorCode } from "../domain/errors.ts";
+import type { BindingRefusal, BindingRefusalReason } from "../domain/oidc/dpop/token-binding.ts";
 
 export const errorDomain = "verify.shomei";
 
@@ -61,4 +62,30 @@ export function toConnectError(error: DomainError): ConnectError {
 export function toBatchCheckError(error: DomainError): BatchCheckError {
   const [code, reason] = codeAndReason(error);
   return create(BatchCheckErrorSchema, { code: codeToString(code), message: error.message, reason });
+}
+
+/**
+ * A refused access token presentation's reason, the same set userinfo
+ * answers in its challenge (RFC 9449 section 7.1): a token sent with the
+ * wrong scheme is an invalid token, as an unknown one is.
+ */
+const bindingReasons: Record<BindingRefusalReason, ErrorReason> = {
+  invalid_token: ErrorReason.TOKEN_INVALID,
+  invalid_dpop_proof: ErrorReason.DPOP_PROOF_INVALID,
+  use_dpop_nonce: ErrorReason.USE_DPOP_NONCE,
+};
+
+/**
+ * A refused presentation as an RPC answers it: unauthenticated with its
+ * reason, and the headers an HTTP resource sends with it (RFC 9449 sections
+ * 7.1 and 9): its `WWW-Authenticate` challenge, and for use_dpop_nonce the
+ * nonce to retry with in `DPoP-Nonce`, so that a DPoP client library retries
+ * an RPC as it retries userinfo. Connect sends them among the error's
+ * headers, gRPC and gRPC-Web among its trailers.
+ */
+export function bindingRefusalToConnectError(refusal: BindingRefusal): ConnectError {
+  const info = create(ErrorInfoSchema, { reason: reasonName(bindingReasons[refusal.reason]), domain: errorDomain });
+  const metadata: Record<string, string> = { "WWW-Authenticate": refusal.challenge() };
+  if (refusal.nonce !== undefined) metadata["DPoP-Nonce"] = refusal.nonce;
+  return new ConnectError(refusal.description, Code.Unauthenticated, metadata, [{ desc: ErrorInfoSchema, value: info }], refusal);
 }

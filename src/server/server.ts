@@ -59,7 +59,7 @@ export function createApplication(
   const httpDeps = { config, database, domain, logger, metrics, isDraining, isStartingUp };
   const policy = rpcPolicy(rpcServices({ config, domain }), {
     accounts: domain.accounts,
-    oauth: { tokens: domain.apiAccessTokens, proofs: domain.oidc.dpop, baseUrl: domain.oidc.issuer },
+    oauth: { tokens: domain.apiAccessTokens, binding: domain.oidc.tokenBinding, baseUrl: domain.oidc.issuer },
     logger,
     readMaxBytes: config.maxBodyBytes,
   });

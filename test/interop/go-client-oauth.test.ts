@@ -99,16 +99,20 @@ describe.skipIf(!!unavailable)(unavailable ? `Go client with OAuth access tokens
     expect(JSON.parse(out.stdout).certificateStatus).toMatchObject({ status: "STATUS_GOOD" });
   });
 
-  it("a DPoP-bound token without a proof, or with a proof of another key, is unauthenticated", async () => {
+  it("a DPoP-bound token sent as Bearer (no proof), or with a proof of another key, is unauthenticated", async () => {
     const { tenant, certificateId } = await tenantWithCertificate("go-oauth-dpop-bad");
     const { key } = await keyFile("bound");
     const { file: otherFile } = await keyFile("other");
     const token = await clientCredentialsToken(server, await registerApiClient(server, tenant.token), { dpop: key });
 
-    for (const extra of [[], ["-dpop-key", otherFile]]) {
+    // Without a key the example sends the token as Bearer: the wrong scheme, an invalid token as at userinfo.
+    for (const [extra, reason] of [
+      [[], "ERROR_REASON_TOKEN_INVALID"],
+      [["-dpop-key", otherFile], "ERROR_REASON_DPOP_PROOF_INVALID"],
+    ] as const) {
       const out = await example(["status", "-server", server.config.baseUrl, "-token", token, ...extra, "-certificate-id", certificateId]);
       expect(out.exitCode).toBe(1);
-      expect(out.stderr.split("\n")).toEqual(expect.arrayContaining(["code: Unauthenticated", "reason: ERROR_REASON_DPOP_PROOF_INVALID"]));
+      expect(out.stderr.split("\n")).toEqual(expect.arrayContaining(["code: Unauthenticated", `reason: ${reason}`]));
     }
   });
 

@@ -16,6 +16,7 @@ import {
   redeem,
   refresh,
   registerFapiClient,
+  withNonceRetry,
 } from "../support/fapi2-client.ts";
 import { authorizeUrl, Browser, createUser, expectErrorRedirect, findCode } from "../support/oidc.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
@@ -157,6 +158,31 @@ for (const target of targets) {
 
       const rs256 = oauth.DPoP(fc.client, await oauth.generateKeyPair("RS256"));
       expect(await expectOAuthError(push(as, fc, params, { DPoP: rs256 }), "invalid_dpop_proof")).toMatch(/PS256, ES256, EdDSA/);
+    });
+
+    it("dpop-proof at userinfo: a handle without the nonce gets 401 use_dpop_nonce with DPoP-Nonce, and its retry passes", async () => {
+      const fc = await registerFapiClient(server, { profile: "fapi2" });
+      const user = await createUser(server);
+      const keyPair = await oauth.generateKeyPair("ES256");
+      const tokens = await redeem(as, fc, await authorize(server, as, fc, user, oauth.DPoP(fc.client, keyPair)), oauth.DPoP(fc.client, keyPair));
+      const sub = oauth.getValidatedIdTokenClaims(tokens)!.sub;
+      // A new handle of the same key has no nonce cached: as a resource server would first meet it.
+      const DPoP = oauth.DPoP(fc.client, keyPair);
+      const refusals: unknown[] = [];
+      const info = await withNonceRetry(async () => {
+        try {
+          return await oauth.processUserInfoResponse(as, fc.client, sub, await oauth.userInfoRequest(as, fc.client, tokens.access_token, { DPoP, ...insecure }));
+        } catch (error) {
+          refusals.push(error);
+          throw error;
+        }
+      });
+      expect(info.preferred_username).toBe(user.login);
+      expect(refusals).toHaveLength(1);
+      const refused = refusals[0] as oauth.WWWAuthenticateChallengeError;
+      expect(oauth.isDPoPNonceError(refused)).toBe(true);
+      expect(refused.response.status).toBe(401);
+      expect(refused.response.headers.get("dpop-nonce")).toMatch(/^[0-9a-z]+\.[A-Za-z0-9_-]{43}$/);
     });
 
     it("dpop-jkt-agrees: dpop_jkt naming another key than the PAR proof's → invalid_request", async () => {

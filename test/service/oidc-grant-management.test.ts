@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { noTokenChallenge } from "../../src/domain/oidc/dpop/resource-access.ts";
+import { noTokenChallenge } from "../../src/domain/oidc/dpop/token-binding.ts";
 import { authorizeUrl, expectCodeRedirect, expectErrorRedirect, expectPage, pkce, submitPage } from "../support/oidc.ts";
 import { databaseTargets, targetTitle } from "../support/databases.ts";
 import { paths, clients, paymentDetails, accountDetails, resourceServer } from "../support/oidc-resource-server.ts";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
-import { noTokenChallenge } from "../../src/domain/oidc/dpop/resource-access.ts";
+import { noTokenChallenge } from "../../src/domain/oidc/dpop/token-binding.ts";
 import { basicAuthorization, type TestUser } from "../support/oidc.ts";
 import { databaseTargets, targetTitle } from "../support/databases.ts";
 import { paths, clients, resourceServer } from "../support/oidc-resource-server.ts";

@@ -10,7 +10,11 @@ import {
   ListCertificateStatusesRequestSchema,
   ListCertificateStatusesResponseSchema,
 } from "../../gen/service/verify/v2/certificate_service_pb.ts";
+import { dpopNonceSlotMs } from "../../src/app/compose-oidc.ts";
+import { DpopNonces } from "../../src/domain/oidc/dpop/nonce.ts";
 import { CertificateHandler } from "../../src/rpc/services/certificate.ts";
+import { clientCredentialsToken, registerApiClient } from "../support/api-oauth.ts";
+import { dpopKey, dpopProof, type DpopKey } from "../support/dpop.ts";
 import { certificateServicePath, countStatuses, createTenant, setupClients, type Tenant } from "../support/certificate-rpc.ts";
 import { databaseTargets, type ScratchDatabase } from "../support/databases.ts";
 import { RawClient, type HttpTransport, type RawReply } from "../support/raw-client.ts";
@@ -313,6 +317,76 @@ describe("the unary fast path answers exactly as the full Connect handler", () =
       const reply = await send("http1", "GetCertificate", body, headers);
       expect(reply.status).toBe(200);
       expect(contexts).toEqual(["slow"]);
+    }
+  });
+
+  // Inside the outer block: its handler spies (contexts) last until its afterAll.
+  describe("DPoP nonces: the fast path answers as the full Connect handler", () => {
+    let nonceScratch: ScratchDatabase;
+    let nonceServer: TestServer;
+    let nonceClient: RawClient;
+    let certificateId: string;
+    let key: DpopKey;
+    let token: string;
+
+    beforeAll(async () => {
+      nonceScratch = await sqlite.create();
+      nonceServer = await startTestServer(nonceScratch.url, { dpopRequireNonce: true });
+      const tenant = await createTenant(nonceServer, "fast-nonce");
+      certificateId = (await setupClients(nonceServer, tenant.token).mock.createMockCertificate({ type: CertificateType.JPKI_CARD_DIGITAL_SIGNATURE })).certificate!.id;
+      key = await dpopKey();
+      token = await clientCredentialsToken(nonceServer, await registerApiClient(nonceServer, tenant.token, { dpopBoundAccessTokens: true }), { dpop: key });
+      nonceClient = new RawClient(nonceServer.url, 10_000);
+    });
+    afterAll(async () => {
+      nonceClient?.close();
+      await nonceServer?.close();
+      await nonceScratch?.drop();
+    });
+
+    /** GetCertificate with a new proof (a proof is used once), carrying the nonce when one is given. */
+    async function getCertificate(transport: HttpTransport, grpc: boolean, nonce: string | undefined, headers: Record<string, string>): Promise<RawReply> {
+      const path = `${certificateServicePath}/GetCertificate`;
+      const message = toBinary(GetCertificateRequestSchema, create(GetCertificateRequestSchema, { certificateId }));
+      const body = grpc ? Buffer.concat([Buffer.from([0, 0, 0, 0, message.byteLength]), message]) : Buffer.from(JSON.stringify({ certificateId }));
+      const proof = await dpopProof(key, { htu: `${nonceServer.config.baseUrl}${path}`, accessToken: token, ...(nonce !== undefined ? { nonce } : {}) });
+      const kind: Record<string, string> = grpc ? { "content-type": "application/grpc", te: "trailers" } : { "content-type": "application/json", "content-length": String(body.byteLength) };
+      return nonceClient.send({ transport, method: "POST", path, headers: { ...kind, authorization: `DPoP ${token}`, dpop: proof, ...headers }, body });
+    }
+
+    async function both(transport: HttpTransport, grpc: boolean, nonce: string | undefined) {
+      contexts.length = 0;
+      const fast = await getCertificate(transport, grpc, nonce, {});
+      const fastContexts = [...contexts];
+      contexts.length = 0;
+      const full = await getCertificate(transport, grpc, nonce, grpc ? { "grpc-timeout": "60S" } : slow);
+      const fullContexts = [...contexts];
+      const seen = (reply: RawReply) => {
+        const { date: _date, "x-request-id": _id, ...headers } = reply.headers;
+        return { status: reply.status, headers, trailers: reply.trailers, body: reply.body.toString("base64") };
+      };
+      return { fast: seen(fast), full: seen(full), fastContexts, fullContexts };
+    }
+
+    const previousNonce = () => new DpopNonces(nonceServer.domain.oidc.secretKey, dpopNonceSlotMs).current(Date.now() - dpopNonceSlotMs);
+
+    for (const [name, transport, grpc] of [["Connect JSON, http1", "http1", false], ["Connect JSON, h2c", "h2c", false], ["gRPC, h2c", "h2c", true]] as const) {
+      it(`${name}: use_dpop_nonce carries the same DPoP-Nonce and challenge both ways`, async () => {
+        const { fast, full } = await both(transport, grpc, undefined);
+        const answered = { ...fast.headers, ...fast.trailers };
+        expect(answered["dpop-nonce"]).toMatch(/^[0-9a-z]+\.[A-Za-z0-9_-]{43}$/);
+        expect(answered["www-authenticate"]).toMatch(/^DPoP realm="shomei", error="use_dpop_nonce"/);
+        expect(fast).toEqual(full);
+      });
+
+      it(`${name}: a proof with the slot before's nonce gets the same answer and fresh DPoP-Nonce both ways`, async () => {
+        const { fast, full, fastContexts, fullContexts } = await both(transport, grpc, previousNonce());
+        expect(fast.status).toBe(200);
+        expect(fast.headers["dpop-nonce"]).toBe(new DpopNonces(nonceServer.domain.oidc.secretKey, dpopNonceSlotMs).current(Date.now()));
+        expect(fast).toEqual(full);
+        expect(fastContexts).toEqual(["fast"]);
+        expect(fullContexts).toEqual(["slow"]);
+      });
     }
   });
 });

@@ -177,7 +177,7 @@ export const fapi2Rules: readonly Fapi2Rule[] = [
     section: "5.3.2.1-10, 5.4.1-1",
     requirement: `the fapi2 profile accepts DPoP proofs signed with ${fapi2Algorithms.join(", ")}, with a server nonce when SHOMEI_FAPI2_DPOP_REQUIRE_NONCE is set`,
     stage: "behaviour",
-    enforcedIn: "fapi2ProofRequirements, applied by DpopProofs.check at PAR and the token endpoint",
+    enforcedIn: "fapi2ProofRequirements, applied by DpopProofs.check at PAR and the token endpoint and by TokenBinding at userinfo and grant management",
   },
   {
     id: "dpop-jkt-agrees",

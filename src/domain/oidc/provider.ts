@@ -2,6 +2,7 @@ import type { AcrPolicy } from "./acr.ts";
 import type { ClientAuthenticator } from "./client-authentication.ts";
 import type { DpopProofs } from "./dpop/dpop-proofs.ts";
 import type { ResourceAccess } from "./dpop/resource-access.ts";
+import type { TokenBinding } from "./dpop/token-binding.ts";
 import type { AuthorizationFlow } from "./flow/authorization-flow.ts";
 import type { ClientGrants } from "./grants/client-grants.ts";
 import type { SigningKeys } from "./keys/signing-keys.ts";
@@ -59,6 +60,8 @@ export interface Oidc {
   dpop: DpopProofs;
   /** The access token of a userinfo or grant management request, Bearer or DPoP. */
   resourceAccess: ResourceAccess;
+  /** How every resource (userinfo, grant management, the RPCs) admits an access token's presentation. */
+  tokenBinding: TokenBinding;
   signingKeys: SigningKeys;
   grants: ClientGrants;
   /** Dynamic client registration (RFC 7591, RFC 7592); off unless the settings turn it on. */

@@ -9,7 +9,7 @@ import { enumDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
  * Describes the file service/verify/v2/errors.proto.
  */
 export const file_service_verify_v2_errors: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zZXJ2aWNlL3ZlcmlmeS92Mi9lcnJvcnMucHJvdG8SEXNlcnZpY2UudmVyaWZ5LnYyKtEGCgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIeChpFUlJPUl9SRUFTT05fSU5WQUxJRF9GSUVMRBABEikKJUVSUk9SX1JFQVNPTl9DSEVDS19NRVRIT0RfVU5TVVBQT1JURUQQAhImCiJFUlJPUl9SRUFTT05fQ0VSVElGSUNBVEVfTk9UX0ZPVU5EEAMSHwobRVJST1JfUkVBU09OX1VTRVJfTk9UX0ZPVU5EEAQSLQopRVJST1JfUkVBU09OX0NFUlRJRklDQVRFX1NUQVRVU19OT1RfRk9VTkQQBRIeChpFUlJPUl9SRUFTT05fVE9LRU5fTUlTU0lORxAGEiAKHEVSUk9SX1JFQVNPTl9UT0tFTl9NQUxGT1JNRUQQBxIeChpFUlJPUl9SRUFTT05fVE9LRU5fSU5WQUxJRBAIEiQKIEVSUk9SX1JFQVNPTl9BUElfVVNFX05PVF9TVEFSVEVEEAkSIgoeRVJST1JfUkVBU09OX0FQSV9VU0VfU1VTUEVOREVEEAoSIwofRVJST1JfUkVBU09OX1NPVVJDRV9VTkFWQUlMQUJMRRALEioKJkVSUk9SX1JFQVNPTl9NT0NLX0VOVklST05NRU5UX0RJU0FCTEVEEAwSIwofRVJST1JfUkVBU09OX0lOVkFMSURfUEFHRV9UT0tFThANEigKJEVSUk9SX1JFQVNPTl9VTlNVUFBPUlRFRF9DRVJUSUZJQ0FURRAOEicKI0VSUk9SX1JFQVNPTl9WRVJJRklDQVRJT05fTk9UX0ZPVU5EEA8SIAocRVJST1JfUkVBU09OX0VWRU5UX05PVF9GT1VORBAQEisKJ0VSUk9SX1JFQVNPTl9XRUJIT09LX0VORFBPSU5UX05PVF9GT1VORBAREioKJkVSUk9SX1JFQVNPTl9XRUJIT09LX0VORFBPSU5UX0RJU0FCTEVEEBISIwofRVJST1JfUkVBU09OX0lOU1VGRklDSUVOVF9TQ09QRRATEicKI0VSUk9SX1JFQVNPTl9PQVVUSF9DTElFTlRfTk9UX0ZPVU5EEBQSIwofRVJST1JfUkVBU09OX0RQT1BfUFJPT0ZfSU5WQUxJRBAVYgZwcm90bzM");
+  fileDesc("Ch5zZXJ2aWNlL3ZlcmlmeS92Mi9lcnJvcnMucHJvdG8SEXNlcnZpY2UudmVyaWZ5LnYyKvIGCgtFcnJvclJlYXNvbhIcChhFUlJPUl9SRUFTT05fVU5TUEVDSUZJRUQQABIeChpFUlJPUl9SRUFTT05fSU5WQUxJRF9GSUVMRBABEikKJUVSUk9SX1JFQVNPTl9DSEVDS19NRVRIT0RfVU5TVVBQT1JURUQQAhImCiJFUlJPUl9SRUFTT05fQ0VSVElGSUNBVEVfTk9UX0ZPVU5EEAMSHwobRVJST1JfUkVBU09OX1VTRVJfTk9UX0ZPVU5EEAQSLQopRVJST1JfUkVBU09OX0NFUlRJRklDQVRFX1NUQVRVU19OT1RfRk9VTkQQBRIeChpFUlJPUl9SRUFTT05fVE9LRU5fTUlTU0lORxAGEiAKHEVSUk9SX1JFQVNPTl9UT0tFTl9NQUxGT1JNRUQQBxIeChpFUlJPUl9SRUFTT05fVE9LRU5fSU5WQUxJRBAIEiQKIEVSUk9SX1JFQVNPTl9BUElfVVNFX05PVF9TVEFSVEVEEAkSIgoeRVJST1JfUkVBU09OX0FQSV9VU0VfU1VTUEVOREVEEAoSIwofRVJST1JfUkVBU09OX1NPVVJDRV9VTkFWQUlMQUJMRRALEioKJkVSUk9SX1JFQVNPTl9NT0NLX0VOVklST05NRU5UX0RJU0FCTEVEEAwSIwofRVJST1JfUkVBU09OX0lOVkFMSURfUEFHRV9UT0tFThANEigKJEVSUk9SX1JFQVNPTl9VTlNVUFBPUlRFRF9DRVJUSUZJQ0FURRAOEicKI0VSUk9SX1JFQVNPTl9WRVJJRklDQVRJT05fTk9UX0ZPVU5EEA8SIAocRVJST1JfUkVBU09OX0VWRU5UX05PVF9GT1VORBAQEisKJ0VSUk9SX1JFQVNPTl9XRUJIT09LX0VORFBPSU5UX05PVF9GT1VORBAREioKJkVSUk9SX1JFQVNPTl9XRUJIT09LX0VORFBPSU5UX0RJU0FCTEVEEBISIwofRVJST1JfUkVBU09OX0lOU1VGRklDSUVOVF9TQ09QRRATEicKI0VSUk9SX1JFQVNPTl9PQVVUSF9DTElFTlRfTk9UX0ZPVU5EEBQSIwofRVJST1JfUkVBU09OX0RQT1BfUFJPT0ZfSU5WQUxJRBAVEh8KG0VSUk9SX1JFQVNPTl9VU0VfRFBPUF9OT05DRRAWYgZwcm90bzM");
 
 /**
  * ErrorReason is the stable, machine-readable cause of an error. Every error
@@ -30,7 +30,7 @@ export const file_service_verify_v2_errors: GenFile = /*@__PURE__*/
  * | failed_precondition | ERROR_REASON_UNSUPPORTED_CERTIFICATE     | the certificate does not chain to a configured trust anchor, or is of no type it issues |
  * | unauthenticated     | ERROR_REASON_TOKEN_MISSING               | no Authorization header |
  * | unauthenticated     | ERROR_REASON_TOKEN_MALFORMED             | the header is not "Bearer <token>" |
- * | unauthenticated     | ERROR_REASON_TOKEN_INVALID               | unknown or revoked token |
+ * | unauthenticated     | ERROR_REASON_TOKEN_INVALID               | unknown, expired or revoked token, or an access token sent with the wrong scheme (a DPoP-bound one as Bearer, a Bearer one as DPoP) |
  * | permission_denied   | ERROR_REASON_API_USE_NOT_STARTED         | the account's API use has not been started |
  * | permission_denied   | ERROR_REASON_API_USE_SUSPENDED           | the account's API use is suspended |
  * | unavailable         | ERROR_REASON_SOURCE_UNAVAILABLE          | no revocation source could answer; retry later |
@@ -38,6 +38,7 @@ export const file_service_verify_v2_errors: GenFile = /*@__PURE__*/
  * | permission_denied   | ERROR_REASON_INSUFFICIENT_SCOPE          | the OAuth access token's scope does not name this method; metadata "scope" names the one needed |
  * | not_found           | ERROR_REASON_OAUTH_CLIENT_NOT_FOUND      | no such OAuth client for this account |
  * | unauthenticated     | ERROR_REASON_DPOP_PROOF_INVALID          | the DPoP proof is missing, invalid, replayed or of another key than the token's |
+ * | unauthenticated     | ERROR_REASON_USE_DPOP_NONCE              | the DPoP proof lacks the server's current nonce: retry with the one in the DPoP-Nonce response header |
  *
  * @generated from enum service.verify.v2.ErrorReason
  */
@@ -99,7 +100,8 @@ export enum ErrorReason {
   TOKEN_MALFORMED = 7,
 
   /**
-   * The token is unknown or has been revoked.
+   * The token is unknown, expired or revoked, or an OAuth access token came
+   * with the wrong scheme (a DPoP-bound one as Bearer, a Bearer one as DPoP).
    *
    * @generated from enum value: ERROR_REASON_TOKEN_INVALID = 8;
    */
@@ -196,6 +198,14 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_DPOP_PROOF_INVALID = 21;
    */
   DPOP_PROOF_INVALID = 21,
+
+  /**
+   * The DPoP proof must carry the server's nonce (RFC 9449 section 9): the
+   * answer's DPoP-Nonce header (a trailer in gRPC) holds the one to retry with.
+   *
+   * @generated from enum value: ERROR_REASON_USE_DPOP_NONCE = 22;
+   */
+  USE_DPOP_NONCE = 22,
 }
 
 /**

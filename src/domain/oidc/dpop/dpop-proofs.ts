@@ -45,6 +45,15 @@ export class DpopProofs {
   }
 
   async check(input: ProofInput, requirements: ProofRequirements = {}): Promise<string | undefined> {
+    return (await this.verify(input, requirements))?.jkt;
+  }
+
+  /**
+   * As check, and when the proof's nonce is from the slot before (still
+   * accepted, but not for long) the current nonce to hand the client, so
+   * that a client that keeps calling never meets use_dpop_nonce.
+   */
+  async verify(input: ProofInput, requirements: ProofRequirements = {}): Promise<{ jkt: string; freshNonce: string | undefined } | undefined> {
     if (input.proofs.length === 0) return undefined;
     if (input.proofs.length > 1) throw invalidProof("send exactly one DPoP header");
     const now = this.clock();
@@ -58,12 +67,14 @@ export class DpopProofs {
         headers: { "DPoP-Nonce": nonces.current(now) },
       });
     }
+    const current = nonces?.current(now);
+    const freshNonce = current !== undefined && proof.nonce !== current ? current : undefined;
     const key = createHash("sha256").update(JSON.stringify([proof.jkt, proof.jti])).digest("hex");
     // Kept until the proof could no longer pass the iat check anyway.
     const expiresAt = (proof.iat + this.settings.maxAgeSeconds + 1) * 1000;
     if (!(await this.store.useOnce(key, Math.max(expiresAt, now + 1000), now))) {
       throw invalidProof("the DPoP proof was already used (jti replayed)");
     }
-    return proof.jkt;
+    return { jkt: proof.jkt, freshNonce };
   }
 }

@@ -1,8 +1,10 @@
+import { fapi2ProofRequirements } from "../fapi2-profile.ts";
 import type { TokenRow } from "../model.ts";
 import { OAuthError } from "../oauth-error.ts";
+import type { ClientLookup } from "../stores.ts";
 import type { TokenAdministration } from "../tokens/token-administration.ts";
-import { dpopSigningAlgorithms } from "./algorithms.ts";
-import type { DpopProofs } from "./dpop-proofs.ts";
+import { BindingRefusal, noTokenChallenge, type TokenBinding } from "./token-binding.ts";
+
 
 /** What a resource endpoint (userinfo, grant management) received. */
 export interface PresentedAccessToken {
@@ -14,58 +16,58 @@ export interface PresentedAccessToken {
   url: string;
 }
 
-const realm = 'realm="shomei"';
-const algs = `algs="${dpopSigningAlgorithms.join(" ")}"`;
+/** The live token of a resource request, and a nonce to hand its client on the answer (see AdmittedBinding). */
+export interface AdmittedAccessToken {
+  token: TokenRow;
+  freshNonce: string | undefined;
+}
+
 const invalidTokenDescription = "the access token is invalid, expired or revoked";
 const tokenPattern = /^([A-Za-z0-9._~+/-]+=*)$/;
 
-/** Both schemes are offered when no token came (RFC 6750 section 3, RFC 9449 section 7.1). */
-export const noTokenChallenge = `Bearer ${realm}, DPoP ${realm}, ${algs}`;
-
-function challenge(scheme: "Bearer" | "DPoP", error: string, description: string): string {
-  return `${scheme} ${realm}, error="${error}", error_description="${description}"${scheme === "DPoP" ? `, ${algs}` : ""}`;
-}
-
-function refused(scheme: "Bearer" | "DPoP", error: "invalid_token" | "invalid_dpop_proof", description: string): OAuthError {
-  return new OAuthError(error, description, { status: 401, wwwAuthenticate: challenge(scheme, error, description) });
+/** A refusal as HTTP answers it: 401 with the challenge of its scheme, and the nonce to retry with (RFC 9449 sections 7.1 and 9). */
+function httpRefusal(refusal: BindingRefusal): OAuthError {
+  return new OAuthError(refusal.reason, refusal.description, {
+    status: 401,
+    wwwAuthenticate: refusal.challenge(),
+    ...(refusal.nonce !== undefined ? { headers: { "DPoP-Nonce": refusal.nonce } } : {}),
+  });
 }
 
 /**
- * The live access token of a resource request. `Bearer` carries a Bearer
- * token (RFC 6750); a DPoP-bound token presented that way is refused, since
- * without the proof anyone holding it could use it. `DPoP` carries a
- * DPoP-bound token with a proof of its key that hashes the token (`ath`,
- * RFC 9449 section 7). Failures are 401 with the scheme's challenge.
+ * The live access token of an HTTP resource request: the token looked up,
+ * then its presentation judged by TokenBinding under its client's proof
+ * requirements (a fapi2 client's algorithms and nonce). Failures are 401
+ * with the scheme's challenge.
  */
 export class ResourceAccess {
   constructor(
     private readonly tokens: Pick<TokenAdministration, "accessToken">,
-    private readonly proofs: DpopProofs,
+    private readonly binding: TokenBinding,
+    private readonly clients: ClientLookup,
+    private readonly fapi2: { requireDpopNonce: boolean },
   ) {}
 
-  async require(request: PresentedAccessToken): Promise<TokenRow> {
+  async require(request: PresentedAccessToken): Promise<AdmittedAccessToken> {
     const header = request.authorization;
-    const scheme = header === undefined ? undefined : /^(Bearer|DPoP) /i.exec(header)?.[1]?.toLowerCase();
+    const scheme = header === undefined ? undefined : /^(Bearer|DPoP) /i.exec(header)?.[1]?.toLowerCase() as "bearer" | "dpop" | undefined;
     // Another scheme, or none, carries no token: answered like a missing one, without an error code.
     if (!header || !scheme) throw new OAuthError("invalid_token", "an access token is required", { status: 401, wwwAuthenticate: noTokenChallenge });
     const value = tokenPattern.exec(header.slice(scheme.length + 1))?.[1];
     const row = value === undefined ? undefined : await this.tokens.accessToken(value);
-    if (scheme === "bearer") {
-      if (!row) throw refused("Bearer", "invalid_token", invalidTokenDescription);
-      if (row.dpopJkt !== null) throw refused("DPoP", "invalid_token", "the access token is DPoP-bound: send it with the DPoP scheme and a proof");
-      return row;
-    }
-    if (!row) throw refused("DPoP", "invalid_token", invalidTokenDescription);
-    if (row.dpopJkt === null) throw refused("Bearer", "invalid_token", "the access token is not DPoP-bound: send it with the Bearer scheme");
-    if (request.proofs.length === 0) throw refused("DPoP", "invalid_dpop_proof", "a DPoP proof is required with the DPoP scheme");
-    let jkt: string | undefined;
+    if (!row) throw httpRefusal(new BindingRefusal("invalid_token", scheme === "bearer" ? "Bearer" : "DPoP", invalidTokenDescription));
+    // Only a proof needs the client's requirements: a Bearer presentation costs no read.
+    const client = scheme === "dpop" && row.dpopJkt !== null ? await this.clients.find(row.clientId) : undefined;
     try {
-      jkt = await this.proofs.check({ proofs: request.proofs, method: request.method, url: request.url, accessToken: value! });
+      const admitted = await this.binding.admit(
+        { scheme, token: value!, proofs: request.proofs, method: request.method, url: request.url },
+        row.dpopJkt,
+        client ? fapi2ProofRequirements(client, this.fapi2) : {},
+      );
+      return { token: row, freshNonce: admitted.freshNonce };
     } catch (error) {
-      if (!(error instanceof OAuthError)) throw error;
-      throw error.withChallenge(401, challenge("DPoP", error.error, error.description));
+      if (error instanceof BindingRefusal) throw httpRefusal(error);
+      throw error;
     }
-    if (jkt !== row.dpopJkt) throw refused("DPoP", "invalid_dpop_proof", "the DPoP proof is not signed by the key the access token is bound to");
-    return row;
   }
 }

@@ -28,7 +28,7 @@ export declare const file_service_verify_v2_errors: GenFile;
  * | failed_precondition | ERROR_REASON_UNSUPPORTED_CERTIFICATE     | the certificate does not chain to a configured trust anchor, or is of no type it issues |
  * | unauthenticated     | ERROR_REASON_TOKEN_MISSING               | no Authorization header |
  * | unauthenticated     | ERROR_REASON_TOKEN_MALFORMED             | the header is not "Bearer <token>" |
- * | unauthenticated     | ERROR_REASON_TOKEN_INVALID               | unknown or revoked token |
+ * | unauthenticated     | ERROR_REASON_TOKEN_INVALID               | unknown, expired or revoked token, or an access token sent with the wrong scheme (a DPoP-bound one as Bearer, a Bearer one as DPoP) |
  * | permission_denied   | ERROR_REASON_API_USE_NOT_STARTED         | the account's API use has not been started |
  * | permission_denied   | ERROR_REASON_API_USE_SUSPENDED           | the account's API use is suspended |
  * | unavailable         | ERROR_REASON_SOURCE_UNAVAILABLE          | no revocation source could answer; retry later |
@@ -36,6 +36,7 @@ export declare const file_service_verify_v2_errors: GenFile;
  * | permission_denied   | ERROR_REASON_INSUFFICIENT_SCOPE          | the OAuth access token's scope does not name this method; metadata "scope" names the one needed |
  * | not_found           | ERROR_REASON_OAUTH_CLIENT_NOT_FOUND      | no such OAuth client for this account |
  * | unauthenticated     | ERROR_REASON_DPOP_PROOF_INVALID          | the DPoP proof is missing, invalid, replayed or of another key than the token's |
+ * | unauthenticated     | ERROR_REASON_USE_DPOP_NONCE              | the DPoP proof lacks the server's current nonce: retry with the one in the DPoP-Nonce response header |
  *
  * @generated from enum service.verify.v2.ErrorReason
  */
@@ -97,7 +98,8 @@ export enum ErrorReason {
   TOKEN_MALFORMED = 7,
 
   /**
-   * The token is unknown or has been revoked.
+   * The token is unknown, expired or revoked, or an OAuth access token came
+   * with the wrong scheme (a DPoP-bound one as Bearer, a Bearer one as DPoP).
    *
    * @generated from enum value: ERROR_REASON_TOKEN_INVALID = 8;
    */
@@ -194,6 +196,14 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_DPOP_PROOF_INVALID = 21;
    */
   DPOP_PROOF_INVALID = 21,
+
+  /**
+   * The DPoP proof must carry the server's nonce (RFC 9449 section 9): the
+   * answer's DPoP-Nonce header (a trailer in gRPC) holds the one to retry with.
+   *
+   * @generated from enum value: ERROR_REASON_USE_DPOP_NONCE = 22;
+   */
+  USE_DPOP_NONCE = 22,
 }
 
 /**
