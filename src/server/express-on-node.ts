@@ -43,10 +43,11 @@ export interface ExpressOnNode {
  *   IncomingMessage… options) whose prototype becomes the app's: Express's
  *   setting it again changes nothing.
  *
- * A form body over HTTP/2 without a Content-Length is not read: body-parser
- * decides whether a request has a body from Content-Length or
- * Transfer-Encoding, and HTTP/2 frames a body without either. Such a post
- * is refused as a form without a body; clients send the length anyway.
+ * An HTTP/2 body need not declare its length: the stream's END_STREAM ends
+ * it (RFC 9113 §8.1.1), and Go's net/http or curl with a streamed body send
+ * none. body-parser and type-is (req.is) decide whether a request has a
+ * body from Content-Length or Transfer-Encoding only, so such a form would
+ * go unread. See markBodyOfUnknownLength.
  */
 export function expressOnNode(): ExpressOnNode {
   // Subclasses with nothing of their own yet: the servers make every request from them from the start.
@@ -71,9 +72,31 @@ export function expressOnNode(): ExpressOnNode {
       app.request = Http1Request.prototype as Express["request"];
       app.response = Http1Response.prototype as Express["response"];
       const http2View = Object.create(app, { request: { value: Http2Request.prototype }, response: { value: Http2Response.prototype } }) as Express;
-      return (req, res) => handle.call(req.httpVersionMajor === 2 ? http2View : app, req, res);
+      return (req, res) => {
+        if (req.httpVersionMajor !== 2) {
+          handle.call(app, req, res);
+          return;
+        }
+        markBodyOfUnknownLength(req as http2.Http2ServerRequest);
+        handle.call(http2View, req, res);
+      };
     },
   };
+}
+
+/**
+ * Gives an HTTP/2 request whose body follows its headers without a
+ * Content-Length the header HTTP/1.1 gives such a body,
+ * `Transfer-Encoding: chunked`, which is what body-parser and type-is read
+ * as "a body of unknown length": they then read it to its end, with the
+ * same size limit and the same 413 as a declared length. No HTTP/2 client
+ * can have sent the header itself (RFC 9113 §8.2.2 forbids it, and nghttp2
+ * refuses the stream), so it never hides what the client said. A stream
+ * that ended with its headers has no body and is left as it is.
+ */
+function markBodyOfUnknownLength(req: http2.Http2ServerRequest): void {
+  if (req.stream.endAfterHeaders || req.headers["content-length"] !== undefined) return;
+  req.headers["transfer-encoding"] = "chunked";
 }
 
 /** What Express puts on an app's request or response prototype: its methods, and `app`. */

@@ -40,6 +40,10 @@ const shapes: { name: string; request: Omit<RawRequest, "transport"> }[] = [
     },
   },
   {
+    name: "PAR form, no Content-Length",
+    request: { method: "POST", path: "/api/oidc/v1/par", headers: { "content-type": "application/x-www-form-urlencoded" }, body: Buffer.from(`a=${"b".repeat(oversize)}`) },
+  },
+  {
     name: "sign-in page form",
     request: {
       method: "POST",
