@@ -1,4 +1,6 @@
+import type { Kysely, Transaction } from "kysely";
 import type { Dialect } from "./database.ts";
+import type { Tables } from "./schema.ts";
 
 /** Calls of one kind of statement, each answered with its item's outcome. */
 export interface StatementCalls<I, O> {
@@ -77,6 +79,27 @@ export function groupedWrites<I>(dialect: Dialect, write: (items: readonly I[]) 
     }
   };
   return new CoalescedCalls(flush, maxItems, defaultPatienceMs, dialect === "sqlite");
+}
+
+/**
+ * Changes that concurrent callers make one row at a time on SQLite, each
+ * conditional on its own row's state (an outbox's lease), committed
+ * together: the changes asked for in one turn of the event loop run one
+ * after another in one transaction at its end, each answered with its own
+ * outcome (a lease no longer held changes nothing and answers so). A
+ * commit (a write to the log) costs more than the few statements of a
+ * change, which are function calls in this process. A change that throws
+ * fails every call of its transaction, which rolls back. On PostgreSQL a
+ * change is a statement of its own, a round trip: this is for SQLite.
+ */
+export function sqliteTurnTransactions<I, O>(db: Kysely<Tables>, change: (trx: Transaction<Tables>, item: I) => Promise<O>, maxItems: number): StatementCalls<I, O> {
+  const flush: Flush<I, O> = (items) =>
+    db.transaction().execute(async (trx) => {
+      const outcomes: PromiseSettledResult<O>[] = [];
+      for (const item of items) outcomes.push({ status: "fulfilled", value: await change(trx, item) });
+      return outcomes;
+    });
+  return new CoalescedCalls(flush, maxItems, defaultPatienceMs, true);
 }
 
 interface Waiting<I, O> {

@@ -7,18 +7,21 @@ import type {
   LogoutAttemptResult,
   LogoutOutboxStore,
 } from "../domain/oidc/backchannel-logout/model.ts";
+import { sqliteTurnTransactions, type StatementCalls } from "./coalesced-calls.ts";
 import type { Database } from "./database.ts";
 import { endSessions } from "./ended-sessions.ts";
 import { maxExcerptChars } from "./webhooks-repository.ts";
-
 
 /** Who was issued codes in which session, and the outbox of logout tokens (migration 0030). */
 export class LogoutOutboxRepository implements LogoutOutboxStore {
   /** Taken once, as in WebhooksRepository: the loop's statements run in the background. */
   private readonly db: Database["db"];
+  /** On SQLite the attempts finished in one turn of the event loop are recorded in one transaction, as the webhooks' are. */
+  private readonly sqliteFinishes: StatementCalls<Finish, boolean>;
 
   constructor(private readonly database: Database) {
     this.db = database.db;
+    this.sqliteFinishes = sqliteTurnTransactions(this.db, finishOne, 64);
   }
 
   endSessions(selection: EndedSessions, now: number): Promise<{ sessions: number; deliveries: number }> {
@@ -41,23 +44,9 @@ export class LogoutOutboxRepository implements LogoutOutboxStore {
     return result.rows.map((r) => ({ id: r.id, clientId: r.client_id, userId: r.user_id, sid: r.sid, attempts: Number(r.attempts), leaseToken: r.lease_token }));
   }
 
-  async finishAttempt(d: ClaimedLogout, result: LogoutAttemptResult, after: LogoutAfterAttempt, now: number): Promise<boolean> {
-    const updated = await this.db
-      .updateTable("oidc_logout_deliveries")
-      .set({
-        state: after.state,
-        attempts: d.attempts + 1,
-        next_attempt_at: after.state === "pending" ? after.nextAttemptAt : now,
-        lease_token: null,
-        lease_until: null,
-        last_status_code: result.statusCode,
-        last_error: result.error === null ? null : result.error.slice(0, maxExcerptChars),
-        updated_at: now,
-      })
-      .where("id", "=", d.id)
-      .where("lease_token", "=", d.leaseToken)
-      .executeTakeFirst();
-    return Number(updated.numUpdatedRows) > 0;
+  finishAttempt(d: ClaimedLogout, result: LogoutAttemptResult, after: LogoutAfterAttempt, now: number): Promise<boolean> {
+    const finish = { d, result, after, now };
+    return this.database.dialect === "postgres" ? finishOne(this.db, finish) : this.sqliteFinishes.call(finish);
   }
 
   async prune(before: number): Promise<number> {
@@ -70,4 +59,32 @@ export class LogoutOutboxRepository implements LogoutOutboxStore {
       .execute();
     return Number(result.numDeletedRows);
   }
+}
+
+/** An attempt to record: its claim, its outcome and the delivery's next state. */
+interface Finish {
+  d: ClaimedLogout;
+  result: LogoutAttemptResult;
+  after: LogoutAfterAttempt;
+  now: number;
+}
+
+/** An attempt's outcome, recorded only while the delivery's lease is still this claim's; whether it was. */
+async function finishOne(db: Database["db"], { d, result, after, now }: Finish): Promise<boolean> {
+  const updated = await db
+    .updateTable("oidc_logout_deliveries")
+    .set({
+      state: after.state,
+      attempts: d.attempts + 1,
+      next_attempt_at: after.state === "pending" ? after.nextAttemptAt : now,
+      lease_token: null,
+      lease_until: null,
+      last_status_code: result.statusCode,
+      last_error: result.error === null ? null : result.error.slice(0, maxExcerptChars),
+      updated_at: now,
+    })
+    .where("id", "=", d.id)
+    .where("lease_token", "=", d.leaseToken)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
 }

@@ -1,5 +1,5 @@
 import { sql, type Selectable, type Transaction } from "kysely";
-import { CoalescedCalls } from "./coalesced-calls.ts";
+import { sqliteTurnTransactions, type StatementCalls } from "./coalesced-calls.ts";
 import type { AccountEvent, WebhookNoticeData, WebhookNoticeType } from "../domain/events/model.ts";
 import { eventsLockKey } from "./migrations/0025_certificate_events.ts";
 import { newId } from "../domain/ids.ts";
@@ -34,6 +34,7 @@ export class WebhooksRepository implements WebhookStore {
   constructor(private readonly database: Database) {
     this.events = new EventsRepository(database);
     this.db = database.db;
+    this.sqliteFinishes = sqliteTurnTransactions(this.db, finishOne, 64);
   }
 
   /**
@@ -219,22 +220,8 @@ export class WebhooksRepository implements WebhookStore {
     return this.sqliteFinishes.call({ d, row, state: after.state, next, endpoint, now });
   }
 
-  /**
-   * On SQLite the attempts finished in one turn of the event loop are
-   * recorded in one transaction: its commit (a write to the log) costs more
-   * than the three statements of an attempt, which are function calls in
-   * this process.
-   */
-  private readonly sqliteFinishes = new CoalescedCalls<Finish, { recorded: boolean; disabled: boolean }>(
-    (finishes) => this.db.transaction().execute(async (trx) => {
-      const results: PromiseSettledResult<{ recorded: boolean; disabled: boolean }>[] = [];
-      for (const f of finishes) results.push({ status: "fulfilled", value: await finishOne(trx, f) });
-      return results;
-    }),
-    64,
-    undefined,
-    true,
-  );
+  /** On SQLite the attempts finished in one turn of the event loop are recorded in one transaction. */
+  private readonly sqliteFinishes: StatementCalls<Finish, { recorded: boolean; disabled: boolean }>;
 
   /**
    * The same three changes in one PostgreSQL statement (data-modifying CTEs),

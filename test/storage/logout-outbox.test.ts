@@ -108,6 +108,26 @@ for (const target of await databaseTargets()) {
       expect(await rowsFor(session.clientId)).toMatchObject([{ state: "pending", attempts: 1, last_status_code: 503 }]);
     });
 
+    it(`finishes asked for at once each land, a stale lease refused per row${target.name === "sqlite" ? ", in one transaction" : ""}`, async () => {
+      const sessions = await Promise.all(Array.from({ length: 6 }, () => sessionWithClient()));
+      for (const s of sessions) await outbox.endSessions({ idHash: s.idHash }, now);
+      const claimed = await outbox.claimDue(now, minute, 1000);
+      const ours = sessions.map((s) => claimed.find((d) => d.clientId === s.clientId)!);
+      const stale = { ...ours[2]!, leaseToken: "a lease given to another claim" };
+      const counting = transactionsCounted(database.db);
+      const watched = new LogoutOutboxRepository({ ...database, db: counting.db });
+      const finishes = ours.map((d, i) =>
+        watched.finishAttempt(i === 2 ? stale : d, { statusCode: 200 + i, error: null }, { state: "delivered" }, now + 1),
+      );
+      expect(await Promise.all(finishes)).toEqual([true, true, false, true, true, true]);
+      const rows = await Promise.all(sessions.map(async (s) => (await rowsFor(s.clientId))[0]!));
+      expect(rows.map((r) => ({ state: r.state, attempts: Number(r.attempts), code: r.last_status_code, leased: r.lease_token !== null }))).toEqual(
+        ours.map((_, i) => (i === 2 ? { state: "pending", attempts: 0, code: null, leased: true } : { state: "delivered", attempts: 1, code: 200 + i, leased: false })),
+      );
+      // SQLite commits the finishes of one turn together, as the webhook outbox does; PostgreSQL runs one statement each.
+      expect(counting.transactions()).toBe(target.name === "sqlite" ? 1 : 0);
+    });
+
     it("the loop retries on the schedule with one jti, then gives up; a removed client is given up at once", async () => {
       const session = await sessionWithClient();
       const gone = await sessionWithClient();
@@ -135,4 +155,22 @@ for (const target of await databaseTargets()) {
       expect(await rowsFor(gone.clientId)).toMatchObject([{ state: "exhausted", attempts: 1 }]);
     });
   });
+}
+
+/** The connection, with a count of the transactions begun through it. */
+function transactionsCounted(db: Database["db"]): { db: Database["db"]; transactions: () => number } {
+  let begun = 0;
+  const counted = new Proxy(db, {
+    get(target, property) {
+      if (property === "transaction") {
+        return () => {
+          begun++;
+          return target.transaction();
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { db: counted, transactions: () => begun };
 }
