@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Accounts } from "../../src/domain/accounts/accounts.ts";
-import { ApiAccessTokens } from "../../src/domain/accounts/api-access-tokens.ts";
+import { accessTokenKeyOf, ApiAccessTokens } from "../../src/domain/accounts/api-access-tokens.ts";
 import { ApiOAuthClients } from "../../src/domain/accounts/oauth-clients.ts";
 import { DomainError } from "../../src/domain/errors.ts";
-import { sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
+import { randomToken, sha256Hex } from "../../src/domain/oidc/flow/secrets.ts";
 import { AccountsRepository } from "../../src/storage/accounts-repository.ts";
 import { ApiAccessTokensRepository } from "../../src/storage/api-access-tokens-repository.ts";
 import { ClientsRepository } from "../../src/storage/clients-repository.ts";
@@ -78,7 +78,7 @@ for (const target of targets) {
       await tokens.revoke(client, access_token);
       expect(await accountStore.authVersion()).toBeGreaterThan(before!);
       expect(await code(tokens.authenticate(access_token))).toBe("token_invalid");
-      expect((await repository.findWithAccount(sha256Hex(access_token)))?.token.revokedAt).toBe(now);
+      expect((await repository.findWithAccount(accessTokenKeyOf(access_token)))?.token.revokedAt).toBe(now);
     });
 
     it("removing a client deletes its tokens and changes the auth version; another account cannot remove it", async () => {
@@ -98,11 +98,38 @@ for (const target of targets) {
       expect((await registry.list(stranger.account.id)).map((c) => c.clientId)).toEqual([stranger.client.clientId]);
     });
 
+    it("tokens are stored under keys that begin with their issue time, so later ones sort after earlier ones", async () => {
+      const { tokens, client } = await setup();
+      const issued: { at: number; value: string }[] = [];
+      for (let i = 0; i < 5; i++) {
+        now += 1000;
+        issued.push({ at: now, value: (await tokens.grant(client, new Map(), undefined)).access_token });
+      }
+      const rows = await database.db.selectFrom("api_access_tokens").select(["token_hash", "created_at"]).where("client_id", "=", client.clientId).orderBy("token_hash").execute();
+      expect(rows.map((r) => Number(r.created_at))).toEqual(issued.map((t) => t.at));
+      expect(rows.map((r) => r.token_hash.slice(0, 12))).toEqual(issued.map((t) => t.at.toString(16).padStart(12, "0")));
+      expect(rows.map((r) => r.token_hash)).toEqual(issued.map((t) => accessTokenKeyOf(t.value)));
+      for (const t of issued) expect(await tokens.authenticate(t.value)).toMatchObject({ clientId: client.clientId });
+    });
+
+    it("a token issued before keys were ordered (stored under its SHA-256) still authenticates, introspects and revokes", async () => {
+      const { repository, tokens, client, account } = await setup();
+      const value = `shmat_${randomToken()}`;
+      await repository.insert({ tokenHash: sha256Hex(value), clientId: client.clientId, accountId: account.id, scopes: ["verify"], dpopJkt: null, createdAt: now, expiresAt: now + hour, revokedAt: null });
+
+      expect(ApiAccessTokens.isAccessTokenValue(value)).toBe(true);
+      expect(await tokens.authenticate(value)).toEqual({ accountId: account.id, clientId: client.clientId, scopes: ["verify"], dpopJkt: null });
+      expect(await tokens.introspect(client, value)).toMatchObject({ active: true, client_id: client.clientId, scope: "verify" });
+      await tokens.revoke(client, value);
+      expect(await code(tokens.authenticate(value))).toBe("token_invalid");
+      expect((await repository.findWithAccount(sha256Hex(value)))?.token.revokedAt).toBe(now);
+    });
+
     it("an expired token is refused, and the sweep deletes it a day after", async () => {
       const { tokens, client } = await setup();
       const issuedAt = now;
       const { access_token } = await tokens.grant(client, new Map(), undefined);
-      const hash = sha256Hex(access_token);
+      const hash = accessTokenKeyOf(access_token);
       now = issuedAt + hour;
       expect(await code(tokens.authenticate(access_token))).toBe("token_invalid");
 

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import type { OidcClient } from "../oidc/client.ts";
-import { randomToken, sha256Hex } from "../oidc/flow/secrets.ts";
+import { orderedSecret, sha256Hex, storedKeyOf } from "../oidc/flow/secrets.ts";
 import { OAuthError } from "../oidc/oauth-error.ts";
 import { scopeList } from "./api-scopes.ts";
 import type { ApiStatus } from "./model.ts";
@@ -61,7 +61,22 @@ export type ApiTokenIntrospection =
 
 /** Access token values begin so, which tells them from API tokens (shm_…) without a read. */
 const valuePrefix = "shmat_";
-const valuePattern = /^shmat_[A-Za-z0-9_-]{43}$/;
+/** After the prefix, an orderedSecret (51 characters), or a randomToken (43) as tokens were issued before. */
+const valuePattern = /^shmat_(?:[A-Za-z0-9_-]{51}|[A-Za-z0-9_-]{43})$/;
+
+/**
+ * What a token is stored and looked up under. A token is written on every
+ * client_credentials grant, as often as the OIDC access tokens, so it is
+ * keyed as they are: storedKeyOf its orderedSecret, which begins with the
+ * issue time, puts each new row at the end of the primary-key index rather
+ * than on a random page of it. A token issued before (a randomToken after
+ * the prefix) was stored under the SHA-256 of its whole value, and is
+ * still found there until it expires.
+ */
+export function accessTokenKeyOf(value: string): string {
+  const secret = value.slice(valuePrefix.length);
+  return secret.length === 43 ? sha256Hex(value) : storedKeyOf(secret);
+}
 
 /**
  * The access tokens of the OAuth clients API accounts register (see
@@ -106,10 +121,10 @@ export class ApiAccessTokens {
       throw new OAuthError("unauthorized_client", status === "suspended" ? "API use is suspended for this account" : "API use has not been started for this account");
     }
     const now = this.clock();
-    const value = `${valuePrefix}${randomToken()}`;
+    const value = `${valuePrefix}${orderedSecret(now)}`;
     const lifetime = this.settings.accessTokenLifetimeSeconds;
     await this.store.insert({
-      tokenHash: sha256Hex(value),
+      tokenHash: accessTokenKeyOf(value),
       clientId: client.clientId,
       accountId: client.accountId,
       scopes: [...scopes],
@@ -125,12 +140,12 @@ export class ApiAccessTokens {
   async authenticate(value: string): Promise<OAuthCaller> {
     // A value no token can have is refused as an unknown one is, without a read.
     if (!valuePattern.test(value)) return this.admitted(undefined);
-    return this.admitted(await this.lookups.lookup(sha256Hex(value)));
+    return this.admitted(await this.lookups.lookup(accessTokenKeyOf(value)));
   }
 
   /** A caller from the lookup this instance remembers, with the auth version to confirm (see Caller); undefined when none would admit it. */
   rememberedCaller(value: string): { caller: OAuthCaller; version: number } | undefined {
-    const remembered = this.lookups.remembered(sha256Hex(value));
+    const remembered = this.lookups.remembered(accessTokenKeyOf(value));
     if (!remembered) return undefined;
     try {
       return { caller: this.admitted(remembered.found), version: remembered.version };
@@ -141,13 +156,13 @@ export class ApiAccessTokens {
 
   /** RFC 7009 for these tokens: the client's own token is revoked; anything else is ignored alike. */
   async revoke(client: OidcClient, value: string): Promise<void> {
-    await this.store.revoke(sha256Hex(value), client.clientId, this.clock());
+    await this.store.revoke(accessTokenKeyOf(value), client.clientId, this.clock());
   }
 
   /** RFC 7662 for these tokens: a client sees only its own live tokens as active. */
   async introspect(client: OidcClient, value: string): Promise<ApiTokenIntrospection> {
     if (!valuePattern.test(value)) return { active: false };
-    const found = await this.store.findWithAccount(sha256Hex(value));
+    const found = await this.store.findWithAccount(accessTokenKeyOf(value));
     if (!found || found.token.clientId !== client.clientId) return { active: false };
     try {
       this.admitted(found);

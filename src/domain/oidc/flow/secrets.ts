@@ -22,8 +22,8 @@ const orderedSecretLength = 51;
 
 /**
  * A bearer secret for the rows written most often (access and refresh
- * tokens, authorization codes, request_uris): 48 bits of `now` in
- * milliseconds, then 256 random bits, base64url. Its stored key
+ * tokens, API accounts' access tokens, authorization codes, request_uris):
+ * 48 bits of `now` in milliseconds, then 256 random bits, base64url. Its stored key
  * (storedKeyOf) begins with that time, so each new row's key lands at the
  * end of its table's primary-key index instead of on a random page of it:
  * on SQLite a refresh's two token rows cost 39 µs instead of 87, most of
