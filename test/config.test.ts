@@ -72,6 +72,9 @@ describe("loadConfig defaults", () => {
       ocspTimeoutMs: 5000,
       ocspNonceBytes: 0,
       ocspNoNextUpdateSeconds: 300,
+      ocspSweep: "off",
+      ocspSweepPerSecond: 5,
+      ocspSweepIntervalHours: 24,
       checkMethodOrder: "crl,ocsp",
       defaultLocale: "en",
       loginMaxFailuresPerAccountAtAddress: 5,
@@ -158,6 +161,9 @@ describe("loadConfig sources", () => {
         SHOMEI_OCSP_TIMEOUT_MS: "2500",
         SHOMEI_OCSP_NONCE_BYTES: "16",
         SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS: "60",
+        SHOMEI_OCSP_SWEEP: "on",
+        SHOMEI_OCSP_SWEEP_PER_SECOND: "20",
+        SHOMEI_OCSP_SWEEP_INTERVAL_HOURS: "6",
         SHOMEI_CHECK_METHOD_ORDER: "ocsp,crl",
         SHOMEI_DEFAULT_LOCALE: "ja",
         SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES: "payment_initiation, transfer",
@@ -222,6 +228,9 @@ describe("loadConfig sources", () => {
       ocspTimeoutMs: 2500,
       ocspNonceBytes: 16,
       ocspNoNextUpdateSeconds: 60,
+      ocspSweep: "on",
+      ocspSweepPerSecond: 20,
+      ocspSweepIntervalHours: 6,
       checkMethodOrder: "ocsp,crl",
       defaultLocale: "ja",
       loginMaxFailuresPerAccountAtAddress: 2,
@@ -302,6 +311,7 @@ describe("loadConfig flags", () => {
   it("rejects anything else, naming the variable and the value", () => {
     expect(configError({ env: { SHOMEI_MIGRATE_ON_START: "maybe" } })).toBe(invalid(`SHOMEI_MIGRATE_ON_START must be true or false (got "maybe")`));
     expect(configError({ env: { SHOMEI_MIGRATE_ON_START: "FALSE" } })).toBe(invalid(`SHOMEI_MIGRATE_ON_START must be true or false (got "FALSE")`));
+    expect(configError({ env: { SHOMEI_OCSP_SWEEP: "yes" } })).toBe(invalid(`SHOMEI_OCSP_SWEEP must be off or on (got "yes")`));
   });
 });
 

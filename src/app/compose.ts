@@ -1,4 +1,5 @@
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Config } from "../config/schema.ts";
 import { loadOrCreateKeyFile } from "../adapters/files/key-file.ts";
 import { AccountsRepository } from "../storage/accounts-repository.ts";
@@ -43,6 +44,9 @@ import { fetchOcsp } from "../adapters/ocsp/fetch-ocsp.ts";
 import { OcspResponses, type OcspFetchReport, type OcspIssuer } from "../domain/certificates/ocsp/ocsp-responses.ts";
 import { OcspRevocationSource } from "../domain/certificates/ocsp/ocsp-revocation-source.ts";
 import { MethodSelectingSource } from "../domain/certificates/method-selecting-source.ts";
+import { OcspSweep } from "../domain/certificates/ocsp/ocsp-sweep.ts";
+import { RequestPace, type PaceTimer } from "../domain/certificates/ocsp/request-pace.ts";
+import { OcspSweepQueueRepository } from "../storage/ocsp-sweep-queue-repository.ts";
 import { JpkiChallenges } from "../domain/oidc/jpki/challenges.ts";
 import { JpkiSignIn } from "../domain/oidc/jpki/jpki-sign-in.ts";
 import { ProviderAccount } from "../domain/oidc/jpki/provider-account.ts";
@@ -90,6 +94,8 @@ export interface Domain {
   crlLists: CrlLists;
   /** The OCSP responses of the configured trust anchors' certificates, for metrics. */
   ocspResponses: OcspResponses;
+  /** Re-asks OCSP responders for registered certificates (SHOMEI_OCSP_SWEEP); the server runs its rounds. */
+  ocspSweep: OcspSweep;
 }
 
 export interface DomainOptions {
@@ -105,6 +111,8 @@ export interface DomainOptions {
   onLogoutDeliveryError?: (error: unknown) => void;
   /** What the mode adds (see extensionsOf in mode-extensions.ts); none: production's services only. */
   extensions?: readonly Extension[];
+  /** The time the OCSP sweep's rate limit reads and waits on; the system's by default (tests move their own). */
+  ocspSweepTimer?: PaceTimer;
 }
 
 /** The logout token loop; it shares the webhooks' sender (and so their network policy). */
@@ -204,6 +212,18 @@ export function createDomain(
   const linkSource = extensions.find((e) => e.linkSource)?.linkSource ?? noLinkSource;
   const registry = new CertificateRegistry(certificates, trustAnchors, linkSource, clock);
   const statusChecks = new CertificateStatusChecks(certificates, sourceFor, clock, registry);
+  const ocspSweep = new OcspSweep(
+    new OcspSweepQueueRepository(database),
+    new RegisteredBySerialRepository(database),
+    certificates,
+    ocspResponses,
+    ocspSource,
+    // Only what OCSP alone answers for: a certificate with a CRL learns of its changes from the list (ListChanges).
+    (certificate) => sourceFor(certificate) === anchorSource && !crlSource.offers(certificate) && ocspSource.offers(certificate),
+    new RequestPace(config.ocspSweepPerSecond, options.ocspSweepTimer ?? systemPaceTimer),
+    ocspSweepSettings(config),
+    clock,
+  );
   const accountStore = new CachedAccountStore(new AccountsRepository(database));
   const accounts = new Accounts(accountStore, clock);
   const apiAccessTokens = new ApiAccessTokens(
@@ -300,6 +320,25 @@ export function createDomain(
     }),
     crlLists,
     ocspResponses,
+    ocspSweep,
+  };
+}
+
+const systemPaceTimer: PaceTimer = { now: () => performance.now(), sleep: (ms) => sleep(ms) };
+
+/**
+ * A round claims ten seconds of requests at the rate limit (at least one, at most 500), and holds them for as long as
+ * asking every one of them could take at worst (each of its responders timing out), so that another instance never
+ * takes a certificate this one is still asking for.
+ */
+function ocspSweepSettings(config: Config) {
+  const pageSize = Math.min(500, config.ocspSweepPerSecond * 10);
+  const perCertificateMs = 1000 / config.ocspSweepPerSecond + 2 * config.ocspTimeoutMs;
+  return {
+    enabled: config.ocspSweep === "on",
+    intervalMs: config.ocspSweepIntervalHours * 3600 * 1000,
+    pageSize,
+    leaseMs: 60_000 + pageSize * perCertificateMs,
   };
 }
 

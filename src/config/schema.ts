@@ -64,6 +64,9 @@ export const settings = {
   ocspTimeoutMs: { env: "SHOMEI_OCSP_TIMEOUT_MS" },
   ocspNonceBytes: { env: "SHOMEI_OCSP_NONCE_BYTES" },
   ocspNoNextUpdateSeconds: { env: "SHOMEI_OCSP_NO_NEXT_UPDATE_SECONDS" },
+  ocspSweep: { env: "SHOMEI_OCSP_SWEEP" },
+  ocspSweepPerSecond: { env: "SHOMEI_OCSP_SWEEP_PER_SECOND" },
+  ocspSweepIntervalHours: { env: "SHOMEI_OCSP_SWEEP_INTERVAL_HOURS" },
   checkMethodOrder: { env: "SHOMEI_CHECK_METHOD_ORDER" },
   defaultLocale: { env: "SHOMEI_DEFAULT_LOCALE" },
   oneOffAuthorizationDetailsTypes: { env: "SHOMEI_ONE_OFF_AUTHORIZATION_DETAILS_TYPES" },
@@ -225,6 +228,12 @@ export const configSchema = z
     ocspNonceBytes: integer(0, 32).default(0),
     /** How long an OCSP response without nextUpdate is used (and cached) after its thisUpdate. */
     ocspNoNextUpdateSeconds: integer(1, 3600).default(300),
+    /** Whether registered certificates of issuers with OCSP and no CRL are asked for again by a periodic sweep (docs/events.md). */
+    ocspSweep: z.enum(["off", "on"], { error: "must be off or on" }).default("off"),
+    /** Requests the sweep sends to responders per second, per instance. */
+    ocspSweepPerSecond: integer(1, 1000).default(5),
+    /** How old a certificate's last OCSP answer may be before the sweep asks again (never before its nextUpdate). */
+    ocspSweepIntervalHours: integer(1, 24 * 365).default(24),
     /** Which method answers a check that names none, and which it falls back to when the first cannot answer. */
     checkMethodOrder: z.enum(["crl,ocsp", "ocsp,crl"], { error: "must be crl,ocsp or ocsp,crl" }).default("crl,ocsp"),
     /** The pages' language when neither ui_locales nor the browser's Accept-Language names a supported one. */

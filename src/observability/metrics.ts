@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { CrlListState } from "../domain/certificates/crl/crl-lists.ts";
 import type { OcspResponderState } from "../domain/certificates/ocsp/ocsp-responses.ts";
+import type { SweepCounts } from "../domain/certificates/ocsp/ocsp-sweep.ts";
 import type { AttemptCounts } from "../domain/webhooks/delivery-loop.ts";
 import type { LogoutAttemptCounts } from "../domain/oidc/backchannel-logout/delivery-loop.ts";
 import type { OutboxStats } from "../domain/webhooks/model.ts";
@@ -108,6 +109,24 @@ export class Metrics {
         this.inc(snapshot().cachedAnswers);
       },
     });
+  }
+
+  /** The OCSP sweep of this instance: rounds run, certificates asked, changes found, certificates no responder answered. */
+  watchOcspSweep(counts: Readonly<SweepCounts>): void {
+    const counter = (name: string, help: string, value: (c: Readonly<SweepCounts>) => number) =>
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(value(counts));
+        },
+      });
+    counter("shomei_ocsp_sweep_rounds_total", "OCSP sweep rounds this instance ran", (c) => c.rounds);
+    counter("shomei_ocsp_sweep_asked_total", "Certificates the OCSP sweep asked a responder for", (c) => c.asked);
+    counter("shomei_ocsp_sweep_changes_total", "Status changes the OCSP sweep recorded (each an event)", (c) => c.changes);
+    counter("shomei_ocsp_sweep_failed_total", "Certificates no responder gave the OCSP sweep a usable answer for (asked again at the next round)", (c) => c.failed);
   }
 
   /** Back-Channel Logout: the logout token attempts this instance finished, by outcome. */

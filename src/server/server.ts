@@ -17,6 +17,7 @@ import { createRequestHandler, type RequestHandler } from "./request-handler.ts"
 import { createRpcHandler } from "./connect-protocol/rpc-handler.ts";
 import { logCrlRefresh } from "./crl-refresh-log.ts";
 import { logOcspFetch } from "./ocsp-fetch-log.ts";
+import { PollingLoop } from "../domain/outbox/polling-loop.ts";
 
 export interface RunningServer {
   /** Where the port answers, e.g. http://127.0.0.1:8080 (the configured base URL may differ behind a proxy). */
@@ -54,6 +55,7 @@ export function createApplication(
   const metrics = new Metrics();
   metrics.watchCrlLists(() => domain.crlLists.snapshot());
   metrics.watchOcsp(() => domain.ocspResponses.snapshot());
+  metrics.watchOcspSweep(domain.ocspSweep.counts);
   metrics.watchWebhooks(domain.webhookDelivery.loop.counts, () => domain.webhookDelivery.loop.stats());
   metrics.watchLogoutDeliveries(domain.logoutDelivery.loop.counts);
   const httpDeps = { config, database, domain, logger, metrics, isDraining, isStartingUp };
@@ -130,6 +132,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
     });
     const ready = createApplication(effective, database, domain, logger, () => draining, () => startingUp, express);
     const stopSweeping = startSweeping(domain, config.sweepIntervalSeconds, logger);
+    const ocspSweep = ocspSweepLoop(domain, logger);
+    if (config.ocspSweep === "on") ocspSweep.start();
     await domain.crlLists.start();
     domain.webhookDelivery.start();
     domain.logoutDelivery.start();
@@ -151,6 +155,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
         (closing ??= (async () => {
           draining = true;
           await stopSweeping();
+          await ocspSweep.stop();
           await domain.crlLists.stop();
           // No new attempt from now on; those in flight finish while the port closes.
           const deliveriesStopped = Promise.all([domain.webhookDelivery.stop(), domain.logoutDelivery.stop()]);
@@ -189,6 +194,25 @@ function startSweeping(domain: Domain, intervalSeconds: number, logger: Logger):
     clearInterval(timer);
     await running;
   };
+}
+
+/** How often an idle OCSP sweep looks for certificates come due (a full round goes on at once). */
+const ocspSweepPollMs = 60_000;
+
+/**
+ * The OCSP sweep's rounds, never two at once. A round logs its counts (never a certificate); a failed one (the
+ * database away) is logged, and its certificates are claimed again once their lease lapses.
+ */
+function ocspSweepLoop(domain: Domain, logger: Logger): PollingLoop {
+  return new PollingLoop(
+    async () => {
+      const round = await domain.ocspSweep.round();
+      if (round.asked || round.failed) logger.debug({ ocspSweep: round }, "OCSP sweep round");
+      return round.more;
+    },
+    ocspSweepPollMs,
+    (error) => logger.warn({ err: error }, "an OCSP sweep round failed; its certificates are claimed again after their lease"),
+  );
 }
 
 /** Events and attempts past their retention, named apart from the sweep's tables in the log line. */

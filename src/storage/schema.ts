@@ -41,6 +41,7 @@ export interface Tables {
   crl_lists: CrlListTable;
   crl_list_parts: CrlListPartTable;
   ocsp_responses: OcspResponseTable;
+  ocsp_sweep_queue: OcspSweepQueueTable;
   oidc_jpki_links: OidcJpkiLinkTable;
   oidc_mock_cards: OidcMockCardTable;
   oidc_jpki_sign_requests: OidcJpkiSignRequestTable;
@@ -521,6 +522,15 @@ export interface CrlListTable {
 }
 
 /** See migration 0014. */
+/** The OCSP sweep's queue (migration 0036): one row per certificate of a trust anchor, filled by a trigger. */
+export interface OcspSweepQueueTable {
+  issuer_anchor: string;
+  serial_number: string;
+  due_at: number;
+  lease_token: string | null;
+  leased_until: number | null;
+}
+
 export interface OcspResponseTable {
   issuer_anchor: string;
   serial_number: string;

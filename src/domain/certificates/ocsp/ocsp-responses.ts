@@ -122,6 +122,25 @@ export class OcspResponses {
     return results as OcspResult[];
   }
 
+  /**
+   * The sweep's question for one certificate: the stored response when it
+   * was fetched at fetchedSince or later and can answer now (a check asked
+   * meanwhile), else a response fetched now, verified as a check's is.
+   * `beforeRequest` is awaited before each request to a responder (the
+   * sweep's rate limit).
+   */
+  async ask(
+    target: OcspTarget,
+    now: number,
+    fetchedSince: number,
+    beforeRequest: () => Promise<void>,
+  ): Promise<{ result: OcspResult; fetched: boolean; fetchedAt: number }> {
+    const row = (await this.store.findMany([target])).get(responseKey(target));
+    const recent = row && row.fetchedAt >= fetchedSince ? this.fromStore(target, row, now) : undefined;
+    if (row && recent) return { result: { response: recent }, fetched: false, fetchedAt: row.fetchedAt };
+    return { result: await this.fetchOnce(target, beforeRequest), fetched: true, fetchedAt: now };
+  }
+
   /** Answers from stored responses, and counts per responder, for metrics. */
   snapshot(): { cachedAnswers: number; responders: OcspResponderState[] } {
     return { cachedAnswers: this.cachedAnswers, responders: [...this.responders.values()].map((r) => ({ ...r, outcomes: { ...r.outcomes } })) };
@@ -143,21 +162,23 @@ export class OcspResponses {
     return notUsableAt(response, now, this.settings.withoutNextUpdateMs) ? undefined : response;
   }
 
-  private fetchOnce(target: OcspTarget): Promise<OcspResult> {
+  /** A fetch already running for the certificate (a check's, the sweep's) answers this one too. */
+  private fetchOnce(target: OcspTarget, beforeRequest?: () => Promise<void>): Promise<OcspResult> {
     const key = responseKey(target);
     let running = this.inFlight.get(key);
     if (!running) {
-      running = this.fetch(target).finally(() => this.inFlight.delete(key));
+      running = this.fetch(target, beforeRequest).finally(() => this.inFlight.delete(key));
       this.inFlight.set(key, running);
     }
     return running;
   }
 
   /** Asks each responder in turn until one gives a usable response; stores it for every instance. */
-  private async fetch(target: OcspTarget): Promise<OcspResult> {
+  private async fetch(target: OcspTarget, beforeRequest?: () => Promise<void>): Promise<OcspResult> {
     const issuer = this.identity(target.issuer);
     const problems: string[] = [];
     for (const url of target.urls) {
+      await beforeRequest?.();
       const started = this.clock();
       const nonce = this.settings.nonceBytes > 0 ? randomBytes(this.settings.nonceBytes) : undefined;
       const request = ocspRequest(issuer, target.serialNumber, nonce);

@@ -3,6 +3,7 @@ import type { CheckMethod, StoredCertificate } from "../model.ts";
 import { BatchFirstSource, methodNotOffered, sourceUnavailable, type RevocationAnswer, type SingleMethodSource } from "../revocation-source.ts";
 import { isOcspUrl } from "./ocsp-fetcher.ts";
 import type { OcspResponses, OcspResult, OcspTarget } from "./ocsp-responses.ts";
+import type { VerifiedOcspResponse } from "./ocsp-response.ts";
 
 /**
  * Statuses from the OCSP responders of the certificate's issuer (RFC 6960,
@@ -36,7 +37,8 @@ export class OcspRevocationSource extends BatchFirstSource implements SingleMeth
     return targets.map((target) => (target instanceof Error ? target : answerOf(results[next++]!)));
   }
 
-  private target(certificate: StoredCertificate): OcspTarget | DomainError {
+  /** What to ask which responders for this certificate; a DomainError when none can be asked. */
+  target(certificate: StoredCertificate): OcspTarget | DomainError {
     const issuer = this.responses.issuer(certificate.trustAnchor);
     if (!issuer) return sourceUnavailable("the certificate's issuer is not a configured trust anchor");
     const urls = this.urls(certificate);
@@ -53,7 +55,11 @@ export class OcspRevocationSource extends BatchFirstSource implements SingleMeth
 
 function answerOf(result: OcspResult): RevocationAnswer | DomainError {
   if ("problem" in result) return sourceUnavailable(`no responder gave a usable OCSP response (${result.problem})`);
-  const { response } = result;
+  return ocspAnswer(result.response);
+}
+
+/** What a verified, current response says, as a check records it. */
+export function ocspAnswer(response: VerifiedOcspResponse): RevocationAnswer {
   return {
     status: response.status,
     method: "ocsp",
