@@ -339,6 +339,7 @@ function ocspSweepSettings(config: Config) {
     intervalMs: config.ocspSweepIntervalHours * 3600 * 1000,
     pageSize,
     leaseMs: 60_000 + pageSize * perCertificateMs,
+    perSecond: config.ocspSweepPerSecond,
   };
 }
 

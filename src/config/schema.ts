@@ -230,7 +230,7 @@ export const configSchema = z
     ocspNoNextUpdateSeconds: integer(1, 3600).default(300),
     /** Whether registered certificates of issuers with OCSP and no CRL are asked for again by a periodic sweep (docs/events.md). */
     ocspSweep: z.enum(["off", "on"], { error: "must be off or on" }).default("off"),
-    /** Requests the sweep sends to responders per second, per instance. */
+    /** Requests the sweep sends to responders per second, for all instances sharing the database together. */
     ocspSweepPerSecond: integer(1, 1000).default(5),
     /** How old a certificate's last OCSP answer may be before the sweep asks again (never before its nextUpdate). */
     ocspSweepIntervalHours: integer(1, 24 * 365).default(24),

@@ -42,6 +42,7 @@ export interface Tables {
   crl_list_parts: CrlListPartTable;
   ocsp_responses: OcspResponseTable;
   ocsp_sweep_queue: OcspSweepQueueTable;
+  ocsp_sweep_turn: OcspSweepTurnTable;
   oidc_jpki_links: OidcJpkiLinkTable;
   oidc_mock_cards: OidcMockCardTable;
   oidc_jpki_sign_requests: OidcJpkiSignRequestTable;
@@ -529,6 +530,14 @@ export interface OcspSweepQueueTable {
   due_at: number;
   lease_token: string | null;
   leased_until: number | null;
+}
+
+/** When the next claim from the OCSP sweep's queue may be made, by any instance (migration 0036): one row. */
+export interface OcspSweepTurnTable {
+  id: number;
+  next_claim_at: number;
+  /** The lease token of the claim holding the turn. */
+  holder: string | null;
 }
 
 export interface OcspResponseTable {

@@ -10,6 +10,7 @@ import type { SettingName } from "../../src/config/schema.ts";
 import type { PaceTimer } from "../../src/domain/certificates/ocsp/request-pace.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
+import { OcspSweepQueueRepository } from "../../src/storage/ocsp-sweep-queue-repository.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { OcspProxy } from "../support/ocsp-proxy.ts";
 import { OpensslCrlCa, type IssuedLeaf } from "../support/openssl-crl-ca.ts";
@@ -24,6 +25,7 @@ import { OpensslOcspResponder, responderCertificate, type ResponderCertificate }
 const targets = await databaseTargets();
 const policy = "1.2.392.200149.8.5.1.1.20";
 const hour = 3600_000;
+const minute = 60_000;
 
 /** A clock of the test's own for the rate limit: sleeping moves it, and nothing else does. */
 class TestTimer implements PaceTimer {
@@ -46,6 +48,15 @@ for (const target of targets) {
     let scratch: ScratchDatabase;
     const opened: Database[] = [];
     let leafCount = 0;
+    /**
+     * The instances' clock: still, moved on by the test (claims take turns on it). Responses signed with the
+     * real time are within the skew a response may be ahead of it, and their nextUpdate an hour later.
+     */
+    let now = 0;
+    const clock = () => now;
+    const later = (ms: number) => {
+      now += ms;
+    };
 
     async function restartResponder(): Promise<void> {
       await responder?.stop();
@@ -62,7 +73,7 @@ for (const target of targets) {
       const database = await openDatabase(scratch.url);
       opened.push(database);
       await migrateToLatest(database);
-      return { domain: createDomain(config, database, randomBytes(32), undefined, undefined, { ocspSweepTimer: timer }), database, timer };
+      return { domain: createDomain(config, database, randomBytes(32), clock, undefined, { ocspSweepTimer: timer }), database, timer };
     }
 
     /**
@@ -81,8 +92,13 @@ for (const target of targets) {
     const eventsOf = async (domain: Domain, accountId: string) =>
       (await domain.events.list(accountId, { certificateId: "", type: "" }, 100, "")).events.map((e) => ({ type: e.type, certificateId: e.kind === "certificate" ? e.certificateId : undefined }));
 
-    /** The interval passes for the sweep's bookkeeping: its certificates come due and their stored answers age by it. */
+    /**
+     * The interval passes for the sweep's bookkeeping: its certificates come due and their stored answers age by it.
+     * (The clock moves on by a minute only: the responder signs with the real time, which a response must not be
+     * too far from.)
+     */
     async function aDayPasses(database: Database): Promise<void> {
+      later(minute);
       await sql`update ocsp_sweep_queue set due_at = 0`.execute(database.db);
       await sql`update ocsp_responses set fetched_at = fetched_at - ${25 * hour}`.execute(database.db);
     }
@@ -101,6 +117,7 @@ for (const target of targets) {
 
     beforeEach(async () => {
       scratch = await target.create();
+      now = Date.now();
       proxy.behaviour = "forward";
       proxy.requests = 0;
     });
@@ -128,11 +145,12 @@ for (const target of targets) {
       // The first answer is the certificates' first status record: no change to report yet.
       expect(await eventsOf(domain, account.id)).toEqual([]);
       const { rows } = await sql<{ due_at: string | number }>`select due_at from ocsp_sweep_queue`.execute(database.db);
-      expect(rows.map((r) => Number(r.due_at) >= Date.now() + 23 * hour)).toEqual([true, true]);
+      expect(rows.map((r) => Number(r.due_at) >= clock() + 23 * hour)).toEqual([true, true]);
 
       ca.revoke(leaf, "affiliationChanged");
       await restartResponder();
       // Not due yet: nothing is asked before the interval.
+      later(minute);
       expect(await domain.ocspSweep.round()).toMatchObject({ asked: 0, changes: 0 });
       expect(proxy.requests).toBe(2);
 
@@ -185,6 +203,7 @@ for (const target of targets) {
       expect(await domain.ocspSweep.round()).toMatchObject({ asked: 1, changes: 0, failed: 1 });
       expect((await domain.statusChecks.listStatuses(account.id, certificateId, 10, "")).statuses).toEqual([]);
       proxy.behaviour = "forward";
+      later(minute);
       expect(await domain.ocspSweep.round()).toMatchObject({ asked: 1, changes: 0, failed: 0 });
       expect((await domain.statusChecks.listStatuses(account.id, certificateId, 10, "")).statuses.map((s) => s.status)).toEqual(["good"]);
       expect(proxy.requests).toBe(2);
@@ -197,6 +216,10 @@ for (const target of targets) {
       await domain.registry.register(account.id, await domain.registry.recognize(leaf.der));
       expect(await domain.ocspSweep.round()).toMatchObject({ asked: 0, failed: 0 });
       expect(proxy.requests).toBe(0);
+      // Looking at it made no request, so it takes none of the rate limit: a certificate due now is asked for now.
+      await registered(domain, account.id);
+      await responderKnowsAll();
+      expect(await domain.ocspSweep.round()).toMatchObject({ asked: 1 });
     });
 
     it("the rate limit: never more than SHOMEI_OCSP_SWEEP_PER_SECOND requests in any second of the limit's clock", async () => {
@@ -220,16 +243,82 @@ for (const target of targets) {
       for (const start of times) expect(times.filter((t) => t >= start && t < start + 1000).length).toBeLessThanOrEqual(2);
     });
 
-    it.skipIf(target.name !== "postgres")("two instances on one database never both ask for one certificate in a round", async () => {
+    it("instances take turns: the rate limit holds for all of them together", async () => {
+      const one = await instance({ ocspSweepPerSecond: 2 });
+      const two = await instance({ ocspSweepPerSecond: 2 });
+      const account = await one.domain.accounts.create("turns");
+      for (let i = 0; i < 3; i++) await registered(one.domain, account.id);
+      await responderKnowsAll();
+      later(minute);
+      expect(await one.domain.ocspSweep.round()).toMatchObject({ asked: 3 });
+      for (let i = 0; i < 2; i++) await registered(one.domain, account.id);
+      await responderKnowsAll();
+      // Three certificates at two a second: the next claim, by any instance, is a second and a half later.
+      later(1499);
+      expect(await two.domain.ocspSweep.round()).toMatchObject({ asked: 0 });
+      expect(await one.domain.ocspSweep.round()).toMatchObject({ asked: 0 });
+      later(1);
+      expect(await two.domain.ocspSweep.round()).toMatchObject({ asked: 2 });
+      expect(proxy.requests).toBe(5);
+    });
+
+    it("a claim's lease keeps every other claim off its certificates until it is rescheduled", async () => {
+      const one = await instance();
+      const two = await instance();
+      const account = await one.domain.accounts.create("lease");
+      for (let i = 0; i < 3; i++) await registered(one.domain, account.id);
+      const at = clock();
+      const first = new OcspSweepQueueRepository(one.database);
+      const second = new OcspSweepQueueRepository(two.database);
+      /** A claim that gives the turn back at once, as a round that asked nothing does. */
+      const claim = async (queue: OcspSweepQueueRepository, now: number, limit = 10) => {
+        const claimed = await queue.claim(now, limit, 10 * minute);
+        await queue.endTurn(claimed.leaseToken, now);
+        return claimed;
+      };
+      const claimed = await first.claim(at, 2, 10 * minute);
+      expect(claimed.keys).toHaveLength(2);
+      // Its turn is held: another claim gets nothing, however many are due.
+      expect((await second.claim(at, 10, 10 * minute)).keys).toEqual([]);
+      await first.endTurn(claimed.leaseToken, at);
+      expect((await claim(second, at)).keys).toHaveLength(1);
+      expect((await claim(second, at + minute)).keys).toEqual([]);
+      // Only the lease's holder moves a certificate on.
+      await second.reschedule(claimed.keys[0]!, "another claim", at);
+      expect((await claim(second, at + minute)).keys).toEqual([]);
+      await first.reschedule(claimed.keys[0]!, claimed.leaseToken, at);
+      expect((await claim(second, at + minute)).keys).toEqual([claimed.keys[0]]);
+      // Every lease lapsed: whoever claims next takes them (their holder died, say).
+      expect((await claim(second, at + 11 * minute)).keys).toHaveLength(3);
+    });
+
+    it("a turn held by an instance that died lapses with its lease", async () => {
+      const { database } = await instance();
+      const queue = new OcspSweepQueueRepository(database);
+      const holder = async () => (await sql<{ holder: string | null }>`select holder from ocsp_sweep_turn`.execute(database.db)).rows[0]!.holder;
+      const at = clock();
+      const held = await queue.claim(at, 10, 10 * minute);
+      await queue.claim(at + 10 * minute - 1, 10, minute);
+      expect(await holder()).toBe(held.leaseToken);
+      const after = await queue.claim(at + 10 * minute, 10, minute);
+      expect(await holder()).toBe(after.leaseToken);
+      // The late holder's giving back changes nothing now.
+      await queue.endTurn(held.leaseToken, at);
+      expect(await holder()).toBe(after.leaseToken);
+    });
+
+    // Instances of their own processes share a database on PostgreSQL (SQLite serves one).
+    it.skipIf(target.name !== "postgres")("two instances sweeping at once never both ask for one certificate", async () => {
       const one = await instance({ ocspSweepPerSecond: 50 });
       const two = await instance({ ocspSweepPerSecond: 50 });
       const account = await one.domain.accounts.create("two");
       for (let i = 0; i < 12; i++) await registered(one.domain, account.id);
       await responderKnowsAll();
-      const [a, b] = await Promise.all([one.domain.ocspSweep.round(), two.domain.ocspSweep.round()]);
-      // Each certificate was claimed by one of them: twelve requests in all, however the claims fell.
-      expect(a.asked + b.asked).toBe(12);
+      later(minute);
+      const rounds = await Promise.all([one.domain.ocspSweep.round(), two.domain.ocspSweep.round()]);
+      expect(rounds.map((r) => r.asked).sort((a, b) => a - b)).toEqual([0, 12]);
       expect(proxy.requests).toBe(12);
+      later(minute);
       const again = await Promise.all([one.domain.ocspSweep.round(), two.domain.ocspSweep.round()]);
       expect(again.map((r) => r.asked)).toEqual([0, 0]);
       expect(proxy.requests).toBe(12);

@@ -11,6 +11,12 @@ import { PostgresAdapter, sql, type Kysely } from "kysely";
  *   until when; a lapsed lease is claimable again, and only the holder of
  *   the lease moves due_at.
  *
+ * `ocsp_sweep_turn` is one row: when the next claim may be made, and the
+ * claim that holds the turn. A round takes it with its claim (until its
+ * lease ends, should its instance die) and gives it back when done, put
+ * off by the requests it made at the rate limit, so instances take turns
+ * and the limit holds for all of them.
+ *
  * A trigger on certificates adds the row in the statement that registers a
  * certificate, whoever registers it; certificates registered before are
  * added here. Which of them the sweep asks for (issuers with OCSP and no
@@ -27,6 +33,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("leased_until", "bigint")
     .addPrimaryKeyConstraint("ocsp_sweep_queue_pk", ["issuer_anchor", "serial_number"])
     .execute();
+  await db.schema
+    .createTable("ocsp_sweep_turn")
+    .addColumn("id", "integer", (c) => c.primaryKey())
+    .addColumn("next_claim_at", "bigint", (c) => c.notNull())
+    .addColumn("holder", "varchar(36)")
+    .execute();
+  await sql`insert into ocsp_sweep_turn (id, next_claim_at) values (1, 0)`.execute(db);
   await db.schema.createIndex("ocsp_sweep_queue_due").on("ocsp_sweep_queue").columns(["due_at"]).execute();
   await sql`
     insert into ocsp_sweep_queue (issuer_anchor, serial_number, due_at)
@@ -58,6 +71,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   } else {
     await sql.raw("drop trigger certificates_ocsp_sweep").execute(db);
   }
+  await db.schema.dropTable("ocsp_sweep_turn").execute();
   await db.schema.dropTable("ocsp_sweep_queue").execute();
 }
 

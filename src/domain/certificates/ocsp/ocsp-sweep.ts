@@ -19,6 +19,8 @@ export interface OcspSweepSettings {
   pageSize: number;
   /** How long a claim keeps other instances off its certificates: longer than asking for all of them takes. */
   leaseMs: number;
+  /** SHOMEI_OCSP_SWEEP_PER_SECOND: requests per second, for all instances together. */
+  perSecond: number;
 }
 
 /** What one round did, and whether more may be due at once. */
@@ -45,7 +47,8 @@ export interface SweepCounts {
  * and no CRL (a list records its changes itself, see ListChanges), so that
  * a revocation is recorded, with its event, without waiting for a check.
  * Each round claims the certificates due longest (a lease, so instances
- * sharing a database never ask for one at once), asks for each through the
+ * sharing a database never ask for one at once; rounds take turns, so the
+ * rate limit holds for them all), asks for each through the
  * same OCSP responses a check uses (the same verification, nonce and
  * freshness rules; never an answer from anything else), paced by the rate
  * limit, and writes for every account's registration what a check would:
@@ -74,11 +77,19 @@ export class OcspSweep {
   async round(): Promise<SweepRound> {
     const round: SweepRound = { asked: 0, changes: 0, failed: 0, more: false };
     if (!this.settings.enabled) return round;
-    const claim = await this.queue.claim(this.clock(), this.settings.pageSize, this.settings.leaseMs);
+    const claimedAt = this.clock();
+    const claim = await this.queue.claim(claimedAt, this.settings.pageSize, this.settings.leaseMs);
     this.counts.rounds++;
-    for (const key of claim.keys) {
-      const dueAt = await this.visit(key, round);
-      await this.queue.reschedule(key, claim.leaseToken, dueAt);
+    try {
+      for (const key of claim.keys) {
+        const dueAt = await this.visit(key, round);
+        await this.queue.reschedule(key, claim.leaseToken, dueAt);
+      }
+    } finally {
+      // The turn goes back put off by the requests made, not by the certificates looked at (most need none); the
+      // pace's next slot is waited for first, so that this instance's next claim finds the turn free.
+      if (round.asked > 0) await this.pace.wait();
+      await this.queue.endTurn(claim.leaseToken, claimedAt + (round.asked * 1000) / this.settings.perSecond);
     }
     round.more = claim.keys.length === this.settings.pageSize;
     return round;
