@@ -4,7 +4,7 @@ import type { OcspSweepQueue, SweepClaim } from "../domain/certificates/ocsp/ocs
 import { newId } from "../domain/ids.ts";
 import type { Database } from "./database.ts";
 
-/** The OCSP sweep's queue (migration 0036). */
+/** The OCSP sweep's queue (migration 0035). */
 export class OcspSweepQueueRepository implements OcspSweepQueue {
   constructor(private readonly database: Database) {}
 

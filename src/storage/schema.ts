@@ -523,7 +523,7 @@ export interface CrlListTable {
 }
 
 /** See migration 0014. */
-/** The OCSP sweep's queue (migration 0036): one row per certificate of a trust anchor, filled by a trigger. */
+/** The OCSP sweep's queue (migration 0035): one row per certificate of a trust anchor, filled by a trigger. */
 export interface OcspSweepQueueTable {
   issuer_anchor: string;
   serial_number: string;
@@ -532,7 +532,7 @@ export interface OcspSweepQueueTable {
   leased_until: number | null;
 }
 
-/** When the next claim from the OCSP sweep's queue may be made, by any instance (migration 0036): one row. */
+/** When the next claim from the OCSP sweep's queue may be made, by any instance (migration 0035): one row. */
 export interface OcspSweepTurnTable {
   id: number;
   next_claim_at: number;

@@ -33,7 +33,7 @@ import * as m0031 from "./0031_client_registrations.ts";
 import * as m0032 from "./0032_client_profile.ts";
 import * as m0033 from "./0033_api_oauth_clients.ts";
 import * as m0034 from "./0034_client_jwks_uri.ts";
-import * as m0036 from "./0036_ocsp_sweep.ts";
+import * as m0035 from "./0035_ocsp_sweep.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -75,5 +75,5 @@ export const migrations: Record<string, Migration> = {
   "0032_client_profile": m0032,
   "0033_api_oauth_clients": m0033,
   "0034_client_jwks_uri": m0034,
-  "0036_ocsp_sweep": m0036,
+  "0035_ocsp_sweep": m0035,
 };
