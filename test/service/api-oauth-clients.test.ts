@@ -101,6 +101,18 @@ for (const target of targets) {
       expect(await oauthClientService(server, a.token).listOAuthClients({})).toMatchObject({ oauthClients: [expect.anything()] });
     });
 
+    it("a registration without a method gets client_secret_basic, or private_key_jwt when it gives keys", async () => {
+      const a = await tenant();
+      const registry = oauthClientService(server, a.token);
+      const { publicKey } = await generateKeyPair("ES256", { extractable: true });
+      const secretClient = await registry.createOAuthClient({ name: "no method", scopes: ["certificate.status"] });
+      expect(secretClient.oauthClient!.tokenEndpointAuthMethod).toBe("client_secret_basic");
+      expect(secretClient.clientSecret).not.toBe("");
+      const keyClient = await registry.createOAuthClient({ jwksJson: JSON.stringify({ keys: [await exportJWK(publicKey)] }) });
+      expect(keyClient.oauthClient!.tokenEndpointAuthMethod).toBe("private_key_jwt");
+      expect(keyClient.clientSecret).toBe("");
+    });
+
     it("bad registrations are invalid_argument naming the field, and store nothing", async () => {
       const a = await tenant();
       const registry = oauthClientService(server, a.token);

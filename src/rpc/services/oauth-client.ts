@@ -23,7 +23,8 @@ export class OAuthClientHandler implements ServiceImpl<typeof OAuthClientService
   constructor(private readonly clients: ApiOAuthClients) {}
 
   async createOAuthClient(req: CreateOAuthClientRequest, context: HandlerContext) {
-    const method = req.tokenEndpointAuthMethod;
+    // Left out, as on the command line: private_key_jwt when keys are given, otherwise client_secret_basic.
+    const method = req.tokenEndpointAuthMethod || (req.jwksJson !== "" ? "private_key_jwt" : "client_secret_basic");
     if (!(authMethods as readonly string[]).includes(method)) {
       throw new DomainError("invalid_field", `token_endpoint_auth_method must be ${authMethods.join(", ")}`, "token_endpoint_auth_method");
     }
