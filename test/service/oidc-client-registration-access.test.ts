@@ -133,7 +133,7 @@ for (const target of targets) {
       ["a redirect URI with a fragment", metadata({ redirect_uris: ["https://rp.example/cb#x"] }), 400, "invalid_redirect_uri", /without a fragment/],
       ["redirect_uris not a list", metadata({ redirect_uris: "https://rp.example/cb" }), 400, "invalid_redirect_uri", /^redirect_uris: /],
       ["an unknown token_endpoint_auth_method", metadata({ token_endpoint_auth_method: "tls_client_auth" }), 400, "invalid_client_metadata", /^token_endpoint_auth_method: /],
-      ["private_key_jwt without jwks", metadata({ token_endpoint_auth_method: "private_key_jwt" }), 400, "invalid_client_metadata", /^private_key_jwt needs jwks$/],
+      ["private_key_jwt without jwks or jwks_uri", metadata({ token_endpoint_auth_method: "private_key_jwt" }), 400, "invalid_client_metadata", /^private_key_jwt needs jwks or jwks_uri$/],
       ["jwks with a private key", metadata({ token_endpoint_auth_method: "private_key_jwt", jwks: { keys: [{ kty: "EC", crv: "P-256", x: "a", y: "b", d: "c" }] } }), 400, "invalid_client_metadata", /public keys only/],
       ["an HS256 id_token_signed_response_alg", metadata({ id_token_signed_response_alg: "HS256" }), 400, "invalid_client_metadata", /^id_token_signed_response_alg: /],
       ["grant_types without authorization_code", metadata({ grant_types: ["refresh_token"] }), 400, "invalid_client_metadata", /^grant_types: must include authorization_code/],
