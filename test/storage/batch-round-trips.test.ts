@@ -143,7 +143,8 @@ for (const target of targets) {
 
     it("certificates without a source answer unavailable per item, with no read of any source", async () => {
       const { checks, counter } = counted();
-      const unsourced = { ...certificates[1]!, id: newId(), origin: "verified" as const, fingerprintSha256: "e".repeat(64), trustAnchor: null };
+      // Older than the user's certificate, which stays their latest for the user batch's test, whichever runs first.
+      const unsourced = { ...certificates[1]!, id: newId(), origin: "verified" as const, fingerprintSha256: "e".repeat(64), trustAnchor: null, notBefore: certificates[1]!.notBefore - 86_400_000 };
       await new CertificatesRepository(database).insertCertificate(unsourced);
       const items = await checks.checkCertificates(accountId, [unsourced.id, certificates[1]!.id]);
       expect(items.map((item) => item.error?.code ?? item.result?.status.status)).toEqual(["source_unavailable", "good"]);
