@@ -8,6 +8,7 @@
  *   npm run bench -- events    # events from a new 1,000,000-entry CRL against a 1,000,000-certificate registry (bench/events.ts)
  *   npm run bench -- ocsp      # a cached OCSP answer and a CRL lookup in production mode (bench/ocsp.ts)
  *   npm run bench -- http      # the paths no comparison covers, against a bare node:http handler (bench/http.ts)
+ *   npm run bench -- startup   # start-up alone, median of 11 starts (bench/startup-alone.ts)
  */
 import { runComparisons } from "./compare.ts";
 import { comparisonNames, type ComparisonName } from "./comparisons.ts";
@@ -18,6 +19,7 @@ const others: Record<string, () => Promise<unknown>> = {
   events: () => import("./events.ts"),
   ocsp: () => import("./ocsp.ts"),
   http: () => import("./http.ts"),
+  startup: () => import("./startup-alone.ts"),
 };
 const isComparison = (name: string): name is ComparisonName => (comparisonNames as readonly string[]).includes(name);
 

@@ -21,8 +21,11 @@ const common = {
   format: "esm",
   target: "node20",
   // Packages are bundled too (resolving and loading some fifty of them from node_modules was most of the
-  // start-up), but for better-sqlite3, a native addon, and pg, loaded only for PostgreSQL.
-  external: ["better-sqlite3", "pg"],
+  // start-up), but for better-sqlite3, a native addon; pg, loaded only for PostgreSQL; and iconv-lite, half a
+  // megabyte of code pages that body-parser requires as it loads but reads only for a body in another charset
+  // than UTF-8: loaded by require from node_modules, its tables stay unread (in the bundle the start-up parsed
+  // them all). It is a dependency of ours for that reason.
+  external: ["better-sqlite3", "pg", "iconv-lite"],
   // Bundled CommonJS packages call require() for node's own modules; an ES module has none until given one.
   banner: { js: 'import { createRequire as __shomeiCreateRequire } from "node:module"; const require = __shomeiCreateRequire(import.meta.url);' },
   // Whitespace and syntax only, names kept: the start-up parses, decodes and maps (source maps) a third less

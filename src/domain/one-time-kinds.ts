@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { authorizationRequestSchema } from "./oidc/authorization-request.ts";
 import { authorizationCodePayloadSchema } from "./oidc/flow/authorization-code.ts";
 

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
@@ -62,9 +63,23 @@ export async function openDatabase(url: string): Promise<Database> {
   return database;
 }
 
+/**
+ * Where `npm ci` built better-sqlite3's addon. Named, it is loaded at once; otherwise better-sqlite3 asks the
+ * `bindings` package, which tries a dozen folders with a realpath each (about 8 ms of every start). A build
+ * elsewhere (another layout, a prebuilt binary) still works: undefined lets better-sqlite3 search.
+ */
+function sqliteAddonPath(): string | undefined {
+  try {
+    return createRequire(import.meta.url).resolve("better-sqlite3/build/Release/better_sqlite3.node");
+  } catch {
+    return undefined;
+  }
+}
+
 function openSqlite(file: string): { db: Kysely<Tables>; beforeClose?: () => Promise<void> } {
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const connection = new SqliteDatabase(file, { timeout: 5000 });
+  const nativeBinding = sqliteAddonPath();
+  const connection = new SqliteDatabase(file, { timeout: 5000, ...(nativeBinding ? { nativeBinding } : {}) });
   // WAL lets readers run while one writer commits; NORMAL sync is durable across
   // process crashes, which is what an embedded single-node store needs.
   connection.pragma("journal_mode = WAL");

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { readJsonFile } from "./json-file.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { authMethods, createAcrPolicy, maxAcrNameLength, type AcrMethodRule, type AcrPolicy, type AuthMethod } from "../../domain/oidc/acr.ts";

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { z } from "zod";
+import type * as z from "zod";
 
 /**
  * An operator's JSON file, read and checked against its schema; any problem

@@ -1,7 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { readJsonFile } from "./json-file.ts";
 import { certificateTypes } from "../../domain/certificates/model.ts";
 import { DomainError } from "../../domain/errors.ts";

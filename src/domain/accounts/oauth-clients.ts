@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { sha256Hex } from "../oidc/flow/secrets.ts";

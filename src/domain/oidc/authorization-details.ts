@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { jsonNestingWithin, maxJsonDepth } from "../json-nesting.ts";
 import { OAuthError } from "./oauth-error.ts";
 

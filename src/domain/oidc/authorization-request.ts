@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { OAuthError } from "./oauth-error.ts";
 import type { OidcClient } from "./client.ts";
 import { authorizationDetailSchema, parseAuthorizationDetails } from "./authorization-details.ts";

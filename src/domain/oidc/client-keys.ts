@@ -1,5 +1,5 @@
 import { decodeProtectedHeader, type JSONWebKeySet } from "jose";
-import { z } from "zod";
+import * as z from "zod";
 import type { Clock } from "../clock.ts";
 import type { OidcClient } from "./client.ts";
 import { brokenBy } from "./fapi2-profile.ts";

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { DomainError } from "../errors.ts";
 import { clientProfiles, defaultClientAuthMethod, relyingPartyGrantTypes, usesClientSecret, type ClientAuthMethod, type OidcClient } from "./client.ts";
 import { brokenBy, withImpliedSettings } from "./fapi2-profile.ts";

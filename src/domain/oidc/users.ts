@@ -9,8 +9,11 @@ import { isLanguageTag } from "./locales.ts";
 import type { OidcUserStore } from "./stores.ts";
 import type { AuthMethod } from "./acr.ts";
 
-/** Hashing a password nobody has, so that an unknown login costs as much time as a wrong password. */
-const decoyHash = hashPassword("decoy password for unknown logins");
+/**
+ * A hash of a password nobody has, so that an unknown login costs as much time as a wrong password. Made at
+ * the first unknown login rather than as the module loads: hashing is not work the start-up should wait for.
+ */
+let decoyHash: Promise<string> | undefined;
 
 /** End users: password and TOTP verification, enrolment. */
 export class OidcUsers {
@@ -76,7 +79,7 @@ export class OidcUsers {
   async verifyPassword(login: string, password: string): Promise<OidcUserRow | undefined> {
     const user = await this.repository.findUserByLogin(login);
     if (!user) {
-      await verifyPassword(password, await decoyHash);
+      await verifyPassword(password, await (decoyHash ??= hashPassword("decoy password for unknown logins")));
       return undefined;
     }
     return (await verifyPassword(password, user.passwordHash)) ? user : undefined;

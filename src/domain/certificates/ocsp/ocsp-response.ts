@@ -10,50 +10,13 @@ import {
 } from "@peculiar/asn1-ocsp";
 import { AsnConvert } from "@peculiar/asn1-schema";
 import type { Extension } from "@peculiar/asn1-x509";
-import { isRevocationReasonCode, type RevocationReasonCode, type Status } from "../model.ts";
+import { isRevocationReasonCode } from "../model.ts";
 import { normalizeSerialNumberHex } from "../x509/serial-number.ts";
 import { CertificateIdentity, type CertIdHash } from "./certificate-identity.ts";
 import { hashAlgorithmOids } from "./ocsp-request.ts";
 import { signatureAlgorithmsByOid } from "../signature-algorithms.ts";
 import { sameBytes } from "../same-bytes.ts";
-
-/** Why a response was not used; the check then answers unavailable, never good. */
-export type OcspRejection =
-  | "try_later"
-  | "error_status"
-  | "malformed"
-  | "signature_invalid"
-  | "unauthorized_signer"
-  | "no_matching_response"
-  | "unknown_critical_extension"
-  | "nonce_mismatch"
-  | "not_current";
-
-export class OcspRejectedError extends Error {
-  override name = "OcspRejectedError";
-  constructor(
-    readonly rejection: OcspRejection,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A response whose signature, signer and CertID have been checked; what depends on the moment is left to usableAt. */
-export interface VerifiedOcspResponse {
-  /** SHA-256 of the DER, hex. */
-  sha256: string;
-  status: Status;
-  revokedAt: number | null;
-  revokedReason: RevocationReasonCode | null;
-  producedAt: number;
-  thisUpdate: number;
-  nextUpdate: number | undefined;
-  /** The validity of the delegated responder certificate that signed it; undefined when the issuer signed it. */
-  signerValidity: { notBefore: number; notAfter: number } | undefined;
-  /** The nonce extension's extnValue, when the response carries one. */
-  nonceValue: Uint8Array | undefined;
-}
+import { OcspRejectedError, type OcspRejection, type VerifiedOcspResponse } from "./verified-ocsp-response.ts";
 
 const successful: number = OCSPResponseStatus.successful;
 const statusNames = new Map<number, string>(
@@ -131,41 +94,6 @@ export function readOcspResponse(der: Uint8Array, issuer: CertificateIdentity, s
 function nonceOf(extensions: Extension[] | undefined): Uint8Array | undefined {
   const nonce = extensions?.find((e) => e.extnID === id_pkix_ocsp_nonce);
   return nonce && new Uint8Array(nonce.extnValue.buffer);
-}
-
-/** The nonce check of RFC 8954 §2.1: a response to a request with a nonce must echo it exactly. */
-export function checkNonce(response: VerifiedOcspResponse, sentValue: Uint8Array): void {
-  if (!response.nonceValue) throw rejected("nonce_mismatch", "the response carries no nonce, and one was sent");
-  if (!sameBytes(response.nonceValue, sentValue)) throw rejected("nonce_mismatch", "the response's nonce is not the one sent");
-}
-
-/** Clock skew allowed for a responder whose thisUpdate is slightly ahead of ours. */
-export const allowedSkewMs = 60_000;
-
-/**
- * Until when a response may answer: its nextUpdate, or, when it has none
- * (RFC 6960: newer information is always available), thisUpdate plus
- * `withoutNextUpdateMs`. Never past the delegated signer's notAfter.
- */
-export function usableUntil(response: VerifiedOcspResponse, withoutNextUpdateMs: number): number {
-  const until = response.nextUpdate ?? response.thisUpdate + withoutNextUpdateMs;
-  return response.signerValidity ? Math.min(until, response.signerValidity.notAfter) : until;
-}
-
-/** Why the response may not answer at `now`, or undefined when it may. */
-export function notUsableAt(response: VerifiedOcspResponse, now: number, withoutNextUpdateMs: number): string | undefined {
-  const iso = (ms: number) => new Date(ms).toISOString();
-  if (response.signerValidity && (now < response.signerValidity.notBefore || now >= response.signerValidity.notAfter)) {
-    return "the responder certificate that signed it is not valid now";
-  }
-  if (response.thisUpdate > now + allowedSkewMs) return `its thisUpdate (${iso(response.thisUpdate)}) is in the future`;
-  const until = usableUntil(response, withoutNextUpdateMs);
-  if (now >= until) {
-    return response.nextUpdate === undefined
-      ? `it has no nextUpdate and its thisUpdate (${iso(response.thisUpdate)}) is too old`
-      : `it is stale: nextUpdate ${iso(response.nextUpdate)} has passed`;
-  }
-  return undefined;
 }
 
 interface Signer {

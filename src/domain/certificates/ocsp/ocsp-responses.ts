@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.ts";
 import { CertificateIdentity } from "./certificate-identity.ts";
 import { OcspFetchError, type OcspFetcher } from "./ocsp-fetcher.ts";
-import { ocspRequest } from "./ocsp-request.ts";
+import { loadOcspCodec, type OcspCodec } from "./ocsp-codec.ts";
 import { responseKey, type OcspResponseKey, type OcspResponseStore, type StoredOcspResponse } from "./ocsp-response-store.ts";
-import { checkNonce, notUsableAt, OcspRejectedError, readOcspResponse, usableUntil, type VerifiedOcspResponse } from "./ocsp-response.ts";
+import { checkNonce, notUsableAt, OcspRejectedError, usableUntil, type VerifiedOcspResponse } from "./verified-ocsp-response.ts";
 
 /** A trust anchor as the OCSP source sees it. */
 export interface OcspIssuer {
@@ -73,6 +73,7 @@ export class OcspResponses {
   private readonly verified = new Map<string, VerifiedOcspResponse>();
   private readonly responders = new Map<string, OcspResponderState>();
   private cachedAnswers = 0;
+  private codec: OcspCodec | undefined;
   private readonly issuers: Map<string, OcspIssuer>;
 
   constructor(
@@ -107,10 +108,11 @@ export class OcspResponses {
 
   /** One result per target, in order: one read of the database for all, then a fetch for each one that has no usable response. */
   async answers(targets: readonly OcspTarget[], now: number): Promise<OcspResult[]> {
+    const codec = this.codec ?? (await this.loadCodec());
     const stored = await this.store.findMany(targets);
     const results: (OcspResult | undefined)[] = targets.map((target) => {
       const row = stored.get(responseKey(target));
-      const response = row && this.fromStore(target, row, now);
+      const response = row && this.fromStore(codec, target, row, now);
       if (!response) return undefined;
       this.cachedAnswers++;
       return { response };
@@ -135,10 +137,17 @@ export class OcspResponses {
     fetchedSince: number,
     beforeRequest: () => Promise<void>,
   ): Promise<{ result: OcspResult; fetched: boolean; fetchedAt: number }> {
+    const codec = this.codec ?? (await this.loadCodec());
     const row = (await this.store.findMany([target])).get(responseKey(target));
-    const recent = row && row.fetchedAt >= fetchedSince ? this.fromStore(target, row, now) : undefined;
+    const recent = row && row.fetchedAt >= fetchedSince ? this.fromStore(codec, target, row, now) : undefined;
     if (row && recent) return { result: { response: recent }, fetched: false, fetchedAt: row.fetchedAt };
     return { result: await this.fetchOnce(target, beforeRequest), fetched: true, fetchedAt: now };
+  }
+
+  /** The OCSP codec, loaded at the first answer (see loadOcspCodec); kept here so later answers need no await for it. */
+  private async loadCodec(): Promise<OcspCodec> {
+    this.codec = await loadOcspCodec();
+    return this.codec;
   }
 
   /** Answers from stored responses, and counts per responder, for metrics. */
@@ -147,13 +156,13 @@ export class OcspResponses {
   }
 
   /** A stored response, verified (once per instance) and usable now; undefined when it cannot answer. */
-  private fromStore(target: OcspTarget, row: StoredOcspResponse, now: number): VerifiedOcspResponse | undefined {
+  private fromStore(codec: OcspCodec, target: OcspTarget, row: StoredOcspResponse, now: number): VerifiedOcspResponse | undefined {
     if (now >= row.usableUntil) return undefined;
     const memoKey = `${row.sha256} ${responseKey(target)}`;
     let response = this.verified.get(memoKey);
     if (!response) {
       try {
-        response = readOcspResponse(row.der, this.identity(target.issuer), target.serialNumber);
+        response = codec.readOcspResponse(row.der, this.identity(target.issuer), target.serialNumber);
       } catch {
         return undefined; // not trusted more than the network: fetched again
       }
@@ -175,18 +184,19 @@ export class OcspResponses {
 
   /** Asks each responder in turn until one gives a usable response; stores it for every instance. */
   private async fetch(target: OcspTarget, beforeRequest?: () => Promise<void>): Promise<OcspResult> {
+    const codec = this.codec ?? (await this.loadCodec());
     const issuer = this.identity(target.issuer);
     const problems: string[] = [];
     for (const url of target.urls) {
       await beforeRequest?.();
       const started = this.clock();
       const nonce = this.settings.nonceBytes > 0 ? randomBytes(this.settings.nonceBytes) : undefined;
-      const request = ocspRequest(issuer, target.serialNumber, nonce);
+      const request = codec.ocspRequest(issuer, target.serialNumber, nonce);
       let outcome: OcspOutcome = "fetched";
       let detail: string | undefined;
       try {
         const der = await this.fetcher(url, request.der, { timeoutMs: this.settings.timeoutMs, maxBytes: maxResponseBytes });
-        const response = readOcspResponse(der, issuer, target.serialNumber);
+        const response = codec.readOcspResponse(der, issuer, target.serialNumber);
         if (request.nonceValue) checkNonce(response, request.nonceValue);
         const now = this.clock();
         const why = notUsableAt(response, now, this.settings.withoutNextUpdateMs);

@@ -3,7 +3,7 @@ import type { CheckMethod, StoredCertificate } from "../model.ts";
 import { BatchFirstSource, methodNotOffered, sourceUnavailable, type RevocationAnswer, type SingleMethodSource } from "../revocation-source.ts";
 import { isOcspUrl } from "./ocsp-fetcher.ts";
 import type { OcspResponses, OcspResult, OcspTarget } from "./ocsp-responses.ts";
-import type { VerifiedOcspResponse } from "./ocsp-response.ts";
+import type { VerifiedOcspResponse } from "./verified-ocsp-response.ts";
 
 /**
  * Statuses from the OCSP responders of the certificate's issuer (RFC 6960,

@@ -1,5 +1,5 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
-import { z } from "zod";
+import * as z from "zod";
 import { PasskeyError } from "./passkey-error.ts";
 
 /**
