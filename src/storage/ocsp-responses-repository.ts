@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { sql, type Kysely } from "kysely";
 import {
   responseKey,
   type OcspResponseKey,
@@ -7,14 +7,16 @@ import {
 } from "../domain/certificates/ocsp/ocsp-response-store.ts";
 import type { Database } from "./database.ts";
 import { chunked, maxParameters } from "./parameter-limit.ts";
-import type { OcspResponseTable } from "./schema.ts";
+import { preparedQuery } from "./prepared-query.ts";
+import type { OcspResponseTable, Tables } from "./schema.ts";
 
 function stored(row: OcspResponseTable): StoredOcspResponse {
   return {
     issuerAnchor: row.issuer_anchor,
     serialNumber: row.serial_number,
     url: row.url,
-    der: new Uint8Array(row.der),
+    // The driver's own buffer, made for this row: nothing else holds it, so it is not copied.
+    der: row.der,
     sha256: row.sha256,
     producedAt: Number(row.produced_at),
     thisUpdate: Number(row.this_update),
@@ -24,6 +26,11 @@ function stored(row: OcspResponseTable): StoredOcspResponse {
   };
 }
 
+/** A single check's read, of the one certificate's response: built and compiled once (see preparedQuery). */
+const responseByKey = preparedQuery((db: Kysely<Tables>, issuerAnchor: string, serialNumber: string) =>
+  db.selectFrom("ocsp_responses").selectAll().where("issuer_anchor", "=", issuerAnchor).where("serial_number", "=", serialNumber),
+);
+
 /** The shared OCSP responses (migration 0014). */
 export class OcspResponsesRepository implements OcspResponseStore {
   constructor(private readonly database: Database) {}
@@ -31,6 +38,11 @@ export class OcspResponsesRepository implements OcspResponseStore {
   /** One statement (split only past the parameter limit): per anchor, the serial numbers asked for. */
   async findMany(keys: readonly OcspResponseKey[]): Promise<Map<string, StoredOcspResponse>> {
     const found = new Map<string, StoredOcspResponse>();
+    if (keys.length === 1) {
+      const [row] = await responseByKey(this.database.db, keys[0]!.issuerAnchor, keys[0]!.serialNumber);
+      if (row) found.set(responseKey(keys[0]!), stored(row));
+      return found;
+    }
     const unique = [...new Map(keys.map((k) => [responseKey(k), k])).values()];
     for (const slice of chunked(unique, Math.floor(maxParameters / 2))) {
       const byAnchor = new Map<string, string[]>();
