@@ -142,6 +142,9 @@ export class CrlListsRepository implements CrlListStore {
         .values({ issuer_anchor: list.issuerAnchor, url: list.url, sha256: list.sha256, part, bytes })
         .onConflict((oc) => oc.doNothing())
         .execute();
+      // A megabyte a statement would outgrow SQLite's log within a list: each part waits for the log to be
+      // copied back, off the event loop's thread, so the next one starts it over (see Database.logCopied).
+      await this.database.logCopied();
       await betweenStatements();
     }
   }

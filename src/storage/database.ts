@@ -16,6 +16,13 @@ export interface Database {
   /** The URL with any password masked, safe for logs and messages. */
   displayUrl: string;
   ping(timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves when SQLite's write-ahead log has been copied into the database
+   * file by the checkpointer's thread (see SqliteCheckpointer.checkpointNow):
+   * a write of many megabytes waits for it between its statements. At once on
+   * PostgreSQL and for an in-memory database.
+   */
+  logCopied(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,7 +40,7 @@ export function maskUrl(url: string): string {
 export async function openDatabase(url: string): Promise<Database> {
   const { dialect, location } = describeDatabaseUrl(url);
   const displayUrl = maskUrl(url);
-  const { db, beforeClose } = dialect === "postgres" ? { db: await openPostgres(location), beforeClose: undefined } : openSqlite(location);
+  const { db, beforeClose, checkpointer } = dialect === "postgres" ? { db: await openPostgres(location), beforeClose: undefined, checkpointer: undefined } : openSqlite(location);
   const database: Database = {
     db,
     dialect,
@@ -49,6 +56,7 @@ export async function openDatabase(url: string): Promise<Database> {
         clearTimeout(timer);
       }
     },
+    logCopied: () => checkpointer?.checkpointNow() ?? Promise.resolve(),
     close: async () => {
       await beforeClose?.();
       await db.destroy();
@@ -76,7 +84,7 @@ function sqliteAddonPath(): string | undefined {
   }
 }
 
-function openSqlite(file: string): { db: Kysely<Tables>; beforeClose?: () => Promise<void> } {
+function openSqlite(file: string): { db: Kysely<Tables>; beforeClose?: () => Promise<void>; checkpointer?: SqliteCheckpointer } {
   if (file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const nativeBinding = sqliteAddonPath();
   const connection = new SqliteDatabase(file, { timeout: 5000, ...(nativeBinding ? { nativeBinding } : {}) });
@@ -97,7 +105,7 @@ function openSqlite(file: string): { db: Kysely<Tables>; beforeClose?: () => Pro
   const checkpointer = file === ":memory:" || file === "" ? undefined : new SqliteCheckpointer(path.resolve(file));
   const onStatement = checkpointer && (() => checkpointer.noteStatement());
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection, onStatement) }) });
-  return { db, beforeClose: checkpointer && (() => checkpointer.close()) };
+  return { db, beforeClose: checkpointer && (() => checkpointer.close()), checkpointer };
 }
 
 async function openPostgres(url: string): Promise<Kysely<Tables>> {

@@ -14,17 +14,21 @@ try {
   parentPort.postMessage({ error: `cannot open ${workerData.file}: ${words(error)}` });
   process.exit(1);
 }
-const timer = setInterval(() => {
+/** One checkpoint; its result goes to the parent, with the request's id when it asked for this one. */
+function checkpoint(request) {
   try {
     // PASSIVE: copies what it can without waiting for, or blocking, the service's connection.
     const [result] = connection.pragma("wal_checkpoint(PASSIVE)");
-    parentPort.postMessage({ checkpointed: result.checkpointed, log: result.log });
+    parentPort.postMessage({ checkpointed: result.checkpointed, log: result.log, request });
   } catch (error) {
-    parentPort.postMessage({ error: words(error) });
+    parentPort.postMessage({ error: words(error), request });
   }
-}, workerData.intervalMs);
+}
+
+const timer = setInterval(() => checkpoint(undefined), workerData.intervalMs);
 
 parentPort.on("message", (message) => {
+  if (typeof message === "object" && message?.checkpoint !== undefined) return checkpoint(message.checkpoint);
   if (message !== "close") return;
   clearInterval(timer);
   connection.close();

@@ -29,6 +29,9 @@ export class SqliteCheckpointer {
   private worker: Worker | undefined;
   private statements = 0;
   private closed = false;
+  /** Checkpoints asked for with checkpointNow, by request id, until the thread answers (or ends). */
+  private readonly asked = new Map<number, () => void>();
+  private nextRequest = 0;
   /** The last checkpoint's log and copied frame counts, or its error: for tests and diagnostics. */
   lastResult: { checkpointed?: number; log?: number; error?: string } | undefined;
 
@@ -47,18 +50,47 @@ export class SqliteCheckpointer {
     return this.worker !== undefined;
   }
 
+  /**
+   * A checkpoint on the thread now, resolved when it is done (or failed: the
+   * caller only waits, wal_autocheckpoint still bounds the log). For a write
+   * of many megabytes in several statements (a CRL's parts): waiting for the
+   * copy between statements lets each one start the log over, where without
+   * it the log outgrows wal_autocheckpoint and a commit on the service's
+   * thread copies it back (80 ms and more for a 38 MB list). Starts the
+   * thread if it has not started; resolves at once once closed.
+   */
+  checkpointNow(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (!this.worker) this.start();
+    const worker = this.worker!;
+    const request = this.nextRequest++;
+    return new Promise<void>((resolve) => {
+      this.asked.set(request, resolve);
+      worker.postMessage({ checkpoint: request });
+    });
+  }
+
   private start(): void {
     const worker = new Worker(new URL("./sqlite-checkpoint-worker.mjs", import.meta.url), {
       workerData: { file: this.file, intervalMs: this.intervalMs },
     });
     worker.unref();
-    worker.on("message", (result: SqliteCheckpointer["lastResult"]) => (this.lastResult = result));
+    worker.on("message", ({ request, ...result }: NonNullable<SqliteCheckpointer["lastResult"]> & { request?: number }) => {
+      this.lastResult = result;
+      if (request !== undefined) this.answered(request);
+    });
     // A failed thread leaves checkpoints to wal_autocheckpoint, as before it started.
     worker.on("error", (error: unknown) => (this.lastResult = { error: messageOf(error) }));
     worker.on("exit", () => {
       if (this.worker === worker) this.worker = undefined;
+      for (const request of [...this.asked.keys()]) this.answered(request);
     });
     this.worker = worker;
+  }
+
+  private answered(request: number): void {
+    this.asked.get(request)?.();
+    this.asked.delete(request);
   }
 
   /** Ends the thread, its connection closed, before the service's own connection closes. */

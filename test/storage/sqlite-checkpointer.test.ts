@@ -84,6 +84,27 @@ describe("SQLite checkpoints on a thread of their own", () => {
     expect(checkpointer.running).toBe(false);
   });
 
+  it("copies the whole log when asked, starting its thread, so the next write starts the log over", async () => {
+    insert(2000);
+    // Far from its threshold: only checkpointNow starts the thread.
+    const checkpointer = new SqliteCheckpointer(file, 60_000, 1_000_000);
+    closers.push(() => checkpointer.close());
+    expect(checkpointer.running).toBe(false);
+    await checkpointer.checkpointNow();
+    expect(checkpointer.running).toBe(true);
+    const copied = checkpointer.lastResult!;
+    expect(copied.error).toBeUndefined();
+    expect(copied.log).toBeGreaterThan(200);
+    expect(copied.checkpointed).toBe(copied.log);
+    insert(1);
+    await checkpointer.checkpointNow();
+    expect(checkpointer.lastResult!.log).toBeLessThan(10);
+    expect(connection.prepare("select count(*) as n from t").get()).toEqual({ n: 2001 });
+    // Closed, it has nothing to wait for.
+    await checkpointer.close();
+    await expect(checkpointer.checkpointNow()).resolves.toBeUndefined();
+  });
+
   it("reports a thread that cannot open the database, and leaves the service as it was", async () => {
     const checkpointer = new SqliteCheckpointer(path.join(dir, "missing.db"), 20, 0);
     closers.push(() => checkpointer.close());
