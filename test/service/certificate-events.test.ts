@@ -163,6 +163,23 @@ for (const target of await databaseTargets()) {
       // Verifications record theirs through the same trigger: see crl-events.test.ts (an issuer with OCSP only).
     });
 
+    it("revoked, then set to unknown: the re-issued list records nothing, and the check records revoked → unknown, never good between", async () => {
+      const id = (await mockCertificate()).certificate!.id;
+      await check(id);
+      await setStatus(id, Status.REVOKED, CrlReason.KEY_COMPROMISE);
+      expect((await check(id)).status).toBe(Status.REVOKED);
+      // The list drops the serial, but it does not cover a certificate set to STATUS_UNKNOWN: no change of its own.
+      await setStatus(id, Status.UNKNOWN);
+      expect((await eventsOf(id)).map((e) => e.type)).toEqual(["certificate.revoked"]);
+      expect(await check(id)).toMatchObject({ status: Status.UNKNOWN, checkMethod: CheckMethod.OCSP });
+      expect((await eventsOf(id)).map((e) => [e.type, e.data!.previousStatus, e.data!.status, e.data!.checkMethod])).toEqual([
+        ["certificate.status_changed", Status.REVOKED, Status.UNKNOWN, CheckMethod.OCSP],
+        ["certificate.revoked", Status.GOOD, Status.REVOKED, CheckMethod.CRL],
+      ]);
+      const history = (await setupA.certificates.listCertificateStatuses({ certificateId: id })).certificateStatuses;
+      expect(history.slice(0, 2).map((r) => r.status)).toEqual([Status.UNKNOWN, Status.REVOKED]);
+    });
+
     it("lists newest first, a page at a time, by certificate and by type; refuses a bad filter or token", async () => {
       const ids = [];
       for (let i = 0; i < 3; i++) {

@@ -1,4 +1,6 @@
 import type { MockCertificateState, MockStore } from "./mock-store.ts";
+import { crlCovers } from "./mock-crl-coverage.ts";
+import { mockStatesOf } from "./mock-states.ts";
 import type { CheckMethod, StoredCertificate } from "../certificates/model.ts";
 import type { DomainError } from "../errors.ts";
 import { MethodSelectingSource } from "../certificates/method-selecting-source.ts";
@@ -11,8 +13,8 @@ import { BatchFirstSource, sourceUnavailable, type RevocationAnswer, type Single
  * source offers (SetMockCertificateStatus offeredCheckMethods, in order of
  * preference; unset: the configured order), as a real issuer's certificate
  * names a distribution point, a responder or both. A certificate set to
- * STATUS_UNKNOWN is one the CA's CRL does not cover: only OCSP can say
- * "unknown", so the CRL is unavailable for it, never "good".
+ * STATUS_UNKNOWN is one the CA's CRL does not cover (crlCovers): only OCSP
+ * can say "unknown", so the CRL is unavailable for it, never "good".
  */
 export class MockCaSource extends BatchFirstSource {
   private readonly notCovered: SingleMethodSource;
@@ -40,10 +42,10 @@ export class MockCaSource extends BatchFirstSource {
    */
   async checkMany(certificates: readonly StoredCertificate[], preferred: CheckMethod | undefined, now: number): Promise<(RevocationAnswer | DomainError)[]> {
     await this.ready();
-    const states = await this.states(certificates);
+    const states = await mockStatesOf(this.repository, certificates);
     const groups = new Map<string, number[]>();
     certificates.forEach((_, i) => {
-      const key = this.order(states[i]).join(",") + (states[i]?.status === "unknown" ? " unknown" : "");
+      const key = this.order(states[i]).join(",") + (crlCovers(states[i]) ? "" : " not covered");
       const group = groups.get(key);
       if (group) group.push(i);
       else groups.set(key, [i]);
@@ -51,7 +53,7 @@ export class MockCaSource extends BatchFirstSource {
     const answers: (RevocationAnswer | DomainError)[] = new Array(certificates.length);
     for (const positions of groups.values()) {
       const state = states[positions[0]!];
-      const sources = this.order(state).map((method) => (method === "crl" && state?.status === "unknown" ? this.notCovered : this.sources[method]));
+      const sources = this.order(state).map((method) => (method === "crl" && !crlCovers(state) ? this.notCovered : this.sources[method]));
       const given = await new MethodSelectingSource(sources).checkMany(positions.map((i) => certificates[i]!), preferred, now);
       positions.forEach((position, k) => (answers[position] = given[k]!));
     }
@@ -60,15 +62,6 @@ export class MockCaSource extends BatchFirstSource {
 
   private order(state: MockCertificateState | undefined): readonly CheckMethod[] {
     return state?.offeredMethods ?? this.defaultOrder;
-  }
-
-  private async states(certificates: readonly StoredCertificate[]): Promise<(MockCertificateState | undefined)[]> {
-    const byId = await this.repository.findStates(certificates.map((c) => c.id));
-    const own = certificates.map((c) => byId.get(c.id));
-    // A mock certificate verified by another account is a row of that account: its state is the issued certificate's.
-    const verified = certificates.filter((c, i) => !own[i] && c.origin !== "mock");
-    const byFingerprint = verified.length ? await this.repository.findStatesByFingerprints(verified.map((c) => c.fingerprintSha256)) : new Map<string, MockCertificateState>();
-    return certificates.map((c, i) => own[i] ?? byFingerprint.get(c.fingerprintSha256));
   }
 }
 

@@ -1,4 +1,6 @@
 import type { CertificateStore } from "../certificates/certificate-store.ts";
+import type { CrlIssuer } from "../certificates/crl/crl-lists.ts";
+import type { OcspIssuer } from "../certificates/ocsp/ocsp-responses.ts";
 import type { MockCertificateState, MockStore } from "./mock-store.ts";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { CertificateIdentity } from "../certificates/ocsp/certificate-identity.ts";
@@ -9,6 +11,7 @@ import type { JpkiFacts } from "../certificates/jpki-facts.ts";
 import type { TrustAnchor } from "../trust/trust-anchor.ts";
 import type { MockKeyAlgorithm } from "../mock-ca/keys.ts";
 import { parseCertificate } from "../certificates/x509/parsed-certificate.ts";
+import { notCoveredByMockCrl } from "./mock-crl-coverage.ts";
 import { completeFacts, validateFacts } from "./mock-person.ts";
 import { requireUuid } from "../certificates/lookup-errors.ts";
 import type { Clock } from "../clock.ts";
@@ -287,10 +290,21 @@ export class MockEnvironment {
     return (await this.mock.findState(certificateId))?.status ?? "good";
   }
 
-  /** The mock CA as the CRL and OCSP sources know an issuer; its lists and responder are this server's own routes. */
-  async issuer(): Promise<{ id: string; name: string; certificateDer: Uint8Array; crlUrls: string[]; ocspUrls: string[] }> {
+  /**
+   * The mock CA as the CRL and OCSP sources know an issuer; its lists and
+   * responder are this server's own routes. Its list does not cover the
+   * certificates set to STATUS_UNKNOWN (see mock-crl-coverage.ts).
+   */
+  async issuer(): Promise<CrlIssuer & OcspIssuer> {
     const anchor = await this.trustAnchor();
-    return { id: anchor.id, name: anchor.name, certificateDer: new Uint8Array(anchor.certificate.raw), crlUrls: [this.crlUrl], ocspUrls: [this.ocspUrl] };
+    return {
+      id: anchor.id,
+      name: anchor.name,
+      certificateDer: new Uint8Array(anchor.certificate.raw),
+      crlUrls: [this.crlUrl],
+      ocspUrls: [this.ocspUrl],
+      notCoveredBy: (certificates) => notCoveredByMockCrl(this.mock, certificates),
+    };
   }
 
   private async existingUser(accountId: string, userId: string): Promise<CertificateUser> {

@@ -4,7 +4,7 @@ import type { Clock } from "../../clock.ts";
 import { isCurrent, isNewer, replacementRefusal } from "./crl-freshness.ts";
 import type { CrlListKey, CrlListRecord, CrlListStore } from "./crl-list-store.ts";
 import { CrlFetchError, type CrlFetcher } from "./crl-fetcher.ts";
-import type { ListChanges } from "./list-changes.ts";
+import type { ListChanges, ListIssuer } from "./list-changes.ts";
 import { CrlRejectedError, type CrlLoader, type VerifiedCrl } from "./verified-crl.ts";
 
 /** A trust anchor as the CRL source sees it. */
@@ -15,6 +15,8 @@ export interface CrlIssuer {
   certificateDer: Uint8Array;
   /** Lists to use instead of the certificates' distribution points (trust anchors file, crlUrls). */
   crlUrls: readonly string[] | undefined;
+  /** The registered certificates its lists do not speak for, which a new list's changes skip (see ListIssuer). Absent: none. */
+  notCoveredBy?: ListIssuer["notCoveredBy"];
 }
 
 export interface CrlSettings {

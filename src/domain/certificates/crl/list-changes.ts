@@ -12,6 +12,15 @@ export interface ListIssuer {
   id: string;
   /** The lists configured for it instead of its certificates' distribution points. */
   crlUrls: readonly string[] | undefined;
+  /**
+   * The ids of those of these registered certificates that its lists do not
+   * speak for, though a list may name or drop their serials. An issuer may
+   * know such certificates (the mock CA's list does not cover a certificate
+   * set to STATUS_UNKNOWN: only its OCSP responder speaks for it), and a
+   * list's change must not record a status the list does not give. Absent:
+   * a list covers every certificate that names it.
+   */
+  notCoveredBy?(certificates: readonly StoredCertificate[]): Promise<ReadonlySet<string>>;
 }
 
 /** A registered certificate (of any account) and the status of its newest status record, if it has one. */
@@ -38,7 +47,8 @@ export interface RegisteredBySerial {
  *
  * A registered certificate without a status record yet gets the previous
  * list's answer first, so its change has a previous status (a certificate's
- * first record records no event).
+ * first record records no event). A certificate the issuer says its lists do
+ * not cover (notCoveredBy) gets none: its next check records its change.
  */
 export class ListChanges {
   constructor(
@@ -52,11 +62,13 @@ export class ListChanges {
     if (changes.length === 0) return [];
     const bySerial = new Map<string, SerialChange>(changes.map((change) => [change.serialHex, change]));
     const registered = await this.registry.findBySerials(issuer.id, [...bySerial.keys()]);
+    const listed = registered.filter(({ certificate }) => bySerial.has(certificate.serialNumber) && crlUrlsOf(issuer, certificate).includes(url));
+    const notCovered = listed.length > 0 && issuer.notCoveredBy ? await issuer.notCoveredBy(listed.map((r) => r.certificate)) : noCertificates;
     const createdAt = creationTime(this.clock());
     const records: StatusRecord[] = [];
-    for (const { certificate, status } of registered) {
-      const change = bySerial.get(certificate.serialNumber);
-      if (!change || !crlUrlsOf(issuer, certificate).includes(url)) continue;
+    for (const { certificate, status } of listed) {
+      if (notCovered.has(certificate.id)) continue;
+      const change = bySerial.get(certificate.serialNumber)!;
       const after = answerFromList(next, url, certificate, change.after);
       if (!isAnswer(after) || after.status === status) continue;
       if (status === undefined) {
@@ -69,6 +81,8 @@ export class ListChanges {
     return records;
   }
 }
+
+const noCertificates: ReadonlySet<string> = new Set();
 
 function isAnswer(answer: RevocationAnswer | { problem: string }): answer is RevocationAnswer {
   return !("problem" in answer);
