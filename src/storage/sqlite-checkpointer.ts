@@ -43,7 +43,8 @@ export class SqliteCheckpointer {
 
   /** Called for every statement the service prepares or reuses; starts the thread at the threshold. */
   noteStatement(): void {
-    if (this.statements++ === this.startAfter && !this.closed) this.start();
+    // Not when already running: checkpointNow may have started it first, and a second thread would outlive close.
+    if (this.statements++ === this.startAfter && !this.closed && !this.worker) this.start();
   }
 
   get running(): boolean {

@@ -105,6 +105,20 @@ describe("SQLite checkpoints on a thread of their own", () => {
     await expect(checkpointer.checkpointNow()).resolves.toBeUndefined();
   });
 
+  it("keeps one thread when a checkpoint asked for started it before the statements' threshold, and close ends it", async () => {
+    const activePorts = () => process.getActiveResourcesInfo().filter((resource) => resource === "MessagePort").length;
+    const portsBefore = activePorts();
+    const checkpointer = new SqliteCheckpointer(file, 20, 3);
+    closers.push(() => checkpointer.close());
+    await checkpointer.checkpointNow();
+    for (let i = 0; i < 5; i++) checkpointer.noteStatement();
+    await checkpointer.checkpointNow();
+    await checkpointer.close();
+    expect(checkpointer.running).toBe(false);
+    // A second thread, started at the threshold beside the first, would be left running, its port holding the process open.
+    await eventually(() => activePorts() === portsBefore);
+  });
+
   it("reports a thread that cannot open the database, and leaves the service as it was", async () => {
     const checkpointer = new SqliteCheckpointer(path.join(dir, "missing.db"), 20, 0);
     closers.push(() => checkpointer.close());
