@@ -12,7 +12,7 @@ import { chunked } from "./parameter-limit.ts";
  */
 const serialsPerStatement = 500;
 
-/** Every account's certificates by trust anchor and serial number (through the serial number index of migration 0023), with their newest status. */
+/** Every account's certificates by trust anchor and serial number (through the serial number index of migration 0023), with their newest status (the chain's head carries it, migration 0036). */
 export class RegisteredBySerialRepository implements RegisteredBySerial {
   constructor(private readonly database: Database) {}
 
@@ -22,9 +22,8 @@ export class RegisteredBySerialRepository implements RegisteredBySerial {
       const rows = await this.database.db
         .selectFrom("certificates as c")
         .leftJoin("certificate_status_heads as h", "h.certificate_id", "c.id")
-        .leftJoin("certificate_statuses as s", "s.id", "h.status_id")
         .select(certificateColumns.map((column) => `c.${column}` as const))
-        .select("s.status as head_status")
+        .select("h.status as head_status")
         .where("c.trust_anchor", "=", trustAnchor)
         .where("c.serial_number", "in", serials)
         .execute();

@@ -336,6 +336,11 @@ export interface CertificateStatusHeadTable {
   certificate_id: string;
   status_id: string;
   previous_id: string | null;
+  /** Copies of the newest record's and the previous record's status and reason, written by the trigger (migration 0036). */
+  status: string | null;
+  revoked_reason: number | null;
+  previous_status: string | null;
+  previous_revoked_reason: number | null;
 }
 
 /** Written only by the status history's trigger (migration 0025). */

@@ -34,7 +34,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex("certificate_events_account").on("certificate_events").columns(["account_id", "seq"]).execute();
   await db.schema.createIndex("certificate_events_certificate").on("certificate_events").columns(["certificate_id", "seq"]).execute();
+  await createEventsTrigger(db);
+}
 
+/** The status history's trigger as this migration makes it (also 0036's down). */
+export async function createEventsTrigger(db: Kysely<unknown>): Promise<void> {
+  const postgres = isPostgres(db);
   // The type of a change: revoked now; good again after a hold (RFC 5280 certificateHold, reason 6); anything else.
   const type = (previous: string) => `case
       when new.status = 'revoked' then 'certificate.revoked'

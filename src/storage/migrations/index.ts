@@ -34,6 +34,7 @@ import * as m0032 from "./0032_client_profile.ts";
 import * as m0033 from "./0033_api_oauth_clients.ts";
 import * as m0034 from "./0034_client_jwks_uri.ts";
 import * as m0035 from "./0035_ocsp_sweep.ts";
+import * as m0036 from "./0036_status_heads_carry_status.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -76,4 +77,5 @@ export const migrations: Record<string, Migration> = {
   "0033_api_oauth_clients": m0033,
   "0034_client_jwks_uri": m0034,
   "0035_ocsp_sweep": m0035,
+  "0036_status_heads_carry_status": m0036,
 };

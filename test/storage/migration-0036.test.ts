@@ -1,0 +1,72 @@
+import { randomUUID } from "node:crypto";
+import { Migrator, sql } from "kysely";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase, type Database } from "../../src/storage/database.ts";
+import { migrateToLatest } from "../../src/storage/migrate.ts";
+import { migrations } from "../../src/storage/migrations/index.ts";
+import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+
+const targets = await databaseTargets();
+const before0036 = "0035_ocsp_sweep";
+
+async function migratorFor(database: Database): Promise<Migrator> {
+  const schema =
+    database.dialect === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
+  return new Migrator({ db: database.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
+}
+
+for (const t of targets) {
+  describe.skipIf(!!t.unavailable)(`${targetTitle(t)}: migration 0036 (the status chain's head carries the statuses)`, () => {
+    let scratch: ScratchDatabase | undefined;
+    let database: Database | undefined;
+
+    afterEach(async () => {
+      await database?.close();
+      await scratch?.drop();
+      database = undefined;
+      scratch = undefined;
+    });
+
+    it("fills in the heads written before it, and the next change's event compares with them", async () => {
+      scratch = await t.create();
+      database = await openDatabase(scratch.url);
+      expect((await (await migratorFor(database)).migrateTo(before0036)).error).toBeUndefined();
+      const db = database.db;
+      const now = Date.UTC(2030, 0, 1);
+      const accountId = randomUUID();
+      const userId = randomUUID();
+      const certificateId = randomUUID();
+      await db.insertInto("accounts").values({ id: accountId, name: "before 0036", api_status: "active", created_at: now, updated_at: now }).execute();
+      await db.insertInto("certificate_users").values({ id: userId, account_id: accountId, created_at: now }).execute();
+      await db.insertInto("certificates").values({
+        id: certificateId, account_id: accountId, user_id: userId, type: "jpki_card_digital_signature", origin: "verified", serial_number: "0a",
+        issuer: "CN=issuer", subject: "", not_before: now - 1, not_after: now + 86_400_000, fingerprint_sha256: "1".repeat(64),
+        crl_distribution_points: "[]", certificate_pem: "", created_at: now, trust_anchor: "sha256:before-0036", ocsp_urls: "[]",
+      }).execute();
+      let at = now;
+      const record = async (status: "good" | "revoked", revokedReason: number | null) => {
+        at += 1000;
+        await db.insertInto("certificate_statuses").values({
+          id: randomUUID(), account_id: accountId, certificate_id: certificateId, status, check_method: "crl", check_purpose: "status_check",
+          source_updated_at: at, revoked_at: status === "revoked" ? at : null, revoked_reason: revokedReason, created_at: at,
+        }).execute();
+      };
+      // Before 0036: good, then on hold (certificateHold, reason 6), which recorded its event by the old trigger.
+      await record("good", null);
+      await record("revoked", 6);
+
+      expect((await migrateToLatest(database)).applied).toContain("0036_status_heads_carry_status");
+      const head = await db.selectFrom("certificate_status_heads").selectAll().where("certificate_id", "=", certificateId).executeTakeFirstOrThrow();
+      expect(head).toMatchObject({ status: "revoked", revoked_reason: 6, previous_status: "good", previous_revoked_reason: null });
+
+      // The hold released: reinstated, compared with the head's copy of the hold; then good again: no event.
+      await record("good", null);
+      await record("good", null);
+      const events = await db.selectFrom("certificate_events").select(["type", "status", "previous_status"]).where("certificate_id", "=", certificateId).orderBy("seq").execute();
+      expect(events).toEqual([
+        { type: "certificate.revoked", status: "revoked", previous_status: "good" },
+        { type: "certificate.reinstated", status: "good", previous_status: "revoked" },
+      ]);
+    });
+  });
+}
