@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
-import { Migrator, sql } from "kysely";
+import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { signIdToken, type IdTokenClaims } from "../../src/domain/oidc/keys/id-token.ts";
 import { SigningKeys, signingAlgs, type SigningAlg } from "../../src/domain/oidc/keys/signing-keys.ts";
 import { ClientsRepository } from "../../src/storage/clients-repository.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
-import { migrations } from "../../src/storage/migrations/index.ts";
 import { SigningKeysRepository } from "../../src/storage/signing-keys-repository.ts";
+import { migratorFor } from "../support/migrator.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 
 const targets = await databaseTargets();
@@ -19,12 +19,6 @@ const issuer = "https://op.example.test";
 function claims(): IdTokenClaims {
   const iat = Math.floor(now / 1000);
   return { iss: issuer, sub: "user-1", aud: "old-client", exp: iat + 300, iat, auth_time: iat, acr: "low", amr: ["pwd"] };
-}
-
-async function migratorFor(database: Database): Promise<Migrator> {
-  const schema =
-    database.dialect === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-  return new Migrator({ db: database.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
 }
 
 for (const t of targets) {

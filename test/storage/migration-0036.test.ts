@@ -1,19 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { Migrator, sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
-import { migrations } from "../../src/storage/migrations/index.ts";
+import { migratorFor } from "../support/migrator.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 
 const targets = await databaseTargets();
 const before0036 = "0035_ocsp_sweep";
-
-async function migratorFor(database: Database): Promise<Migrator> {
-  const schema =
-    database.dialect === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-  return new Migrator({ db: database.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
-}
 
 for (const t of targets) {
   describe.skipIf(!!t.unavailable)(`${targetTitle(t)}: migration 0036 (the status chain's head carries the statuses)`, () => {

@@ -1,4 +1,3 @@
-import { Migrator, sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { Accounts } from "../../src/domain/accounts/accounts.ts";
 import type { StatusRecord, StoredCertificate } from "../../src/domain/certificates/model.ts";
@@ -8,19 +7,13 @@ import { AccountsRepository } from "../../src/storage/accounts-repository.ts";
 import { CertificatesRepository } from "../../src/storage/certificates-repository.ts";
 import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
-import { migrations } from "../../src/storage/migrations/index.ts";
 import { MockRepository } from "../../src/storage/mock/mock-repository.ts";
+import { migratorFor } from "../support/migrator.ts";
 import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
 import { goodStatusRecord } from "../support/status-records.ts";
 
 const targets = await databaseTargets();
 const before0024 = "0023_certificate_serials";
-
-async function migratorFor(database: Database): Promise<Migrator> {
-  const schema =
-    database.dialect === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-  return new Migrator({ db: database.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
-}
 
 function record(certificate: StoredCertificate, createdAt: number, id = newTimeOrderedId(createdAt)): StatusRecord {
   return goodStatusRecord(certificate, createdAt, id);
