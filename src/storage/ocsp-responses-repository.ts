@@ -15,8 +15,8 @@ function stored(row: OcspResponseTable): StoredOcspResponse {
     issuerAnchor: row.issuer_anchor,
     serialNumber: row.serial_number,
     url: row.url,
-    // The driver's own buffer, made for this row: nothing else holds it, so it is not copied.
-    der: row.der,
+    // A plain view of the driver's buffer, made for this row: nothing else writes it, so it is not copied.
+    der: new Uint8Array(row.der.buffer, row.der.byteOffset, row.der.byteLength),
     sha256: row.sha256,
     producedAt: Number(row.produced_at),
     thisUpdate: Number(row.this_update),
