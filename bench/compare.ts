@@ -53,8 +53,19 @@ async function measureSide(side: Side, secondsToRun: number, warmUp = false): Pr
 /** A measurement with its server's CPU per unit. */
 type Measured = Measurement & { cpuUs: number };
 
-async function run(name: ComparisonName, servers: Servers): Promise<Row> {
+/**
+ * Another checkout whose build the run measures in place of each key's
+ * peer (BENCH_BASELINE=<path>, its dependencies installed and `npm run
+ * build` run there): this checkout's shomei side of every key against the
+ * same side of that build, alternating in one run. Comparing two builds
+ * by two runs of their own is lost in this machine's noise; within one
+ * run, a change of 5 % shows.
+ */
+const baselineRoot = process.env.BENCH_BASELINE;
+
+async function run(name: ComparisonName, servers: Servers, baseline: Servers | undefined): Promise<Row> {
   const c = await comparison(name, servers);
+  if (baseline) c.peer = { ...(await comparison(name, baseline)).shomei, label: "baseline" };
   const sides = [c.shomei, c.peer] as const;
   for (const side of sides) await measureSide(side, warmupSeconds, true);
   const results: [Measured[], Measured[]] = [[], []];
@@ -124,14 +135,16 @@ function measures(rows: Row[], startup: Startup | undefined): Record<string, num
 export async function runComparisons(selected: ReadonlySet<ComparisonName>, withStartup: boolean): Promise<boolean> {
   const names = comparisonNames.filter((name) => selected.has(name));
   console.log(`${connections} connections, ${seconds} s per measurement, ${rounds} interleaved rounds, ${warmupSeconds} s warm-up per side\n`);
+  if (baselineRoot) console.log(`every key against the build in ${baselineRoot} (BENCH_BASELINE), not against its peer\n`);
   const servers = new Servers();
+  const baseline = baselineRoot ? new Servers(baselineRoot, servers) : undefined;
   const rows: Row[] = [];
   let startup: Startup | undefined;
   try {
     for (const [i, name] of names.entries()) {
       const started = performance.now();
       try {
-        const row = await run(name, servers);
+        const row = await run(name, servers, baseline);
         rows.push(row);
         console.log(`${name}: ${row.ratio.toFixed(3)}x (rounds ${row.ratios.map((x) => x.toFixed(3)).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
       } catch (error) {
@@ -139,13 +152,16 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
         rows.push({ name, title: name, labels: ["", ""], unit: "", ratio: Number.NaN, ratios: [], rate: [0, 0], p99: [0, 0], rssMb: [0, 0], cpuUs: [0, 0], cpuRatio: Number.NaN, error: message });
         console.log(`${name}: failed: ${message}`);
       }
-      await servers.stopAllBut(new Set(names.slice(i + 1).flatMap((later) => needs[later])));
+      const later = new Set(names.slice(i + 1).flatMap((next) => needs[next]));
+      await baseline?.stopAllBut(later);
+      await servers.stopAllBut(later);
     }
-    if (withStartup) {
+    if (withStartup && !baseline) {
       startup = await measureStartup(await servers.ca());
       console.log(`startup_ms: ${startup.ms.toFixed(0)} ms to a ready /healthz (median of ${startup.runs.map((t) => t.toFixed(0)).join(", ")}), ${startup.rssMb.toFixed(0)} MB resident`);
     }
   } finally {
+    await baseline?.close();
     await servers.close();
   }
   console.log("");
@@ -153,6 +169,6 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
   console.log("");
   const keys = rows.map((r) => (r.error ? { name: r.name, ratio: undefined, cpuRatio: undefined, spread: undefined } : { name: r.name, ratio: r.ratio, cpuRatio: r.cpuRatio, spread: spread(r.ratios) }));
   // Every key is measured in production mode but check_mock_sqlite_vs_connect, which says so in its name.
-  console.log(summaryLine("production", keys, measures(rows, startup)));
+  console.log(summaryLine(baseline ? "production, against the baseline build" : "production", keys, measures(rows, startup)));
   return rows.every((r) => !r.error);
 }

@@ -29,8 +29,20 @@ export class Servers {
   private readonly sqliteDirs: string[] = [];
   private caStarted: Promise<BenchCa> | undefined;
 
+  /**
+   * The run's servers; with `baselineOf`, a second set whose shomei is the
+   * one built in the checkout at `root` (BENCH_BASELINE), sharing the first
+   * set's CA and peers, so that both builds answer for the same
+   * certificates and are measured in one run.
+   */
+  constructor(
+    private readonly root = ".",
+    private readonly baselineOf?: Servers,
+  ) {}
+
   /** The run's CA, started once, kept to the end. */
   ca = (): Promise<BenchCa> =>
+    this.baselineOf?.ca() ??
     (this.caStarted ??= (async () => {
       const ca = new BenchCa();
       await ca.start(leafCount);
@@ -47,19 +59,19 @@ export class Servers {
     return server;
   }
 
-  echo = () => this.get("echo", async () => startConnectEcho((await this.ca()).certificatePath));
-  oidcProvider = () => this.get("oidcProvider", startOidcProvider);
-  sqlite = () => this.get("sqlite", async () => startShomei(this.sqliteUrl(), history, "production", await this.ca()));
-  sqliteMock = () => this.get("sqliteMock", async () => startShomei(this.sqliteUrl(), history, "mock", await this.ca()));
-  sqlite10k = () => this.get("sqlite10k", async () => startShomei(this.sqliteUrl(), 10_000, "production", await this.ca()));
-  sqlite1m = () => this.get("sqlite1m", async () => startShomei(this.sqliteUrl(), largeHistory, "production", await this.ca()));
+  echo = (): ReturnType<typeof startConnectEcho> => this.baselineOf?.echo() ?? this.get("echo", async () => startConnectEcho((await this.ca()).certificatePath));
+  oidcProvider = (): ReturnType<typeof startOidcProvider> => this.baselineOf?.oidcProvider() ?? this.get("oidcProvider", startOidcProvider);
+  sqlite = () => this.get("sqlite", async () => startShomei(this.sqliteUrl(), history, "production", await this.ca(), this.root));
+  sqliteMock = () => this.get("sqliteMock", async () => startShomei(this.sqliteUrl(), history, "mock", await this.ca(), this.root));
+  sqlite10k = () => this.get("sqlite10k", async () => startShomei(this.sqliteUrl(), 10_000, "production", await this.ca(), this.root));
+  sqlite1m = () => this.get("sqlite1m", async () => startShomei(this.sqliteUrl(), largeHistory, "production", await this.ca(), this.root));
   postgres = () =>
     this.get("postgres", async () => {
-      this.schema = `bench_${process.pid}`;
+      this.schema = `bench_${process.pid}${this.baselineOf ? "_baseline" : ""}`;
       await this.admin(`create schema ${this.schema}`);
       const url = new URL(postgresUrl);
       url.searchParams.set("options", `-c search_path=${this.schema}`);
-      return startShomei(url.toString(), history, "production", await this.ca());
+      return startShomei(url.toString(), history, "production", await this.ca(), this.root);
     });
 
   private sqliteUrl(): string {

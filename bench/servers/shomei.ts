@@ -45,9 +45,9 @@ const clientId = "bench-client";
 const redirectUri = "https://client.example/callback";
 const user = { login: "bench-user", password: `pw-${randomBytes(9).toString("base64url")}` };
 
-/** `shomei <args>` with the server's settings, its standard input `input`; its output. */
-function cli(env: Record<string, string>, args: string[], input?: string): string {
-  const run = spawnSync(process.execPath, ["bin/shomei.js", ...args], { env: { ...process.env, ...env }, encoding: "utf8", ...(input === undefined ? {} : { input }) });
+/** `shomei <args>` of the checkout at `root`, with the server's settings, its standard input `input`; its output. */
+function cli(root: string, env: Record<string, string>, args: string[], input?: string): string {
+  const run = spawnSync(process.execPath, [path.join(root, "bin/shomei.js"), ...args], { env: { ...process.env, ...env }, encoding: "utf8", ...(input === undefined ? {} : { input }) });
   if (run.status !== 0) throw new Error(`shomei ${args.join(" ")} failed: ${run.stderr}`);
   return run.stdout.trim();
 }
@@ -63,26 +63,27 @@ async function rpc(url: string, token: string, procedure: string, body: unknown)
   return json;
 }
 
-export async function startShomei(databaseUrl: string, history: number, mode: ShomeiMode, ca: BenchCa): Promise<Shomei> {
+/** shomei as built in the checkout at `root` (this one, or a baseline's: see BENCH_BASELINE), its account, client and user made, seeded. */
+export async function startShomei(databaseUrl: string, history: number, mode: ShomeiMode, ca: BenchCa, root = "."): Promise<Shomei> {
   const dir = temporaryDirectory("shomei-bench-");
   const env: Record<string, string> = { PORT: "0", HOST: "127.0.0.1", SHOMEI_DATA_DIR: dir, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" };
   let prepared: { token: string; clientSecret: string } | undefined;
   if (mode === "production") {
     Object.assign(env, { SHOMEI_MODE: "production", SHOMEI_TRUST_ANCHORS_FILE: ca.anchorsFile });
-    cli(env, ["migrate"]);
-    cli(env, ["account", "create", accountName]);
-    cli(env, ["account", "start", accountName]);
-    const token = cli(env, ["token", "create", accountName, "--name", "bench"]).split("\n").at(-1)!;
+    cli(root, env, ["migrate"]);
+    cli(root, env, ["account", "create", accountName]);
+    cli(root, env, ["account", "start", accountName]);
+    const token = cli(root, env, ["token", "create", accountName, "--name", "bench"]).split("\n").at(-1)!;
     const clientSecret = randomBytes(24).toString("base64url");
-    cli(env, ["client", "add", "--metadata", JSON.stringify({
+    cli(root, env, ["client", "add", "--metadata", JSON.stringify({
       client_id: clientId, client_secret: clientSecret, token_endpoint_auth_method: "client_secret_basic",
       redirect_uris: [redirectUri], scope: "openid profile email offline_access", grant_types: ["authorization_code", "refresh_token"],
     })]);
-    cli(env, ["user", "create", user.login, "--name", "Bench User"], user.password);
+    cli(root, env, ["user", "create", user.login, "--name", "Bench User"], user.password);
     prepared = { token, clientSecret };
   }
   const ready = mode === "production" ? /is listening on http:\S+/ : /revoked one: \{"certificateId":"[0-9a-f-]+"\}[\s\S]*demo-client-secret/;
-  const args = [...profileArguments(), "bin/shomei.js", "serve", ...(mode === "mock" ? ["--mode", "mock"] : [])];
+  const args = [...profileArguments(), path.join(root, "bin/shomei.js"), "serve", ...(mode === "mock" ? ["--mode", "mock"] : [])];
   const { child, output } = await start(process.execPath, args, env, ready);
   const url = /is listening on (http:\/\/[^\s]+)/.exec(output)![1]!;
 
