@@ -40,18 +40,21 @@ interface Row {
   cpuUs: [number, number];
   /** The compared side's CPU per unit over shomei's, median of the rounds' (above 1: shomei spends less). */
   cpuRatio: number;
+  /** PostgreSQL's CPU per unit while each side ran, µs, median over the rounds (NaN: the key does not use PostgreSQL). */
+  databaseCpuUs: [number, number];
   error?: string;
 }
 
-async function measureSide(side: Side, secondsToRun: number, warmUp = false): Promise<Measured> {
+async function measureSide(side: Side, secondsToRun: number, warmUp = false, withPostgres = false): Promise<Measured> {
   const job = { ...(await side.job()), seconds: secondsToRun, connections: side.connections ?? connections } as LoadJob;
-  const result = await (await loadGenerator()).measure(job, side.pid, warmUp);
+  const result = await (await loadGenerator()).measure(job, side.pid, warmUp, withPostgres);
   const units = result.ok * (side.per ?? 1);
-  return { ...result, rate: result.rate * (side.per ?? 1), cpuUs: units > 0 ? (result.cpuMs * 1000) / units : Number.NaN };
+  const perUnit = (ms: number) => (units > 0 ? (ms * 1000) / units : Number.NaN);
+  return { ...result, rate: result.rate * (side.per ?? 1), cpuUs: perUnit(result.cpuMs), databaseCpuUs: perUnit(result.databaseCpuMs) };
 }
 
-/** A measurement with its server's CPU per unit. */
-type Measured = Measurement & { cpuUs: number };
+/** A measurement with its server's CPU per unit, and PostgreSQL's where the key uses it (NaN otherwise). */
+type Measured = Measurement & { cpuUs: number; databaseCpuUs: number };
 
 /**
  * Another checkout whose build the run measures in place of each key's
@@ -67,12 +70,14 @@ async function run(name: ComparisonName, servers: Servers, baseline: Servers | u
   const c = await comparison(name, servers);
   if (baseline) c.peer = { ...(await comparison(name, baseline)).shomei, label: "baseline" };
   const sides = [c.shomei, c.peer] as const;
+  // PostgreSQL's processes share the machine: their CPU is what a check on PostgreSQL costs beside shomei's own.
+  const withPostgres = needs[name].includes("postgres");
   for (const side of sides) await measureSide(side, warmupSeconds, true);
   const results: [Measured[], Measured[]] = [[], []];
   for (let round = 0; round < rounds; round++) {
     // Alternate which side goes first, so that a drift of the machine's load does not favour one.
     const order = round % 2 === 0 ? [0, 1] : [1, 0];
-    for (const i of order) results[i]!.push(await measureSide(sides[i]!, seconds));
+    for (const i of order) results[i]!.push(await measureSide(sides[i]!, seconds, false, withPostgres));
   }
   const ratios = results[0].map((ours, i) => ours.rate / results[1][i]!.rate);
   const cpuRatios = results[0].map((ours, i) => results[1][i]!.cpuUs / ours.cpuUs);
@@ -89,15 +94,16 @@ async function run(name: ComparisonName, servers: Servers, baseline: Servers | u
     rssMb: pick((m) => m.rssMb),
     cpuUs: pick((m) => m.cpuUs),
     cpuRatio: median(cpuRatios.filter(Number.isFinite)),
+    databaseCpuUs: pick((m) => m.databaseCpuUs),
   };
 }
 
 function printTable(rows: Row[]): void {
-  const header = ["key", "path", "shomei side", "compared with", "rate (median)", "ratio", "rounds", "spread", "p99 ms", "RSS MB", "CPU µs/unit", "CPU ratio"];
+  const header = ["key", "path", "shomei side", "compared with", "rate (median)", "ratio", "rounds", "spread", "p99 ms", "RSS MB", "CPU µs/unit", "CPU ratio", "PostgreSQL µs/unit"];
   const f = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
   const cells = rows.map((r) =>
     r.error
-      ? [r.name, r.title, "", "", "", "failed", "", "", "", "", "", ""]
+      ? [r.name, r.title, "", "", "", "failed", "", "", "", "", "", "", ""]
       : [
           r.name,
           r.title,
@@ -111,6 +117,7 @@ function printTable(rows: Row[]): void {
           `${f(r.rssMb[0])} vs ${f(r.rssMb[1])}`,
           `${f(r.cpuUs[0], 1)} vs ${f(r.cpuUs[1], 1)}`,
           Number.isFinite(r.cpuRatio) ? `${r.cpuRatio.toFixed(3)}x` : "-",
+          Number.isFinite(r.databaseCpuUs[0]) ? `${f(r.databaseCpuUs[0], 1)} vs ${f(r.databaseCpuUs[1], 1)}` : "-",
         ],
   );
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
@@ -149,7 +156,7 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
         console.log(`${name}: ${row.ratio.toFixed(3)}x (rounds ${row.ratios.map((x) => x.toFixed(3)).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        rows.push({ name, title: name, labels: ["", ""], unit: "", ratio: Number.NaN, ratios: [], rate: [0, 0], p99: [0, 0], rssMb: [0, 0], cpuUs: [0, 0], cpuRatio: Number.NaN, error: message });
+        rows.push({ name, title: name, labels: ["", ""], unit: "", ratio: Number.NaN, ratios: [], rate: [0, 0], p99: [0, 0], rssMb: [0, 0], cpuUs: [0, 0], cpuRatio: Number.NaN, databaseCpuUs: [Number.NaN, Number.NaN], error: message });
         console.log(`${name}: failed: ${message}`);
       }
       const later = new Set(names.slice(i + 1).flatMap((next) => needs[next]));

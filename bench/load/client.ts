@@ -4,7 +4,7 @@
  * the measured server sampled from /proc while its job runs.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { LoadJob, LoadResult } from "./job.ts";
 
@@ -13,6 +13,8 @@ export interface Measurement extends LoadResult {
   rssMb: number;
   /** CPU time the server process (all its threads) spent during the job, in ms (NaN when it could not be read). */
   cpuMs: number;
+  /** CPU time PostgreSQL's processes spent during the job, in ms, when asked for (NaN otherwise). */
+  databaseCpuMs: number;
 }
 
 /** Clock ticks a second of /proc/<pid>/stat's times: 100 on every Linux this runs on (USER_HZ). */
@@ -29,6 +31,26 @@ export function cpuTimeMs(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * CPU time of every PostgreSQL server process on the machine so far, in ms
+ * (the run's database work: the bench's PostgreSQL serves nothing else while
+ * it runs); the backends of connections that closed meanwhile are not counted.
+ */
+export function postgresCpuTimeMs(): number {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue;
+    } catch {
+      continue;
+    }
+    const ms = cpuTimeMs(Number(entry));
+    if (Number.isFinite(ms)) total += ms;
+  }
+  return total;
 }
 
 /** VmRSS of a process in MB, or NaN when /proc does not say (not Linux, or the process is gone). */
@@ -73,10 +95,12 @@ export class LoadGenerator {
    * Runs one job against the server with process id `pid`; fails when any
    * request did not answer as expected, or (unless it is a warm-up) none answered.
    */
-  async measure(job: LoadJob, pid?: number, warmUp = false): Promise<Measurement> {
+  async measure(job: LoadJob, pid?: number, warmUp = false, withPostgres = false): Promise<Measurement> {
     if (!this.child) throw new Error("the load generator is not started");
     const sample = () => (pid === undefined ? Number.NaN : residentMb(pid));
     const cpu = () => (pid === undefined ? Number.NaN : cpuTimeMs(pid));
+    const databaseCpu = () => (withPostgres ? postgresCpuTimeMs() : Number.NaN);
+    const databaseCpuBefore = databaseCpu();
     const cpuBefore = cpu();
     let rssMb = sample();
     const sampler = setInterval(() => {
@@ -92,7 +116,7 @@ export class LoadGenerator {
       });
       if (result.failed > 0) throw new Error(`${job.name}: ${result.failed} of ${result.ok + result.failed} requests failed, the first with ${result.firstFailure}`);
       if (result.ok === 0 && !warmUp) throw new Error(`${job.name}: no request answered`);
-      return { ...result, rssMb, cpuMs: cpu() - cpuBefore };
+      return { ...result, rssMb, cpuMs: cpu() - cpuBefore, databaseCpuMs: databaseCpu() - databaseCpuBefore };
     } finally {
       clearInterval(sampler);
     }
