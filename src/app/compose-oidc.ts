@@ -123,7 +123,9 @@ export function createOidc(
   const repository = new OidcRepository(database);
   const clients = new ClientsRepository(database);
   const users = new OidcUsers(repository, secretKey, clock);
-  const tokensRepository = new TokensRepository(database);
+  // A family's revocation outlives every token issued before it (none is issued after).
+  const longestTokenMs = Math.max(tokenLifetimes.accessTokenLifetimeSeconds, tokenLifetimes.refreshTokenLifetimeSeconds) * 1000;
+  const tokensRepository = new TokensRepository(database, longestTokenMs);
   const passkeys = new Passkeys(
     new PasskeysRepository(database),
     new PasskeyChallenges(records, passkeyChallengeLifetimeMs, clock),

@@ -12,10 +12,11 @@ export class ExpiredRowsRepository implements ExpiredRowsStore {
     const db = this.database.db;
     const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
     return {
-      // The certificate API's access tokens (migration 0033) are tokens too, kept as long.
+      // The certificate API's access tokens (migration 0033) are tokens too, kept as long, and so are revoked families (0037) once none of their tokens can be live.
       tokens:
         deleted(await db.deleteFrom("oidc_tokens").where("expires_at", "<", cutoffs.tokens).executeTakeFirst()) +
-        deleted(await db.deleteFrom("api_access_tokens").where("expires_at", "<", cutoffs.tokens).executeTakeFirst()),
+        deleted(await db.deleteFrom("api_access_tokens").where("expires_at", "<", cutoffs.tokens).executeTakeFirst()) +
+        deleted(await db.deleteFrom("oidc_revoked_families").where("expires_at", "<", cutoffs.tokens).executeTakeFirst()),
       interactions: deleted(await db.deleteFrom("oidc_interactions").where("expires_at", "<", cutoffs.interactions).executeTakeFirst()),
       // An expired session ends like any other: its clients' logout tokens are queued with its deletion.
       sessions: (await endSessions(db, { expiredBefore: cutoffs.sessions }, cutoffs.sessions)).sessions,

@@ -1,18 +1,28 @@
-import type { Kysely } from "kysely";
+import type { ExpressionBuilder, Kysely } from "kysely";
 import type { TokenSelection } from "../domain/oidc/model.ts";
 import type { Tables } from "./schema.ts";
 
 
-const tokenColumns = { tokenHash: "token_hash", family: "family", grantId: "grant_id", clientId: "client_id" } as const;
+/** A token's family among the revoked ones (migration 0037), for a statement on oidc_tokens. */
+export function revokedFamilyOf(selectFrom: ExpressionBuilder<Tables, "oidc_tokens">["selectFrom"]) {
+  return selectFrom("oidc_revoked_families").select("oidc_revoked_families.family").whereRef("oidc_revoked_families.family", "=", "oidc_tokens.family");
+}
 
-/** Marks the selected live tokens revoked; returns how many. */
-export async function revokeTokens(db: Kysely<Tables>, selection: TokenSelection, now: number): Promise<number> {
+const tokenColumns = { tokenHash: "token_hash", grantId: "grant_id", clientId: "client_id" } as const;
+
+/**
+ * Marks the selected live tokens revoked; returns how many. Not a family:
+ * a family is revoked in a row of its own (TokensRepository.revoke), and
+ * its tokens count as revoked already.
+ */
+export async function revokeTokens(db: Kysely<Tables>, selection: Exclude<TokenSelection, { family: string }>, now: number): Promise<number> {
   const [key, value] = Object.entries(selection)[0] as [keyof typeof tokenColumns, string];
   const result = await db
     .updateTable("oidc_tokens")
     .set({ revoked_at: now })
     .where(tokenColumns[key], "=", value)
     .where("revoked_at", "is", null)
+    .where(({ not, exists, selectFrom }) => not(exists(revokedFamilyOf(selectFrom))))
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

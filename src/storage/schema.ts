@@ -35,6 +35,7 @@ export interface Tables {
   oidc_grants: OidcGrantTable;
   oidc_signing_keys: OidcSigningKeyTable;
   oidc_tokens: OidcTokenTable;
+  oidc_revoked_families: OidcRevokedFamilyTable;
   oidc_dpop_proof_jtis: OidcDpopProofJtiTable;
   login_attempts: LoginAttemptTable;
   server_key_check: ServerKeyCheckTable;
@@ -483,6 +484,13 @@ export interface OidcTokenTable {
   expires_at: number;
   consumed_at: number | null;
   revoked_at: number | null;
+}
+
+/** See migration 0037: a token family revoked whole, until none of its tokens can be live. */
+export interface OidcRevokedFamilyTable {
+  family: string;
+  revoked_at: number;
+  expires_at: number;
 }
 
 /** See migration 0017: a used DPoP proof, by SHA-256 of its key thumbprint and jti, until its iat window passed. */

@@ -1,11 +1,11 @@
-import type { ExpressionBuilder, Insertable, Kysely, Selectable } from "kysely";
+import { sql, type ExpressionBuilder, type Insertable, type Kysely, type Selectable } from "kysely";
 import type { AuthorizationDetail } from "../domain/oidc/authorization-details.ts";
 import type { TokenKind, TokenRow, TokenSelection } from "../domain/oidc/model.ts";
 import type { TokenStore, TokenWithGrant } from "../domain/oidc/stores.ts";
 import type { Database } from "./database.ts";
 import { groupedWrites, type StatementCalls } from "./coalesced-calls.ts";
 import { preparedInsert, preparedQuery } from "./prepared-query.ts";
-import { revokeTokens } from "./revocations.ts";
+import { revokedFamilyOf, revokeTokens } from "./revocations.ts";
 import type { OidcTokenTable, Tables } from "./schema.ts";
 
 /**
@@ -18,18 +18,29 @@ const tokenColumns = [
   "sid", "claims_locales", "dpop_jkt", "created_at", "expires_at", "consumed_at", "revoked_at",
 ] as const satisfies readonly (keyof OidcTokenTable)[];
 
+/**
+ * A token read with its family's revocation (migration 0037): its
+ * `revoked_at` is the earlier of its own and its family's.
+ */
+function tokenRead(db: Kysely<Tables>, tokenHash: string) {
+  const [own, family] = [sql.ref("t.revoked_at"), sql.ref("f.revoked_at")];
+  return db
+    .selectFrom("oidc_tokens as t")
+    .leftJoin("oidc_revoked_families as f", "f.family", "t.family")
+    .select(tokenColumns.filter((column) => column !== "revoked_at").map((column) => `t.${column}` as const))
+    .select(sql<number | null>`case when ${family} is not null and (${own} is null or ${family} < ${own}) then ${family} else ${own} end`.as("revoked_at"))
+    .where("t.token_hash", "=", tokenHash);
+}
+
 /** Every bearer check's read (see preparedQuery). */
 const tokenWithGrant = preparedQuery((db: Kysely<Tables>, tokenHash: string) =>
-  db
-    .selectFrom("oidc_tokens as t")
+  tokenRead(db, tokenHash)
     .leftJoin("oidc_grants as g", (join) => join.onRef("g.id", "=", "t.grant_id").on("g.revoked_at", "is", null))
-    .select(tokenColumns.map((column) => `t.${column}` as const))
-    .select(["g.scopes as grant_scopes", "g.authorization_details as grant_authorization_details"])
-    .where("t.token_hash", "=", tokenHash),
+    .select(["g.scopes as grant_scopes", "g.authorization_details as grant_authorization_details"]),
 );
 
 /** A token by its key: a refresh's scope check, a replayed token's family (see preparedQuery). */
-const tokenByHash = preparedQuery((db: Kysely<Tables>, tokenHash: string) => db.selectFrom("oidc_tokens").select(tokenColumns).where("token_hash", "=", tokenHash));
+const tokenByHash = preparedQuery((db: Kysely<Tables>, tokenHash: string) => tokenRead(db, tokenHash));
 
 /** The rotation's UPDATE … RETURNING, but for the DPoP condition (see consumeRefresh). */
 function refreshUse(db: Kysely<Tables>, tokenHash: string, clientId: string, now: number) {
@@ -44,6 +55,7 @@ function refreshUse(db: Kysely<Tables>, tokenHash: string, clientId: string, now
     .where("consumed_at", "is", null)
     .where("revoked_at", "is", null)
     .where("expires_at", ">", now)
+    .where(({ not, exists, selectFrom }) => not(exists(revokedFamilyOf(selectFrom))))
     .returning(tokenColumns)
     .returning((eb) => [
       liveGrant(eb).select("oidc_grants.scopes").as("grant_scopes"),
@@ -71,7 +83,15 @@ export class TokensRepository implements TokenStore {
   /** Concurrent issuances committed together (see groupedWrites); each issuance is one item, so it is stored whole or not at all. */
   private readonly issuances: StatementCalls<readonly TokenRow[], void>;
 
-  constructor(private readonly database: Database) {
+  /**
+   * `familyRevocationKeptMs`: how long a family's revocation is kept, at
+   * least the longest lifetime of a token (a token issued just before it
+   * lives that long); a year unless the service says.
+   */
+  constructor(
+    private readonly database: Database,
+    private readonly familyRevocationKeptMs = 366 * 24 * 3600 * 1000,
+  ) {
     this.issuances = groupedWrites(
       database.dialect,
       (issuances) => insertTokenRows(this.database.db, issuances.flat().map(tokenValues)),
@@ -109,9 +129,15 @@ export class TokensRepository implements TokenStore {
     return row && withGrant(row);
   }
 
-  /** Revokes the selected live tokens (see TokenSelection); returns how many. */
-  revoke(selection: TokenSelection, now: number): Promise<number> {
-    return revokeTokens(this.database.db, selection, now);
+  /** Revokes the selected live tokens (see TokenStore); a family in one row of its own (migration 0037). */
+  async revoke(selection: TokenSelection, now: number): Promise<boolean> {
+    if (!("family" in selection)) return (await revokeTokens(this.database.db, selection, now)) > 0;
+    const result = await this.database.db
+      .insertInto("oidc_revoked_families")
+      .values({ family: selection.family, revoked_at: now, expires_at: now + this.familyRevocationKeptMs })
+      .onConflict((conflict) => conflict.column("family").doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
   }
 }
 

@@ -30,7 +30,7 @@ const targets = await databaseTargets();
 
 for (const target of targets) {
   describe.skipIf(!!target.unavailable)(targetTitle(target), () => {
-    const { live, codeFor, token, exchange, refresh, expectIssued, expectTokenError, expectInvalidClient, tokenCount, tokenRow, expectIdToken, state } = useTokenEndpoint(target);
+    const { live, codeFor, token, exchange, refresh, expectIssued, expectTokenError, expectInvalidClient, tokenCount, tokenRow, familyRows, expectIdToken, state } = useTokenEndpoint(target);
     let issuer: string;
     let tokenEndpoint: string;
     let parEndpoint: string;
@@ -604,7 +604,7 @@ for (const target of targets) {
         for (const reply of replies.filter((r) => r.status !== 200)) expectTokenError(reply, 400, "invalid_grant");
         // Exactly one access token was stored (scope openid: no refresh token), and the replays revoked it.
         expect(await tokenCount()).toBe(before + 1);
-        const stored = await live().database.db.selectFrom("oidc_tokens").select("revoked_at").where("family", "=", storedKeyOf(code)).execute();
+        const stored = await familyRows(storedKeyOf(code));
         expect(stored).toHaveLength(1);
         expect(stored[0]!.revoked_at).not.toBeNull();
       });

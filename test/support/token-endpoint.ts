@@ -162,8 +162,24 @@ export function useTokenEndpoint(target: DatabaseTarget) {
     return Number(row.n);
   }
 
+  /** Token rows as a read sees them: revoked at the earlier of their own revocation and their family's (migration 0037). */
+  function tokensAsRead() {
+    return live().database.db.selectFrom("oidc_tokens as t").leftJoin("oidc_revoked_families as f", "f.family", "t.family").selectAll("t").select("f.revoked_at as family_revoked_at");
+  }
+  type ReadRow = Awaited<ReturnType<ReturnType<typeof tokensAsRead>["executeTakeFirstOrThrow"]>>;
+  function asRead({ family_revoked_at: family, ...row }: ReadRow) {
+    const familyFirst = family !== null && (row.revoked_at === null || Number(family) < Number(row.revoked_at));
+    return { ...row, revoked_at: familyFirst ? family : row.revoked_at };
+  }
+
   async function tokenRow(value: string) {
-    return live().database.db.selectFrom("oidc_tokens").selectAll().where("token_hash", "=", storedKeyOf(value)).executeTakeFirst();
+    const row = await tokensAsRead().where("t.token_hash", "=", storedKeyOf(value)).executeTakeFirst();
+    return row && asRead(row);
+  }
+
+  /** Every token of a family (the tokens of one code and its refreshes), as a read sees them. */
+  async function familyRows(family: string) {
+    return (await tokensAsRead().where("t.family", "=", family).execute()).map(asRead);
   }
 
   /** The ID token verified against the server's JWKS (signature, alg, iss, aud), with its header. */
@@ -291,6 +307,7 @@ export function useTokenEndpoint(target: DatabaseTarget) {
     expectInvalidClient,
     tokenCount,
     tokenRow,
+    familyRows,
     verifiedIdToken,
     publishedKids,
     expectIdToken,

@@ -384,18 +384,37 @@ for (const implementation of implementations) {
         expect(await stores.tokens.consumeRefresh(unbound.tokenHash, "rp", now, "key-b")).toBeDefined();
       });
 
-      it("revoke marks the selected live tokens and counts them: by token, family, grant or client", async () => {
+      it("revoke marks the selected live tokens, saying whether any was: by token, family, grant or client", async () => {
         const u = await user();
         const clientId = fresh("rp-");
         const g = await grant(u.id, clientId);
         const family = fresh();
         const [a, b, c] = [token(g, { family }), token(g, { family }), token(g)];
         await stores.tokens.insert([a, b, c]);
-        expect(await stores.tokens.revoke({ tokenHash: a.tokenHash }, now)).toBe(1);
-        expect(await stores.tokens.revoke({ family }, now + 1)).toBe(1);
+        expect(await stores.tokens.revoke({ tokenHash: a.tokenHash }, now)).toBe(true);
+        expect(await stores.tokens.revoke({ family }, now + 1)).toBe(true);
+        expect(await stores.tokens.revoke({ family }, now + 2)).toBe(false);
+        // Each shows the earlier of its own revocation and its family's.
         expect((await stores.tokens.find(a.tokenHash))?.revokedAt).toBe(now);
-        expect(await stores.tokens.revoke({ grantId: g.id }, now)).toBe(1);
-        expect(await stores.tokens.revoke({ clientId }, now)).toBe(0);
+        expect((await stores.tokens.find(b.tokenHash))?.revokedAt).toBe(now + 1);
+        expect((await stores.tokens.findWithGrant(b.tokenHash))?.token.revokedAt).toBe(now + 1);
+        expect(await stores.tokens.revoke({ tokenHash: b.tokenHash }, now + 3)).toBe(false);
+        expect(await stores.tokens.revoke({ grantId: g.id }, now + 4)).toBe(true);
+        expect((await stores.tokens.find(c.tokenHash))?.revokedAt).toBe(now + 4);
+        expect((await stores.tokens.find(b.tokenHash))?.revokedAt).toBe(now + 1);
+        expect(await stores.tokens.revoke({ clientId }, now)).toBe(false);
+      });
+
+      it("a token stored into a revoked family is revoked, and a refresh token of it is not consumed", async () => {
+        const u = await user();
+        const g = await grant(u.id, "rp");
+        const family = fresh();
+        await stores.tokens.revoke({ family }, now);
+        const late = token(g, { family });
+        await stores.tokens.insert([late]);
+        expect((await stores.tokens.find(late.tokenHash))?.revokedAt).toBe(now);
+        expect(await stores.tokens.consumeRefresh(late.tokenHash, "rp", now + 1, null)).toBeUndefined();
+        expect((await stores.tokens.find(late.tokenHash))?.consumedAt).toBeNull();
       });
     });
 

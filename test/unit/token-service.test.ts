@@ -45,8 +45,9 @@ async function tokensFor(s: Setup, scope = "openid offline_access"): Promise<Tok
   return exchange(s, code);
 }
 
-function stored(s: Setup, token: string): TokenRow {
-  const row = s.domain.stores.tables.tokens.get(storedKeyOf(token));
+/** The token as the store reads it back (revoked with its family, too). */
+async function stored(s: Setup, token: string): Promise<TokenRow> {
+  const row = await s.domain.stores.tokens.find(storedKeyOf(token));
   if (!row) throw new Error("no token stored under the token's key");
   return row;
 }
@@ -87,8 +88,8 @@ describe("authorization code exchange", () => {
     expect(response).toMatchObject({ token_type: "Bearer", expires_in: tokenLifetimes.accessTokenLifetimeSeconds, scope: "openid profile offline_access" });
     expect(response.grant_id).toBe((await s.domain.stores.oidc.findLatestGrant(s.user.id, s.rp.clientId))!.id);
     expect(response.authorization_details).toBeUndefined();
-    expect(stored(s, response.access_token)).toMatchObject({ kind: "access", userId: s.user.id, dpopJkt: null });
-    expect(stored(s, response.refresh_token!)).toMatchObject({ kind: "refresh", consumedAt: null });
+    expect(await stored(s, response.access_token)).toMatchObject({ kind: "access", userId: s.user.id, dpopJkt: null });
+    expect(await stored(s, response.refresh_token!)).toMatchObject({ kind: "refresh", consumedAt: null });
     const keys = [...s.domain.stores.tables.tokens.keys()];
     expect(keys).not.toContain(response.access_token);
     expect(keys).not.toContain(response.refresh_token);
@@ -101,7 +102,7 @@ describe("authorization code exchange", () => {
     const refreshed = await refresh(s, first.refresh_token!);
     await expect(exchange(s, code)).rejects.toMatchObject({ error: "invalid_grant", description: expect.stringMatching(/already used/) });
     for (const token of [first.access_token, first.refresh_token!, refreshed.access_token, refreshed.refresh_token!]) {
-      expect(stored(s, token).revokedAt).toBe(s.domain.time.now);
+      expect((await stored(s, token)).revokedAt).toBe(s.domain.time.now);
     }
     expect(await accessTokenWorks(s, refreshed.access_token)).toBe(false);
     await expect(refresh(s, refreshed.refresh_token!)).rejects.toMatchObject({ error: "invalid_grant" });
@@ -115,7 +116,8 @@ describe("authorization code exchange", () => {
     for (const r of results) if (r.status === "rejected") expect(r.reason).toMatchObject({ error: "invalid_grant" });
     const family = [...s.domain.stores.tables.tokens.values()].filter((t) => t.family === storedKeyOf(code));
     expect(family.map((t) => t.kind).sort()).toEqual(["access", "refresh"]);
-    expect(family.every((t) => t.revokedAt !== null)).toBe(true);
+    const read = await Promise.all(family.map((t) => s.domain.stores.tokens.find(t.tokenHash)));
+    expect(read.every((t) => t?.revokedAt !== null)).toBe(true);
   });
 
   it("only by its client: another client's attempt is invalid_grant, and the code still works for its own client", async () => {
@@ -216,7 +218,7 @@ describe("secrets of the older shape (43 characters, stored under their whole SH
     await s.domain.stores.oneTime.issue({ kind: "authorization_code", keyHash: sha256Hex(olderCode), owner: s.rp.clientId, payload: record.payload, now: s.domain.time.now, ttlMs: lifetimes.codeMs });
     const tokens = await exchange(s, olderCode);
     const olderRefresh = randomBytes(32).toString("base64url");
-    await s.domain.stores.tokens.insert([{ ...stored(s, tokens.refresh_token!), tokenHash: sha256Hex(olderRefresh), family: fresh() }]);
+    await s.domain.stores.tokens.insert([{ ...(await stored(s, tokens.refresh_token!)), tokenHash: sha256Hex(olderRefresh), family: fresh() }]);
     expect((await refresh(s, olderRefresh)).refresh_token).toHaveLength(51);
   });
 });
@@ -245,8 +247,8 @@ describe("refresh", () => {
     expect(second.refresh_token).toBeTruthy();
     expect(second.refresh_token).not.toBe(first.refresh_token);
     expect(second.access_token).not.toBe(first.access_token);
-    expect(stored(s, first.refresh_token!).consumedAt).toBe(s.domain.time.now);
-    expect(stored(s, second.refresh_token!).family).toBe(stored(s, first.refresh_token!).family);
+    expect((await stored(s, first.refresh_token!)).consumedAt).toBe(s.domain.time.now);
+    expect((await stored(s, second.refresh_token!)).family).toBe((await stored(s, first.refresh_token!)).family);
     await refresh(s, second.refresh_token!);
   });
 
@@ -268,7 +270,8 @@ describe("refresh", () => {
     expect(results.filter((r) => r.status === "fulfilled").length).toBeLessThanOrEqual(1);
     for (const r of results) if (r.status === "rejected") expect(r.reason).toMatchObject({ error: "invalid_grant" });
     expect(s.domain.stores.tables.tokens.size).toBe(before + 2);
-    expect([...s.domain.stores.tables.tokens.values()].every((t) => t.revokedAt !== null)).toBe(true);
+    const read = await Promise.all([...s.domain.stores.tables.tokens.keys()].map((key) => s.domain.stores.tokens.find(key)));
+    expect(read.every((t) => t?.revokedAt !== null)).toBe(true);
   });
 
   it("only by its client: another client's attempt fails and leaves the token usable", async () => {
@@ -308,7 +311,7 @@ describe("refresh", () => {
     const tokens = await tokensFor(s, "openid profile offline_access");
     const narrowed = await refresh(s, tokens.refresh_token!, { scope: "openid" });
     expect(narrowed.scope).toBe("openid");
-    expect(stored(s, narrowed.refresh_token!).scopes).toEqual(["openid", "profile", "offline_access"]);
+    expect((await stored(s, narrowed.refresh_token!)).scopes).toEqual(["openid", "profile", "offline_access"]);
   });
 
   it("a scope that was not granted is invalid_scope, and the refresh token stays usable", async () => {
@@ -330,35 +333,35 @@ describe("DPoP", () => {
   it("a public client's tokens are bound to the proof's key, and the binding is kept on refresh", async () => {
     const { s, tokens } = await publicTokens(keyA);
     expect(tokens.token_type).toBe("DPoP");
-    expect(stored(s, tokens.access_token).dpopJkt).toBe(keyA);
-    expect(stored(s, tokens.refresh_token!).dpopJkt).toBe(keyA);
+    expect((await stored(s, tokens.access_token)).dpopJkt).toBe(keyA);
+    expect((await stored(s, tokens.refresh_token!)).dpopJkt).toBe(keyA);
     const refreshed = await refresh(s, tokens.refresh_token!, {}, keyA);
     expect(refreshed.token_type).toBe("DPoP");
-    expect(stored(s, refreshed.access_token).dpopJkt).toBe(keyA);
-    expect(stored(s, refreshed.refresh_token!).dpopJkt).toBe(keyA);
+    expect((await stored(s, refreshed.access_token)).dpopJkt).toBe(keyA);
+    expect((await stored(s, refreshed.refresh_token!)).dpopJkt).toBe(keyA);
   });
 
   it("a bound refresh token with another key or without a proof is invalid_grant, and stays usable with its key", async () => {
     const { s, tokens } = await publicTokens(keyA);
     await expect(refresh(s, tokens.refresh_token!, {}, keyB)).rejects.toMatchObject({ error: "invalid_grant", description: expect.stringMatching(/bound to another DPoP key/) });
     await expect(refresh(s, tokens.refresh_token!)).rejects.toMatchObject({ error: "invalid_grant" });
-    expect(stored(s, tokens.refresh_token!).consumedAt).toBeNull();
+    expect((await stored(s, tokens.refresh_token!)).consumedAt).toBeNull();
     await refresh(s, tokens.refresh_token!, {}, keyA);
   });
 
   it("a public client's tokens without a proof are Bearer, and its refresh token is not bound", async () => {
     const { s, tokens } = await publicTokens(undefined);
     expect(tokens.token_type).toBe("Bearer");
-    expect(stored(s, tokens.refresh_token!).dpopJkt).toBeNull();
+    expect((await stored(s, tokens.refresh_token!)).dpopJkt).toBeNull();
   });
 
   it("a confidential client's refresh token is not bound: each refresh may bind its access token to a new key", async () => {
     const s = await setup();
     const { code } = await s.domain.code(s.rp, s.user, { scope: "openid offline_access" });
     const tokens = await exchange(s, code, {}, keyA);
-    expect(stored(s, tokens.refresh_token!).dpopJkt).toBeNull();
+    expect((await stored(s, tokens.refresh_token!)).dpopJkt).toBeNull();
     const refreshed = await refresh(s, tokens.refresh_token!, {}, keyB);
-    expect(stored(s, refreshed.access_token).dpopJkt).toBe(keyB);
+    expect((await stored(s, refreshed.access_token)).dpopJkt).toBe(keyB);
   });
 
   it("a code bound with dpop_jkt is refused with another key or none, without being used up", async () => {

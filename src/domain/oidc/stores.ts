@@ -95,8 +95,11 @@ export interface TokenStore {
    * Its grant's rights come with it, as they were when it was used.
    */
   consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined>;
-  /** Marks the selected live tokens revoked; returns how many. */
-  revoke(selection: TokenSelection, now: number): Promise<number>;
+  /**
+   * Revokes the selected live tokens: a family as a whole, its tokens and
+   * any stored into it later. True when anything was newly revoked.
+   */
+  revoke(selection: TokenSelection, now: number): Promise<boolean>;
 }
 
 /** Signing keys, one line of generations per algorithm (alg). */

@@ -35,6 +35,7 @@ import * as m0033 from "./0033_api_oauth_clients.ts";
 import * as m0034 from "./0034_client_jwks_uri.ts";
 import * as m0035 from "./0035_ocsp_sweep.ts";
 import * as m0036 from "./0036_status_heads_carry_status.ts";
+import * as m0037 from "./0037_revoked_token_families.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -78,4 +79,5 @@ export const migrations: Record<string, Migration> = {
   "0034_client_jwks_uri": m0034,
   "0035_ocsp_sweep": m0035,
   "0036_status_heads_carry_status": m0036,
+  "0037_revoked_token_families": m0037,
 };

@@ -18,6 +18,8 @@ export class InMemoryTables {
   readonly grants = new Map<string, GrantRow>();
   /** By tokenHash. */
   readonly tokens = new Map<string, TokenRow>();
+  /** Revoked token families (migration 0037) and when they were revoked. */
+  readonly revokedFamilies = new Map<string, number>();
   /** By kind and key hash (see oneTimeKey). */
   readonly oneTimeRecords = new Map<string, StoredOneTimeRecord>();
   /** By kid. */

@@ -3,7 +3,7 @@ import type { TokenStore, TokenWithGrant } from "../../../src/domain/oidc/stores
 import { copied, InMemoryTables } from "./tables.ts";
 
 /** The member a TokenSelection names. */
-type SelectedBy = "tokenHash" | "family" | "grantId" | "clientId";
+type SelectedBy = "tokenHash" | "grantId" | "clientId";
 
 /**
  * Access and refresh tokens in memory (src/storage/tokens-repository.ts on a
@@ -25,7 +25,7 @@ export class InMemoryTokens implements TokenStore {
 
   async find(tokenHash: string): Promise<TokenRow | undefined> {
     const token = this.tables.tokens.get(tokenHash);
-    return token && copied(token);
+    return token && this.asRead(token);
   }
 
   async findWithGrant(tokenHash: string): Promise<TokenWithGrant | undefined> {
@@ -33,23 +33,35 @@ export class InMemoryTokens implements TokenStore {
     return token && this.withGrant(token);
   }
 
+  /** A copy of the token as a read shows it: revoked at the earlier of its own revocation and its family's. */
+  private asRead(token: TokenRow): TokenRow {
+    const family = this.tables.revokedFamilies.get(token.family);
+    const revokedAt = family !== undefined && (token.revokedAt === null || family < token.revokedAt) ? family : token.revokedAt;
+    return { ...copied(token), revokedAt };
+  }
+
   async consumeRefresh(tokenHash: string, clientId: string, now: number, dpopJkt: string | null): Promise<TokenWithGrant | undefined> {
     const token = this.tables.tokens.get(tokenHash);
     if (!token || token.kind !== "refresh" || token.clientId !== clientId) return undefined;
-    if (token.consumedAt !== null || token.revokedAt !== null || token.expiresAt <= now) return undefined;
+    if (token.consumedAt !== null || token.revokedAt !== null || token.expiresAt <= now || this.tables.revokedFamilies.has(token.family)) return undefined;
     // Without a proof only an unbound token; with one, an unbound token or one bound to the proof's key.
     if (token.dpopJkt !== null && token.dpopJkt !== dpopJkt) return undefined;
     token.consumedAt = now;
     return this.withGrant(token);
   }
 
-  async revoke(selection: TokenSelection, now: number): Promise<number> {
+  async revoke(selection: TokenSelection, now: number): Promise<boolean> {
+    if ("family" in selection) {
+      if (this.tables.revokedFamilies.has(selection.family)) return false;
+      this.tables.revokedFamilies.set(selection.family, now);
+      return true;
+    }
     const [member, value] = Object.entries(selection)[0] as [SelectedBy, string];
-    let revoked = 0;
+    let revoked = false;
     for (const token of this.tables.tokens.values()) {
-      if (token[member] === value && token.revokedAt === null) {
+      if (token[member] === value && token.revokedAt === null && !this.tables.revokedFamilies.has(token.family)) {
         token.revokedAt = now;
-        revoked++;
+        revoked = true;
       }
     }
     return revoked;
@@ -58,6 +70,6 @@ export class InMemoryTokens implements TokenStore {
   private withGrant(token: TokenRow): TokenWithGrant {
     const grant = this.tables.grants.get(token.grantId);
     const live = grant && grant.revokedAt === null ? copied({ scopes: grant.scopes, authorizationDetails: grant.authorizationDetails }) : undefined;
-    return { token: copied(token), grant: live };
+    return { token: this.asRead(token), grant: live };
   }
 }
