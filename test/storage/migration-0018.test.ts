@@ -1,15 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { sql } from "kysely";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { signIdToken, type IdTokenClaims } from "../../src/domain/oidc/keys/id-token.ts";
 import { SigningKeys, signingAlgs, type SigningAlg } from "../../src/domain/oidc/keys/signing-keys.ts";
 import { ClientsRepository } from "../../src/storage/clients-repository.ts";
-import { openDatabase, type Database } from "../../src/storage/database.ts";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { SigningKeysRepository } from "../../src/storage/signing-keys-repository.ts";
-import { migratorFor } from "../support/migrator.ts";
-import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { migratorFor, scratchDatabasePerTest } from "../support/migrator.ts";
+import { databaseTargets, targetTitle } from "../support/databases.ts";
 
 const targets = await databaseTargets();
 const before0018 = "0017_dpop";
@@ -23,19 +22,10 @@ function claims(): IdTokenClaims {
 
 for (const t of targets) {
   describe.skipIf(!!t.unavailable)(`${targetTitle(t)}: migration 0018 (RS256 beside ES256)`, () => {
-    let scratch: ScratchDatabase | undefined;
-    let database: Database | undefined;
-
-    afterEach(async () => {
-      await database?.close();
-      await scratch?.drop();
-      database = undefined;
-      scratch = undefined;
-    });
+    const openScratch = scratchDatabasePerTest(t);
 
     it("keeps the ES256 keys and clients made before it: the same key signs, its tokens verify, and RS256 starts at generation 1", async () => {
-      scratch = await t.create();
-      database = await openDatabase(scratch.url);
+      const database = await openScratch();
       const migrator = await migratorFor(database);
       expect((await migrator.migrateTo(before0018)).error).toBeUndefined();
 
@@ -78,8 +68,7 @@ for (const t of targets) {
     });
 
     it("going back down keeps the ES256 keys and drops the RS256 ones", async () => {
-      scratch = await t.create();
-      database = await openDatabase(scratch.url);
+      const database = await openScratch();
       await migrateToLatest(database);
       const keys = new SigningKeys(new SigningKeysRepository(database), randomBytes(32), () => now);
       const es = await keys.active("ES256");

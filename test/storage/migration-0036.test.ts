@@ -1,28 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase, type Database } from "../../src/storage/database.ts";
+import { describe, expect, it } from "vitest";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
-import { migratorFor } from "../support/migrator.ts";
-import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { migratorFor, scratchDatabasePerTest } from "../support/migrator.ts";
+import { databaseTargets, targetTitle } from "../support/databases.ts";
 
 const targets = await databaseTargets();
 const before0036 = "0035_ocsp_sweep";
 
 for (const t of targets) {
   describe.skipIf(!!t.unavailable)(`${targetTitle(t)}: migration 0036 (the status chain's head carries the statuses)`, () => {
-    let scratch: ScratchDatabase | undefined;
-    let database: Database | undefined;
-
-    afterEach(async () => {
-      await database?.close();
-      await scratch?.drop();
-      database = undefined;
-      scratch = undefined;
-    });
+    const openScratch = scratchDatabasePerTest(t);
 
     it("fills in the heads written before it, and the next change's event compares with them", async () => {
-      scratch = await t.create();
-      database = await openDatabase(scratch.url);
+      const database = await openScratch();
       expect((await (await migratorFor(database)).migrateTo(before0036)).error).toBeUndefined();
       const db = database.db;
       const now = Date.UTC(2030, 0, 1);

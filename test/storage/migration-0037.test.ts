@@ -1,11 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase, type Database } from "../../src/storage/database.ts";
+import { describe, expect, it } from "vitest";
 import { migrateToLatest } from "../../src/storage/migrate.ts";
 import { ExpiredRowsRepository } from "../../src/storage/expired-rows-repository.ts";
 import { TokensRepository } from "../../src/storage/tokens-repository.ts";
-import { migratorFor } from "../support/migrator.ts";
-import { databaseTargets, targetTitle, type ScratchDatabase } from "../support/databases.ts";
+import { migratorFor, scratchDatabasePerTest } from "../support/migrator.ts";
+import { databaseTargets, targetTitle } from "../support/databases.ts";
 
 const targets = await databaseTargets();
 const before0037 = "0036_status_heads_carry_status";
@@ -13,15 +12,7 @@ const now = Date.UTC(2030, 0, 1);
 
 for (const t of targets) {
   describe.skipIf(!!t.unavailable)(`${targetTitle(t)}: migration 0037 (revoked token families in a row of their own)`, () => {
-    let scratch: ScratchDatabase | undefined;
-    let database: Database | undefined;
-
-    afterEach(async () => {
-      await database?.close();
-      await scratch?.drop();
-      database = undefined;
-      scratch = undefined;
-    });
+    const openScratch = scratchDatabasePerTest(t);
 
     /** A token row of `family` (no grant or user needed: the table has no foreign keys). */
     const tokenRow = (family: string, revokedAt: number | null = null) => ({
@@ -30,9 +21,8 @@ for (const t of targets) {
     });
 
     it("revokes families in a row read with their tokens; undone, the revocations go back onto the tokens", async () => {
-      scratch = await t.create();
-      database = await openDatabase(scratch.url);
-      expect((await migrateToLatest(database)).error).toBeUndefined();
+      const database = await openScratch();
+      expect((await migrateToLatest(database)).applied).toContain("0037_revoked_token_families");
       const db = database.db;
       const tokens = new TokensRepository(database, 60_000);
       const [family, other] = [randomBytes(8).toString("hex"), randomBytes(8).toString("hex")];
@@ -55,15 +45,14 @@ for (const t of targets) {
     });
 
     it("a family's revocation is swept with the tokens once none of them can be live", async () => {
-      scratch = await t.create();
-      database = await openDatabase(scratch.url);
+      const database = await openScratch();
       await migrateToLatest(database);
       const tokens = new TokensRepository(database, 60_000);
       const family = randomBytes(8).toString("hex");
       await tokens.revoke({ family }, now);
-      const families = async () => (await database!.db.selectFrom("oidc_revoked_families").select("family").execute()).length;
+      const families = async () => (await database.db.selectFrom("oidc_revoked_families").select("family").execute()).length;
       const sweep = (tokensCutoff: number) =>
-        new ExpiredRowsRepository(database!).deleteExpired({ tokens: tokensCutoff, interactions: 0, sessions: 0, loginAttempts: 0, ocspResponses: 0, dpopProofs: 0, jpkiSignRequests: 0 });
+        new ExpiredRowsRepository(database).deleteExpired({ tokens: tokensCutoff, interactions: 0, sessions: 0, loginAttempts: 0, ocspResponses: 0, dpopProofs: 0, jpkiSignRequests: 0 });
       expect((await sweep(now + 60_000)).tokens).toBe(0);
       expect(await families()).toBe(1);
       expect((await sweep(now + 60_001)).tokens).toBe(1);

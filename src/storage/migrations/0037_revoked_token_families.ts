@@ -5,12 +5,12 @@ import { sql, type Kysely } from "kysely";
  * token its client revoked: docs/oidc-decisions.md) are recorded once, in a
  * row of their own, and every read of a token and the rotation's update
  * join that row; the tokens of the family are no longer updated one by one
- * through an index on `family`. That index cost every issuance a page: the
+ * through an index on `family`, which every issuance paid for: the
  * families of concurrent refreshes interleave, so each family a grouped
- * insert touched was a leaf page of its own written to the log (about
- * 45 µs of a refresh's 110 µs in SQLite on the bench's machine; a refresh
- * with the index gone ran 1.09-1.13 times as fast, measured in one run
- * against the build with it).
+ * insert touched was a leaf page of its own written to the log. A token
+ * stored into a family after its revocation is revoked too, and revoking a
+ * family is one row. (The refresh benchmark showed no change of speed
+ * within its noise: docs/performance.md.)
  *
  * - revoked_at: when the family was revoked; a token's own revocation, if
  *   earlier, is the one a read shows.
