@@ -1,7 +1,10 @@
 import { createHash } from "node:crypto";
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { afterAll, beforeAll, expect } from "vitest";
+import type { Selectable } from "kysely";
 import { storedKeyOf } from "../../src/domain/oidc/flow/secrets.ts";
+import type { OidcTokenTable } from "../../src/storage/schema.ts";
+import { TokensRepository } from "../../src/storage/tokens-repository.ts";
 import type { DatabaseTarget, ScratchDatabase } from "./databases.ts";
 import {
   basicAuthorization,
@@ -162,24 +165,23 @@ export function useTokenEndpoint(target: DatabaseTarget) {
     return Number(row.n);
   }
 
-  /** Token rows as a read sees them: revoked at the earlier of their own revocation and their family's (migration 0037). */
-  function tokensAsRead() {
-    return live().database.db.selectFrom("oidc_tokens as t").leftJoin("oidc_revoked_families as f", "f.family", "t.family").selectAll("t").select("f.revoked_at as family_revoked_at");
-  }
-  type ReadRow = Awaited<ReturnType<ReturnType<typeof tokensAsRead>["executeTakeFirstOrThrow"]>>;
-  function asRead({ family_revoked_at: family, ...row }: ReadRow) {
-    const familyFirst = family !== null && (row.revoked_at === null || Number(family) < Number(row.revoked_at));
-    return { ...row, revoked_at: familyFirst ? family : row.revoked_at };
+  /**
+   * A token's row, with the revocation the service reads for it
+   * (TokensRepository.find: its own or its family's, migration 0037).
+   */
+  async function asRead(row: Selectable<OidcTokenTable>) {
+    const read = await new TokensRepository(live().database).find(row.token_hash);
+    return { ...row, revoked_at: read?.revokedAt ?? null };
   }
 
   async function tokenRow(value: string) {
-    const row = await tokensAsRead().where("t.token_hash", "=", storedKeyOf(value)).executeTakeFirst();
+    const row = await live().database.db.selectFrom("oidc_tokens").selectAll().where("token_hash", "=", storedKeyOf(value)).executeTakeFirst();
     return row && asRead(row);
   }
 
   /** Every token of a family (the tokens of one code and its refreshes), as a read sees them. */
   async function familyRows(family: string) {
-    return (await tokensAsRead().where("t.family", "=", family).execute()).map(asRead);
+    return Promise.all((await live().database.db.selectFrom("oidc_tokens").selectAll().where("family", "=", family).execute()).map(asRead));
   }
 
   /** The ID token verified against the server's JWKS (signature, alg, iss, aud), with its header. */
