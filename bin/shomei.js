@@ -3,10 +3,12 @@
 // A missing build, or one older than the sources beside it, stops here with
 // what to do, rather than running code that is not what the checkout says.
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { builtFiles, runBuilt } from "./built-code.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const built = `${root}dist/shomei.js`;
+const files = builtFiles(root);
+const built = files.bundle;
 
 /** The newest modification time of the files under a folder, 0 when it does not exist. */
 function newest(folder) {
@@ -29,4 +31,4 @@ if (Math.max(newest(`${root}src`), newest(`${root}gen`)) > statSync(built).mtime
 // The build's source maps (dist/*.map) lead a stack trace back to src/ when Node is asked to read them,
 // with NODE_OPTIONS=--enable-source-maps. Off by default: reading and indexing them as the bundle loads
 // took some 30 ms of every start, and without them a trace still names our functions (the build keeps names).
-await import(pathToFileURL(built).href);
+runBuilt(files);

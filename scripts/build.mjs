@@ -1,11 +1,12 @@
-// Builds the server into dist/: one ES module for the process (dist/shomei.js),
-// one for the CRL worker thread (dist/crl-worker.mjs, the name the sources'
-// `new URL("./crl-worker.mjs", import.meta.url)` finds beside the bundle) and
-// the SQLite checkpointer's plain JavaScript worker, copied. Packages stay in
+// Builds the server into dist/: one CommonJS script for the process
+// (dist/shomei.cjs) and V8's code cache for it (dist/shomei.code-cache), one
+// ES module for the CRL worker thread (dist/crl-worker.mjs) and the SQLite
+// checkpointer's plain JavaScript worker, copied. Packages stay in
 // node_modules (not bundled), source maps point at src/. esbuild rather than
 // tsc: it builds in well under a second, where tsc's emit would type-check the
 // tree again (`npm run typecheck` does that); it bundles, so the process loads
 // one file instead of some three hundred modules at start.
+import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { build } from "esbuild";
 
@@ -13,12 +14,10 @@ const out = "dist";
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
+// What both builds share.
 const common = {
   bundle: true,
-  // Code loaded with import() (the mock CA and its X.509 library) becomes a chunk of its own, read only when used.
-  splitting: true,
   platform: "node",
-  format: "esm",
   target: "node20",
   // Packages are bundled too (resolving and loading some fifty of them from node_modules was most of the
   // start-up), but for better-sqlite3, a native addon; pg, loaded only for PostgreSQL; and iconv-lite, half a
@@ -26,8 +25,6 @@ const common = {
   // than UTF-8: loaded by require from node_modules, its tables stay unread (in the bundle the start-up parsed
   // them all). It is a dependency of ours for that reason.
   external: ["better-sqlite3", "pg", "iconv-lite"],
-  // Bundled CommonJS packages call require() for node's own modules; an ES module has none until given one.
-  banner: { js: 'import { createRequire as __shomeiCreateRequire } from "node:module"; const require = __shomeiCreateRequire(import.meta.url);' },
   // Whitespace and syntax only, names kept: the start-up parses, decodes and maps (source maps) a third less
   // text, and a stack trace still names our functions; the maps lead back to src/.
   minifyWhitespace: true,
@@ -36,11 +33,43 @@ const common = {
   // The maps point into src/ and node_modules/, which are beside dist/: no copies of the sources inside them.
   sourcesContent: false,
   logLevel: "warning",
+  metafile: true,
 };
 
-await Promise.all([
-  build({ ...common, entryPoints: { shomei: "src/cli/main.ts" }, outdir: out, outExtension: { ".js": ".js" } }),
-  build({ ...common, entryPoints: { "crl-worker": "src/adapters/crl/crl-worker.ts" }, outdir: out, outExtension: { ".js": ".mjs" } }),
+const [server] = await Promise.all([
+  // The process: one CommonJS script, so that bin/shomei.js can load it with V8's code cache
+  // (bin/built-code.mjs), which Node 20 gives scripts and not ES modules. Code loaded with import()
+  // (the mock and its X.509 library) stays in the bundle and is evaluated only when imported.
+  build({
+    ...common,
+    entryPoints: { shomei: "src/cli/main.ts" },
+    outdir: out,
+    format: "cjs",
+    outExtension: { ".js": ".cjs" },
+    // The sources are ES modules, strict throughout; their import.meta.url is the bundle's, as in an ES module.
+    banner: { js: '"use strict";const __shomeiModuleUrl=require("node:url").pathToFileURL(__filename).href;' },
+    define: { "import.meta.url": "__shomeiModuleUrl" },
+  }),
+  // The CRL worker thread: an ES module of its own, the name the sources' `new URL("./crl-worker.mjs",
+  // import.meta.url)` finds beside the bundle. Bundled CommonJS packages call require() for node's own
+  // modules; an ES module has none until given one.
+  build({
+    ...common,
+    entryPoints: { "crl-worker": "src/adapters/crl/crl-worker.ts" },
+    outdir: out,
+    format: "esm",
+    outExtension: { ".js": ".mjs" },
+    banner: { js: 'import { createRequire as __shomeiCreateRequire } from "node:module"; const require = __shomeiCreateRequire(import.meta.url);' },
+  }),
 ]);
 copyFileSync("src/storage/sqlite-checkpoint-worker.mjs", `${out}/sqlite-checkpoint-worker.mjs`);
-console.log(`built ${out}/shomei.js`);
+
+// A script compiled with node:vm has no loader for import(): a package left out of the bundle must be required.
+for (const [file, output] of Object.entries(server.metafile.outputs)) {
+  const dynamic = output.imports.filter((imported) => imported.kind === "dynamic-import" && imported.external);
+  if (dynamic.length) throw new Error(`${file} imports ${dynamic.map((imported) => imported.path).join(", ")} with import(): require it instead`);
+}
+
+const cache = spawnSync(process.execPath, ["scripts/write-code-cache.mjs", "--version"], { encoding: "utf8" });
+if (cache.status !== 0) throw new Error(`writing the code cache failed:\n${cache.stdout}${cache.stderr}`);
+console.log(`built ${out}/shomei.cjs`);

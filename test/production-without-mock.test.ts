@@ -73,7 +73,8 @@ describe("production mode with the mock's code absent", () => {
     // Its "type": "module" makes the sources and the build ES modules, as in the project.
     cpSync(path.join(root, "package.json"), path.join(dir, "package.json"));
     mkdirSync(path.join(dir, "scripts"));
-    cpSync(path.join(root, "scripts", "build.mjs"), path.join(dir, "scripts", "build.mjs"));
+    for (const script of ["build.mjs", "write-code-cache.mjs"]) cpSync(path.join(root, "scripts", script), path.join(dir, "scripts", script));
+    cpSync(path.join(root, "bin"), path.join(dir, "bin"), { recursive: true });
     for (const shared of ["gen", "node_modules"]) symlinkSync(path.join(root, shared), path.join(dir, shared), "dir");
     writeFileSync(
       path.join(dir, "tsconfig.json"),
@@ -92,9 +93,9 @@ describe("production mode with the mock's code absent", () => {
 
     const built = await node(["scripts/build.mjs"]);
     expect(built).toMatchObject({ code: 0, stderr: "" });
-    expect(built.stdout).toContain("built dist/shomei.js");
+    expect(built.stdout).toContain("built dist/shomei.cjs");
 
-    const child = spawn(process.execPath, ["dist/shomei.js", "serve", "--mode", "production", "--port", "0"], {
+    const child = spawn(process.execPath, ["bin/shomei.js", "serve", "--mode", "production", "--port", "0"], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? "", HOME: dir, SHOMEI_DATA_DIR: path.join(dir, "data"), DATABASE_URL: `sqlite:${path.join(dir, "shomei.db")}`, HOST: "127.0.0.1" },
       stdio: ["ignore", "pipe", "pipe"],

@@ -233,6 +233,8 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-const exitCode = await main(process.argv.slice(2));
-// serve keeps the process alive until a signal; everything else ends here.
-if (exitCode !== 0 || process.argv[2] !== "serve") process.exitCode = exitCode;
+// Not a top-level await: the build is a CommonJS bundle (scripts/build.mjs says why), which has none.
+void main(process.argv.slice(2)).then((exitCode) => {
+  // serve keeps the process alive until a signal; everything else ends here.
+  if (exitCode !== 0 || process.argv[2] !== "serve") process.exitCode = exitCode;
+});

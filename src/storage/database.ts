@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
+import type PostgresDriver from "pg";
 import type { Tables } from "./schema.ts";
 import { nameStatements } from "./postgres-named-statements.ts";
 import { SqliteCheckpointer } from "./sqlite-checkpointer.ts";
@@ -110,7 +111,8 @@ function openSqlite(file: string): { db: Kysely<Tables>; beforeClose?: () => Pro
 
 async function openPostgres(url: string): Promise<Kysely<Tables>> {
   // Loaded only here: a server on SQLite (the default) starts without reading the PostgreSQL driver.
-  const { default: pg } = await import("pg");
+  // Required rather than imported: the build runs as a script with no module loader for import().
+  const pg = createRequire(import.meta.url)("pg") as typeof PostgresDriver;
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,

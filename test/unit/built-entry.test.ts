@@ -16,6 +16,7 @@ function checkout(files: Record<string, { text: string; ageSeconds: number }>): 
   root = mkdtempSync(path.join(tmpdir(), "shomei-entry-"));
   mkdirSync(path.join(root, "bin"));
   copyFileSync(entry, path.join(root, "bin", "shomei.js"));
+  copyFileSync(path.resolve("bin/built-code.mjs"), path.join(root, "bin", "built-code.mjs"));
   const now = Date.now() / 1000;
   for (const [name, { text, ageSeconds }] of Object.entries(files)) {
     const file = path.join(root, name);
@@ -37,11 +38,11 @@ afterEach(() => {
 });
 
 describe("the shomei command runs the built server", () => {
-  it("runs dist/shomei.js when it is newer than every source", () => {
+  it("runs dist/shomei.cjs when it is newer than every source", () => {
     const folder = checkout({
       "src/cli/main.ts": { text: "", ageSeconds: 60 },
       "gen/x_pb.ts": { text: "", ageSeconds: 60 },
-      "dist/shomei.js": { text: 'console.log("built code ran with", process.argv.slice(2).join(" "));', ageSeconds: 1 },
+      "dist/shomei.cjs": { text: 'console.log("built code ran with", process.argv.slice(2).join(" "));', ageSeconds: 1 },
     });
     expect(run(folder)).toEqual({ status: 0, out: "built code ran with version\n", err: "" });
   });
@@ -52,7 +53,7 @@ describe("the shomei command runs the built server", () => {
 
   it("refuses a build older than a source file, saying npm run build", () => {
     const folder = checkout({
-      "dist/shomei.js": { text: 'console.log("stale code ran");', ageSeconds: 60 },
+      "dist/shomei.cjs": { text: 'console.log("stale code ran");', ageSeconds: 60 },
       "src/domain/changed.ts": { text: "", ageSeconds: 1 },
     });
     expect(run(folder)).toEqual({ status: 1, out: "", err: "the build in dist/ is older than the sources: run `npm run build`\n" });
