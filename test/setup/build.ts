@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 
 /**
- * Before any test: build the server into dist/ (esbuild, under a second), so
+ * Before any test: build the server into dist/ (esbuild, a few seconds), so
  * the tests that run the `shomei` command (bin/shomei.js runs the build) test
  * the sources as they are, however the tests were started.
  */
