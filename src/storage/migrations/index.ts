@@ -36,6 +36,7 @@ import * as m0034 from "./0034_client_jwks_uri.ts";
 import * as m0035 from "./0035_ocsp_sweep.ts";
 import * as m0036 from "./0036_status_heads_carry_status.ts";
 import * as m0037 from "./0037_revoked_token_families.ts";
+import * as m0038 from "./0038_status_certificate_through_head.ts";
 
 /**
  * Every migration, in order. Names are permanent: once released, a migration is
@@ -80,4 +81,5 @@ export const migrations: Record<string, Migration> = {
   "0035_ocsp_sweep": m0035,
   "0036_status_heads_carry_status": m0036,
   "0037_revoked_token_families": m0037,
+  "0038_status_certificate_through_head": m0038,
 };
