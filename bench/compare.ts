@@ -6,8 +6,10 @@
  * node-oidc-provider 9, BatchCheckCertificateStatus against single calls, and
  * a history of 1,000,000 status records against one of 10,000. Every server
  * and the load generator run in processes of their own. Each comparison runs
- * its two sides alternately for a few rounds (a short warm-up first) and
- * keeps the median of the per-round ratios; p99 latency, the peak resident
+ * its two sides alternately for a few rounds (a short warm-up first), the
+ * sides taking turns in one-second slices within a round, and keeps the
+ * median of the per-round ratios; the measured servers run on a CPU of
+ * their own (bench/cpus.ts); p99 latency, the peak resident
  * memory and the CPU time per request of each server are reported beside it.
  * shomei runs in production mode with the run's CA as trust anchor
  * (bench/servers/bench-ca.ts); check_mock_sqlite_vs_connect alone is measured
@@ -15,16 +17,20 @@
  * `{"mode":"production","ratios":{…},"cpuRatios":{…},"spread":{…},"measures":{…}}`
  * (see docs/performance.md).
  */
+import { pinningLine } from "./cpus.ts";
 import { connections, loadGenerator, seconds } from "./harness.ts";
 import type { LoadJob } from "./load/job.ts";
 import type { Measurement } from "./load/client.ts";
 import { comparison, comparisonNames, needs, type ComparisonName, type Side } from "./comparisons.ts";
 import { Servers } from "./servers/pool.ts";
 import { measureStartup, type Startup } from "./startup.ts";
-import { median, spread, summaryLine } from "./stats.ts";
+import { combineSlices, median, sliceOrder, spread, summaryLine } from "./stats.ts";
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+const sliceSeconds = Number(process.env.BENCH_SLICE_SECONDS ?? 1);
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1.5);
+/** BENCH_VERBOSE=1: every measurement of every round, not only the rounds' ratios. */
+const verbose = process.env.BENCH_VERBOSE === "1";
 
 interface Row {
   name: ComparisonName;
@@ -45,16 +51,30 @@ interface Row {
   error?: string;
 }
 
-async function measureSide(side: Side, secondsToRun: number, warmUp = false, withPostgres = false): Promise<Measured> {
+/** One stretch of load on one side, as the load generator and /proc saw it. */
+async function load(side: Side, secondsToRun: number, warmUp: boolean, withPostgres: boolean): Promise<Measurement> {
   const job = { ...(await side.job()), seconds: secondsToRun, connections: side.connections ?? connections } as LoadJob;
-  const result = await (await loadGenerator()).measure(job, side.pid, warmUp, withPostgres);
-  const units = result.ok * (side.per ?? 1);
-  const perUnit = (ms: number) => (units > 0 ? (ms * 1000) / units : Number.NaN);
-  return { ...result, rate: result.rate * (side.per ?? 1), cpuUs: perUnit(result.cpuMs), databaseCpuUs: perUnit(result.databaseCpuMs) };
+  return (await loadGenerator()).measure(job, side.pid, warmUp, withPostgres);
 }
 
-/** A measurement with its server's CPU per unit, and PostgreSQL's where the key uses it (NaN otherwise). */
-type Measured = Measurement & { cpuUs: number; databaseCpuUs: number };
+/**
+ * One round: the two sides take turns in slices of `sliceSeconds` until
+ * each has had `seconds` of load (sliceOrder: ABBA…, from the side `first`).
+ * The machine's speed drifts by tens of per cent over seconds
+ * (docs/performance.md, Method); slices a second apart see nearly the same
+ * machine, so a drift falls on both sides alike instead of on whichever ran
+ * in the slower stretch.
+ */
+async function measureRound(sides: readonly [Side, Side], first: 0 | 1, withPostgres: boolean): Promise<[Measured, Measured]> {
+  const slices: [Measurement[], Measurement[]] = [[], []];
+  for (const i of sliceOrder(Math.max(1, Math.round(seconds / sliceSeconds)), first)) {
+    slices[i].push(await load(sides[i], sliceSeconds, false, withPostgres));
+  }
+  return [combineSlices(slices[0], sides[0].per), combineSlices(slices[1], sides[1].per)];
+}
+
+/** A side's round: its rate, its server's CPU per unit, and PostgreSQL's where the key uses it (NaN otherwise). */
+type Measured = ReturnType<typeof combineSlices>;
 
 /**
  * Another checkout whose build the run measures in place of each key's
@@ -69,15 +89,18 @@ const baselineRoot = process.env.BENCH_BASELINE;
 async function run(name: ComparisonName, servers: Servers, baseline: Servers | undefined): Promise<Row> {
   const c = await comparison(name, servers);
   if (baseline) c.peer = { ...(await comparison(name, baseline)).shomei, label: "baseline" };
-  const sides = [c.shomei, c.peer] as const;
+  const sides: [Side, Side] = [c.shomei, c.peer];
   // PostgreSQL's processes share the machine: their CPU is what a check on PostgreSQL costs beside shomei's own.
   const withPostgres = needs[name].includes("postgres");
-  for (const side of sides) await measureSide(side, warmupSeconds, true);
+  for (const side of sides) await load(side, warmupSeconds, true, false);
   const results: [Measured[], Measured[]] = [[], []];
   for (let round = 0; round < rounds; round++) {
-    // Alternate which side goes first, so that a drift of the machine's load does not favour one.
-    const order = round % 2 === 0 ? [0, 1] : [1, 0];
-    for (const i of order) results[i]!.push(await measureSide(sides[i]!, seconds, false, withPostgres));
+    const measured = await measureRound(sides, round % 2 === 0 ? 0 : 1, withPostgres);
+    for (const i of [0, 1] as const) {
+      const m = measured[i];
+      results[i].push(m);
+      if (verbose) console.log(`  round ${round + 1} ${sides[i].label}: ${m.rate.toFixed(0)} /s, CPU ${m.cpuUs.toFixed(1)} µs, p99 ${m.p99.toFixed(1)} ms`);
+    }
   }
   const ratios = results[0].map((ours, i) => ours.rate / results[1][i]!.rate);
   const cpuRatios = results[0].map((ours, i) => results[1][i]!.cpuUs / ours.cpuUs);
@@ -141,7 +164,7 @@ function measures(rows: Row[], startup: Startup | undefined): Record<string, num
 /** Runs the named comparisons in the order of `comparisonNames` (and, with `startup`, the start-up time); prints the table and the JSON line. */
 export async function runComparisons(selected: ReadonlySet<ComparisonName>, withStartup: boolean): Promise<boolean> {
   const names = comparisonNames.filter((name) => selected.has(name));
-  console.log(`${connections} connections, ${seconds} s per measurement, ${rounds} interleaved rounds, ${warmupSeconds} s warm-up per side\n`);
+  console.log(`${connections} connections, ${rounds} rounds of ${seconds} s per side in turns of ${sliceSeconds} s, ${warmupSeconds} s warm-up per side; ${pinningLine()}\n`);
   if (baselineRoot) console.log(`every key against the build in ${baselineRoot} (BENCH_BASELINE), not against its peer\n`);
   const servers = new Servers();
   const baseline = baselineRoot ? new Servers(baselineRoot, servers) : undefined;

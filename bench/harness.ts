@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { moveToLoadCpus, onServerCpu } from "./cpus.ts";
 import { LoadGenerator } from "./load/client.ts";
 
 export const seconds = Number(process.env.BENCH_SECONDS ?? 3);
@@ -35,9 +36,10 @@ process.once("exit", () => {
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
 
+/** Starts a measured server on the servers' CPU (bench/cpus.ts) and waits until its output matches `ready`. */
 export function start(command: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(...onServerCpu(command, args), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     running.add(child);
     child.once("exit", () => running.delete(child));
     let output = "";
@@ -84,6 +86,9 @@ export function loadGenerator(): Promise<LoadGenerator> {
   return (generator ??= (async () => {
     const started = new LoadGenerator();
     await started.start();
+    // The generator and the benchmark's own bookkeeping keep off the measured servers' CPU.
+    moveToLoadCpus(started.pid);
+    moveToLoadCpus(process.pid);
     return started;
   })());
 }

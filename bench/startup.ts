@@ -7,6 +7,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import path from "node:path";
 import { freePort } from "../test/support/openssl-ocsp.ts";
+import { onEveryCpu } from "./cpus.ts";
 import { stopProcess, temporaryDirectory } from "./harness.ts";
 import { residentMb } from "./load/client.ts";
 import type { BenchCa } from "./servers/bench-ca.ts";
@@ -28,7 +29,7 @@ export async function measureStartup(ca: BenchCa, runs = 5): Promise<Startup> {
   for (let i = 0; i < runs; i++) {
     const port = await freePort();
     const started = performance.now();
-    const child = spawn(process.execPath, ["bin/shomei.js", "serve"], { env: { ...env, PORT: String(port) }, stdio: "ignore" });
+    const child = spawn(...onEveryCpu(process.execPath, ["bin/shomei.js", "serve"]), { env: { ...env, PORT: String(port) }, stdio: "ignore" });
     try {
       for (;;) {
         if (child.exitCode !== null) throw new Error(`shomei serve exited with ${child.exitCode} before it answered`);

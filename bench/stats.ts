@@ -44,3 +44,56 @@ export function summaryLine(mode: string, keys: readonly KeyResult[], measures: 
     Object.fromEntries(keys.map((k) => [k.name, value(k) === undefined || !Number.isFinite(value(k)) ? null : roundRatio(value(k)!)]));
   return JSON.stringify({ mode, ratios: rounded((k) => k.ratio), cpuRatios: rounded((k) => k.cpuRatio), spread: rounded((k) => k.spread), measures });
 }
+
+/**
+ * The order in which the two sides (0 and 1) take their slices in a round:
+ * `count` pairs, ABBA ABBA… starting with `first`, so that each side runs
+ * first in as many pairs as it runs second and a steady drift of the
+ * machine's speed over the round falls on both alike.
+ */
+export function sliceOrder(count: number, first: 0 | 1): (0 | 1)[] {
+  const second: 0 | 1 = first === 0 ? 1 : 0;
+  return Array.from({ length: count }, (_, k): (0 | 1)[] => (k % 2 === 0 ? [first, second] : [second, first])).flat();
+}
+
+/** What one slice of load gave: answers that counted, the seconds it ran, and CPU and latency beside them. */
+export interface SliceResult {
+  ok: number;
+  failed: number;
+  seconds: number;
+  p99: number;
+  rssMb: number;
+  /** The server's CPU time during the slice, ms. */
+  cpuMs: number;
+  /** PostgreSQL's CPU time during the slice, ms (NaN when not measured). */
+  databaseCpuMs: number;
+}
+
+/**
+ * A side's slices of one round as one measurement, counting `per` units
+ * per answer (ids of a batch): answers and times summed, the rate over the
+ * seconds the slices ran, CPU per unit in µs, the highest resident memory,
+ * and the median of the slices' p99 (a slice reports only its own
+ * percentiles).
+ */
+export function combineSlices(slices: readonly SliceResult[], per = 1): SliceResult & { rate: number; cpuUs: number; databaseCpuUs: number } {
+  const sum = (f: (m: SliceResult) => number) => slices.reduce((total, m) => total + f(m), 0);
+  const ok = sum((m) => m.ok);
+  const units = ok * per;
+  const perUnit = (ms: number) => (units > 0 ? (ms * 1000) / units : Number.NaN);
+  const seconds = sum((m) => m.seconds);
+  const cpuMs = sum((m) => m.cpuMs);
+  const databaseCpuMs = sum((m) => m.databaseCpuMs);
+  return {
+    ok,
+    failed: sum((m) => m.failed),
+    seconds,
+    rate: seconds > 0 ? units / seconds : Number.NaN,
+    p99: median(slices.map((m) => m.p99)),
+    rssMb: slices.length === 0 ? Number.NaN : Math.max(...slices.map((m) => m.rssMb)),
+    cpuMs,
+    databaseCpuMs,
+    cpuUs: perUnit(cpuMs),
+    databaseCpuUs: perUnit(databaseCpuMs),
+  };
+}

@@ -68,6 +68,12 @@ export class LoadGenerator {
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (r: LoadResult) => void; reject: (e: Error) => void }>();
 
+  /** The generator's process id (once started). */
+  get pid(): number {
+    if (this.child?.pid === undefined) throw new Error("the load generator is not started");
+    return this.child.pid;
+  }
+
   async start(): Promise<void> {
     const child = fork(fileURLToPath(new URL("./generator.ts", import.meta.url)), [], {
       execArgv: ["--import", "tsx"],

@@ -36,7 +36,9 @@ export interface Http2Job {
 export type LoadJob = (HttpJob | Http2Job) & { seconds: number; connections: number; name: string };
 
 export interface LoadResult {
-  /** Answers that counted (expected status) per second. */
+  /** How long the job ran, from its first connection to its last answer counted, in seconds. */
+  seconds: number;
+  /** Answers that counted (expected status) per second of `seconds`. */
   rate: number;
   /** Milliseconds. */
   p99: number;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
 import { cpuTimeMs } from "../../bench/load/client.ts";
-import { median, percentile, spread, summaryLine } from "../../bench/stats.ts";
+import { combineSlices, median, percentile, sliceOrder, spread, summaryLine, type SliceResult } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {
   it("takes the median of an odd count, the lower middle of an even one, NaN of none", () => {
@@ -49,6 +49,34 @@ describe("benchmark arithmetic", () => {
     expect(spread([1.0, 1.1, 0.9])).toBeCloseTo(0.2);
     expect(spread([2, 2, 2])).toBe(0);
     expect(spread([1.5])).toBe(0);
+  });
+
+  it("orders a round's slices ABBA from the side named first, each side first as often as second", () => {
+    expect(sliceOrder(3, 0)).toEqual([0, 1, 1, 0, 0, 1]);
+    expect(sliceOrder(4, 1)).toEqual([1, 0, 0, 1, 1, 0, 0, 1]);
+    expect(sliceOrder(1, 1)).toEqual([1, 0]);
+    // A drift that grows by one each slice costs both sides the same over an even count of pairs.
+    const positions = (side: 0 | 1) => sliceOrder(4, 0).flatMap((s, at) => (s === side ? [at] : []));
+    expect(positions(0).reduce((a, b) => a + b)).toBe(positions(1).reduce((a, b) => a + b));
+  });
+
+  it("adds a side's slices into one round: rates over the seconds they ran, CPU per unit, the top memory, the median p99", () => {
+    const slice = (ok: number, seconds: number, cpuMs: number, p99: number, rssMb: number): SliceResult => ({ ok, failed: 0, seconds, cpuMs, p99, rssMb, databaseCpuMs: Number.NaN });
+    const round = combineSlices([slice(1000, 1.02, 100, 12, 200), slice(1200, 0.98, 110, 30, 230), slice(800, 1, 90, 15, 210)]);
+    expect(round.ok).toBe(3000);
+    expect(round.seconds).toBeCloseTo(3);
+    expect(round.rate).toBeCloseTo(1000);
+    expect(round.cpuUs).toBeCloseTo(100); // 300 ms over 3,000 answers
+    expect(round.p99).toBe(15);
+    expect(round.rssMb).toBe(230);
+    expect(round.databaseCpuUs).toBeNaN();
+    // A batch answer counts its ids.
+    const batch = combineSlices([{ ...slice(10, 1, 50, 200, 300), databaseCpuMs: 20 }], 1000);
+    expect(batch.rate).toBe(10_000);
+    expect(batch.cpuUs).toBeCloseTo(5);
+    expect(batch.databaseCpuUs).toBeCloseTo(2);
+    // No answer: no rate per unit to speak of.
+    expect(combineSlices([slice(0, 1, 10, 0, 100)]).cpuUs).toBeNaN();
   });
 
   it("reads a process's CPU time from /proc, and it grows while the process works", () => {
