@@ -29,7 +29,7 @@ import { combineSlices, median, sliceOrder, spread, summaryLine } from "./stats.
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const sliceSeconds = Number(process.env.BENCH_SLICE_SECONDS ?? 1);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1.5);
-/** BENCH_VERBOSE=1: every measurement of every round, not only the rounds' ratios. */
+/** BENCH_VERBOSE=1: each side's figures of every round, not only the rounds' ratios. */
 const verbose = process.env.BENCH_VERBOSE === "1";
 
 interface Row {
