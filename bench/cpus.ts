@@ -28,9 +28,14 @@ export const pinning = process.env.BENCH_PIN !== "0" && cpuCount >= 2 && taskset
 export const serverCpus = String(cpuCount - 1);
 export const loadCpus = cpuCount > 2 ? `0-${cpuCount - 2}` : "0";
 
-/** A command and its arguments so that the process it starts runs on the servers' CPU (taskset execs it: same pid). */
+/** A command and its arguments so that the process it starts runs on `cpus` (taskset execs it: same pid); as given when not pinning. */
+function on(cpus: string, command: string, args: readonly string[]): [string, string[]] {
+  return pinning ? ["taskset", ["-c", cpus, command, ...args]] : [command, [...args]];
+}
+
+/** A command that runs on the servers' CPU. */
 export function onServerCpu(command: string, args: readonly string[]): [string, string[]] {
-  return pinning ? ["taskset", ["-c", serverCpus, command, ...args]] : [command, [...args]];
+  return on(serverCpus, command, args);
 }
 
 /**
@@ -39,7 +44,7 @@ export function onServerCpu(command: string, args: readonly string[]): [string, 
  * the start-up measurement, which times a server as an operator starts it.
  */
 export function onEveryCpu(command: string, args: readonly string[]): [string, string[]] {
-  return pinning ? ["taskset", ["-c", `0-${cpuCount - 1}`, command, ...args]] : [command, [...args]];
+  return on(`0-${cpuCount - 1}`, command, args);
 }
 
 /** Moves a running process, every thread of it, to the load's CPUs. */
