@@ -7,7 +7,8 @@
  * a history of 1,000,000 status records against one of 10,000. Every server
  * and the load generator run in processes of their own. Each comparison runs
  * its two sides alternately for a few rounds (a short warm-up first), the
- * sides taking turns in one-second slices within a round, and keeps the
+ * sides taking turns in one-second slices within a round and each round on
+ * another of a server's processes (BENCH_PROCESSES), and keeps the
  * median of the per-round ratios; the measured servers run on a CPU of
  * their own (bench/cpus.ts); p99 latency, the peak resident
  * memory and the CPU time per request of each server are reported beside it.
@@ -18,15 +19,19 @@
  * (see docs/performance.md).
  */
 import { pinningLine } from "./cpus.ts";
-import { connections, loadGenerator, seconds } from "./harness.ts";
+import { connections, loadGenerator, processesPerServer, type Instance } from "./harness.ts";
 import type { LoadJob } from "./load/job.ts";
 import type { Measurement } from "./load/client.ts";
 import { comparison, comparisonNames, needs, type ComparisonName, type Side } from "./comparisons.ts";
 import { Servers } from "./servers/pool.ts";
 import { measureStartup, type Startup } from "./startup.ts";
-import { combineSlices, median, sliceOrder, spread, summaryLine } from "./stats.ts";
+import { combineSlices, median, roundPlan, sliceOrder, spread, summaryLine } from "./stats.ts";
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+type RoundPlan = ReturnType<typeof roundPlan>[number];
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
+/** Load each side gets in a round (the scenario benchmarks' BENCH_SECONDS is the length of a scenario). */
+const seconds = Number(process.env.BENCH_SECONDS ?? 2);
 const sliceSeconds = Number(process.env.BENCH_SLICE_SECONDS ?? 1);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1.5);
 /** BENCH_VERBOSE=1: each side's figures of every round, not only the rounds' ratios. */
@@ -51,24 +56,25 @@ interface Row {
   error?: string;
 }
 
-/** One stretch of load on one side, as the load generator and /proc saw it. */
-async function load(side: Side, secondsToRun: number, warmUp: boolean, withPostgres: boolean): Promise<Measurement> {
-  const job = { ...(await side.job()), seconds: secondsToRun, connections: side.connections ?? connections } as LoadJob;
-  return (await loadGenerator()).measure(job, side.pid, warmUp, withPostgres);
+/** One stretch of load on one process of a side, as the load generator and /proc saw it. */
+async function load(side: Side, instance: Instance, secondsToRun: number, warmUp: boolean, withPostgres: boolean): Promise<Measurement> {
+  const job = { ...(await side.job(instance)), seconds: secondsToRun, connections: side.connections ?? connections } as LoadJob;
+  return (await loadGenerator()).measure(job, instance.pid, warmUp, withPostgres);
 }
 
 /**
- * One round: the two sides take turns in slices of `sliceSeconds` until
- * each has had `seconds` of load (sliceOrder: ABBA…, from the side `first`).
+ * One round, on one process of each side (`plan`, from roundPlan): the two
+ * sides take turns in slices of `sliceSeconds` until each has had `seconds`
+ * of load (sliceOrder: ABBA…, from the side the plan says starts).
  * The machine's speed drifts by tens of per cent over seconds
  * (docs/performance.md, Method); slices a second apart see nearly the same
  * machine, so a drift falls on both sides alike instead of on whichever ran
  * in the slower stretch.
  */
-async function measureRound(sides: readonly [Side, Side], first: 0 | 1, withPostgres: boolean): Promise<[Measured, Measured]> {
+async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withPostgres: boolean): Promise<[Measured, Measured]> {
   const slices: [Measurement[], Measurement[]] = [[], []];
-  for (const i of sliceOrder(Math.max(1, Math.round(seconds / sliceSeconds)), first)) {
-    slices[i].push(await load(sides[i], sliceSeconds, false, withPostgres));
+  for (const i of sliceOrder(Math.max(1, Math.round(seconds / sliceSeconds)), plan.first)) {
+    slices[i].push(await load(sides[i], sides[i].instances[plan.processes[i]]!, sliceSeconds, false, withPostgres));
   }
   return [combineSlices(slices[0], sides[0].per), combineSlices(slices[1], sides[1].per)];
 }
@@ -92,14 +98,14 @@ async function run(name: ComparisonName, servers: Servers, baseline: Servers | u
   const sides: [Side, Side] = [c.shomei, c.peer];
   // PostgreSQL's processes share the machine: their CPU is what a check on PostgreSQL costs beside shomei's own.
   const withPostgres = needs[name].includes("postgres");
-  for (const side of sides) await load(side, warmupSeconds, true, false);
+  for (const side of sides) for (const instance of side.instances) await load(side, instance, warmupSeconds, true, false);
   const results: [Measured[], Measured[]] = [[], []];
-  for (let round = 0; round < rounds; round++) {
-    const measured = await measureRound(sides, round % 2 === 0 ? 0 : 1, withPostgres);
+  for (const [round, plan] of roundPlan(rounds, [sides[0].instances.length, sides[1].instances.length]).entries()) {
+    const measured = await measureRound(sides, plan, withPostgres);
     for (const i of [0, 1] as const) {
       const m = measured[i];
       results[i].push(m);
-      if (verbose) console.log(`  round ${round + 1} ${sides[i].label}: ${m.rate.toFixed(0)} /s, CPU ${m.cpuUs.toFixed(1)} µs, p99 ${m.p99.toFixed(1)} ms`);
+      if (verbose) console.log(`  round ${round + 1} ${sides[i].label} (process ${plan.processes[i] + 1}): ${m.rate.toFixed(0)} /s, CPU ${m.cpuUs.toFixed(1)} µs, p99 ${m.p99.toFixed(1)} ms`);
     }
   }
   const ratios = results[0].map((ours, i) => ours.rate / results[1][i]!.rate);
@@ -164,7 +170,10 @@ function measures(rows: Row[], startup: Startup | undefined): Record<string, num
 /** Runs the named comparisons in the order of `comparisonNames` (and, with `startup`, the start-up time); prints the table and the JSON line. */
 export async function runComparisons(selected: ReadonlySet<ComparisonName>, withStartup: boolean): Promise<boolean> {
   const names = comparisonNames.filter((name) => selected.has(name));
-  console.log(`${connections} connections, ${rounds} rounds of ${seconds} s per side in turns of ${sliceSeconds} s, ${warmupSeconds} s warm-up per side; ${pinningLine()}\n`);
+  console.log(
+    `${connections} connections, ${rounds} rounds of ${seconds} s per side in turns of ${sliceSeconds} s, ${processesPerServer} processes per server taking the rounds in turn, ` +
+      `${warmupSeconds} s warm-up per process; ${pinningLine()}\n`,
+  );
   if (baselineRoot) console.log(`every key against the build in ${baselineRoot} (BENCH_BASELINE), not against its peer\n`);
   const servers = new Servers();
   const baseline = baselineRoot ? new Servers(baselineRoot, servers) : undefined;

@@ -4,9 +4,10 @@
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { CheckCertificateStatusRequestSchema } from "../gen/service/verify/v2/certificate_service_pb.ts";
-import { connections } from "./harness.ts";
+import { connections, type Instance } from "./harness.ts";
 import type { LoadJob } from "./load/job.ts";
 import { authorizeQuery, basicAuthorization, mintRefreshTokens, pkcePair, signIn, type Provider } from "./oidc-session.ts";
+import type { EchoInstance } from "./servers/peers.ts";
 import { largeHistory, type ServerName, type Servers } from "./servers/pool.ts";
 import { verifyBodies, type Shomei } from "./servers/shomei.ts";
 
@@ -36,11 +37,15 @@ const batchConnections = Number(process.env.BENCH_BATCH_CONNECTIONS ?? 4);
 const json = { "content-type": "application/json" };
 const form = { "content-type": "application/x-www-form-urlencoded" };
 
-/** One side of a comparison: the process measured and the job that loads it (made anew before every round). */
+/**
+ * One side of a comparison: the processes that answer for it (a round takes
+ * one of them, in turn) and the job that loads one (made anew for every
+ * slice).
+ */
 export interface Side {
   label: string;
-  pid: number;
-  job: () => Promise<Omit<LoadJob, "seconds" | "connections">>;
+  instances: readonly Instance[];
+  job: (instance: Instance) => Promise<Omit<LoadJob, "seconds" | "connections">>;
   /** Units per request (ids per batch call); 1 when not given. */
   per?: number;
   /** Requests in flight, when not the run's `connections`. */
@@ -111,21 +116,25 @@ function peerProvider(issuer: string, clientSecret: string): Provider {
   };
 }
 
-function checkSide(label: string, s: Shomei, target: { url: string; pid: number }, protocol: "http1" | "grpc", checkMethod?: string): Side {
+/** CheckCertificateStatus of `s`'s certificates, sent to `instances` (shomei's own, or the echo server's). */
+function checkSide(label: string, s: Shomei, instances: readonly Instance[], protocol: "http1" | "grpc", checkMethod?: string): Side {
   const headers = { authorization: `Bearer ${s.token}` };
   if (protocol === "grpc") {
     const frames = checkFrames(s);
-    return { label, pid: target.pid, job: async () => ({ name: label, protocol, origin: target.url, path: checkPath, headers, frames }) };
+    return { label, instances, job: async ({ url }) => ({ name: label, protocol, origin: url, path: checkPath, headers, frames }) };
   }
   const bodies = checkBodies(s, checkMethod);
   return {
     label,
-    pid: target.pid,
-    job: async () => ({ name: label, protocol, url: `${target.url}${checkPath}`, method: "POST", headers: { ...json, ...headers }, bodies }),
+    instances,
+    job: async ({ url }) => ({ name: label, protocol, url: `${url}${checkPath}`, method: "POST", headers: { ...json, ...headers }, bodies }),
   };
 }
 
-function parSide(label: string, provider: Provider, pid: number): Side {
+/** The echo server's processes, by Connect over HTTP/1.1 or by gRPC. */
+const echoInstances = (echo: { instances: readonly EchoInstance[] }, grpc = false): Instance[] => echo.instances.map((e) => ({ pid: e.pid, url: grpc ? e.h2c : e.http1 }));
+
+function parSide(label: string, provider: Provider, instances: readonly Instance[]): Side {
   const body = new URLSearchParams({
     response_type: "code",
     client_id: provider.clientId,
@@ -138,15 +147,16 @@ function parSide(label: string, provider: Provider, pid: number): Side {
   const headers = { ...form, authorization: basicAuthorization(provider.clientId, provider.clientSecret) };
   return {
     label,
-    pid,
-    job: async () => ({ name: label, protocol: "http1", url: `${provider.base}${provider.parPath}`, method: "POST", headers, bodies: [body], expectStatus: 201 }),
+    instances,
+    job: async ({ url }) => ({ name: label, protocol: "http1", url: `${url}${provider.parPath}`, method: "POST", headers, bodies: [body], expectStatus: 201 }),
   };
 }
 
 /** GET authorize in a signed-in browser whose grant covers the scopes: a redirect to the client with a code. */
-async function authorizeSide(label: string, provider: Provider, pid: number, signInExtra: Record<string, string>): Promise<Side> {
+async function authorizeSide(label: string, provider: Provider, instances: readonly Instance[], signInExtra: Record<string, string>): Promise<Side> {
   const jar = await signIn(provider, signInExtra);
-  const target = `${provider.base}${provider.authorizePath}?${authorizeQuery(provider, "openid profile", pkcePair().challenge)}`;
+  const request = `${provider.authorizePath}?${authorizeQuery(provider, "openid profile", pkcePair().challenge)}`;
+  const target = `${provider.base}${request}`;
   const cookie = jar.header(provider.authorizePath);
   const probe = await fetch(target, { redirect: "manual", headers: { cookie } });
   const location = probe.headers.get("location") ?? "";
@@ -155,8 +165,9 @@ async function authorizeSide(label: string, provider: Provider, pid: number, sig
   }
   return {
     label,
-    pid,
-    job: async () => ({ name: label, protocol: "http1", url: target, method: "GET", headers: { cookie }, expectStatus: probe.status, expectLocation: "code=" }),
+    instances,
+    // The session cookie is the host's, whatever the port: every process of the side sees the same browser.
+    job: async ({ url }) => ({ name: label, protocol: "http1", url: `${url}${request}`, method: "GET", headers: { cookie }, expectStatus: probe.status, expectLocation: "code=" }),
   };
 }
 
@@ -165,16 +176,16 @@ async function authorizeSide(label: string, provider: Provider, pid: number, sig
  * connection carries a chain (the next request sends the token the last
  * answer gave), started from a pool minted before the round.
  */
-async function refreshSide(label: string, provider: Provider, pid: number, extra: Record<string, string>): Promise<Side> {
+async function refreshSide(label: string, provider: Provider, instances: readonly Instance[], extra: Record<string, string>): Promise<Side> {
   const jar = await signIn(provider, extra);
   const headers = { ...form, authorization: basicAuthorization(provider.clientId, provider.clientSecret) };
   return {
     label,
-    pid,
-    job: async () => ({
+    instances,
+    job: async ({ url }) => ({
       name: label,
       protocol: "http1",
-      url: `${provider.base}${provider.tokenPath}`,
+      url: `${url}${provider.tokenPath}`,
       method: "POST",
       headers,
       chain: {
@@ -185,6 +196,9 @@ async function refreshSide(label: string, provider: Provider, pid: number, extra
     }),
   };
 }
+
+/** node-oidc-provider's one process (see startOidcProvider). */
+const peerInstances = (peer: { pid: number; issuer: string }): Instance[] => [{ pid: peer.pid, url: peer.issuer }];
 
 export async function comparison(name: ComparisonName, servers: Servers): Promise<Comparison> {
   // node-oidc-provider grants offline_access only when prompt=consent is asked for.
@@ -200,8 +214,8 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
       const protocol = grpc ? "grpc" : "http1";
       return {
         title: `CheckCertificateStatus, ${grpc ? "gRPC" : "Connect JSON"}, ${name.includes("_pg_") ? "PostgreSQL" : "SQLite"}`,
-        shomei: checkSide("shomei", s, { url: s.url, pid: s.pid }, protocol),
-        peer: checkSide("connect-node echo", s, { url: grpc ? echo.h2c : echo.http1, pid: echo.pid }, protocol),
+        shomei: checkSide("shomei", s, s.instances, protocol),
+        peer: checkSide("connect-node echo", s, echoInstances(echo, grpc), protocol),
       };
     }
     case "check_ocsp_sqlite_vs_connect": {
@@ -209,8 +223,8 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
       const echo = await servers.echo();
       return {
         title: "CheckCertificateStatus by OCSP (a stored answer), Connect JSON, SQLite",
-        shomei: checkSide("shomei", s, { url: s.url, pid: s.pid }, "http1", "CHECK_METHOD_OCSP"),
-        peer: checkSide("connect-node echo", s, { url: echo.http1, pid: echo.pid }, "http1"),
+        shomei: checkSide("shomei", s, s.instances, "http1", "CHECK_METHOD_OCSP"),
+        peer: checkSide("connect-node echo", s, echoInstances(echo), "http1"),
       };
     }
     case "check_mock_sqlite_vs_connect": {
@@ -218,8 +232,8 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
       const echo = await servers.echo();
       return {
         title: "CheckCertificateStatus in mock mode, Connect JSON, SQLite",
-        shomei: checkSide("shomei (mock)", s, { url: s.url, pid: s.pid }, "http1"),
-        peer: checkSide("connect-node echo", s, { url: echo.http1, pid: echo.pid }, "http1"),
+        shomei: checkSide("shomei (mock)", s, s.instances, "http1"),
+        peer: checkSide("connect-node echo", s, echoInstances(echo), "http1"),
       };
     }
     case "verify_vs_bare_crypto":
@@ -228,15 +242,15 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
       const s = await (pg ? servers.postgres() : servers.sqlite());
       const echo = await servers.echo();
       const bodies = verifyBodies(await servers.ca());
-      const side = (label: string, url: string, pid: number): Side => ({
+      const side = (label: string, instances: readonly Instance[]): Side => ({
         label,
-        pid,
-        job: async () => ({ name: label, protocol: "http1", url: `${url}${verifyPath}`, method: "POST", headers: { ...json, authorization: `Bearer ${s.token}` }, bodies }),
+        instances,
+        job: async ({ url }) => ({ name: label, protocol: "http1", url: `${url}${verifyPath}`, method: "POST", headers: { ...json, authorization: `Bearer ${s.token}` }, bodies }),
       });
       return {
         title: `Verify, RSA-2048 PKCS#1 v1.5, ${bodies.length} certificates in turn, identifyUser, ${pg ? "PostgreSQL" : "SQLite"}`,
-        shomei: side("shomei", s.url, s.pid),
-        peer: side("connect-node crypto only", echo.http1, echo.pid),
+        shomei: side("shomei", s.instances),
+        peer: side("connect-node crypto only", echoInstances(echo)),
       };
     }
     case "par_sqlite_vs_oidc_provider":
@@ -245,8 +259,8 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
       const peer = await servers.oidcProvider();
       return {
         title: `PAR, client_secret_basic, ${name === "par_pg_vs_oidc_provider" ? "PostgreSQL" : "SQLite"}`,
-        shomei: parSide("shomei", shomeiProvider(s), s.pid),
-        peer: parSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peer.pid),
+        shomei: parSide("shomei", shomeiProvider(s), s.instances),
+        peer: parSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peerInstances(peer)),
       };
     }
     case "authorize_vs_oidc_provider": {
@@ -254,8 +268,8 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
       const peer = await servers.oidcProvider();
       return {
         title: "authorize, session + prior grant -> code, SQLite",
-        shomei: await authorizeSide("shomei", shomeiProvider(s), s.pid, {}),
-        peer: await authorizeSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peer.pid, peerConsent),
+        shomei: await authorizeSide("shomei", shomeiProvider(s), s.instances, {}),
+        peer: await authorizeSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peerInstances(peer), peerConsent),
       };
     }
     case "refresh_vs_oidc_provider": {
@@ -263,8 +277,8 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
       const peer = await servers.oidcProvider();
       return {
         title: "refresh_token grant, rotation, SQLite",
-        shomei: await refreshSide("shomei", shomeiProvider(s), s.pid, {}),
-        peer: await refreshSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peer.pid, peerConsent),
+        shomei: await refreshSide("shomei", shomeiProvider(s), s.instances, {}),
+        peer: await refreshSide("node-oidc-provider", peerProvider(peer.issuer, peer.clientSecret), peerInstances(peer), peerConsent),
       };
     }
     case "batch_vs_single":
@@ -276,14 +290,14 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
         title: `BatchCheckCertificateStatus of ${s.certificateIds.length} ids vs single calls, ${name === "batch_vs_single" ? "SQLite" : "PostgreSQL"}`,
         shomei: {
           label: "batch",
-          pid: s.pid,
+          instances: s.instances,
           per: s.certificateIds.length,
           unit: "ids/s",
           // Enough batches in flight to keep the server busy; 32 of 1,000 ids each would only queue.
           connections: batchConnections,
-          job: async () => ({ name: "batch", protocol: "http1", url: `${s.url}${batchPath}`, method: "POST", headers, bodies: [body] }),
+          job: async ({ url }) => ({ name: "batch", protocol: "http1", url: `${url}${batchPath}`, method: "POST", headers, bodies: [body] }),
         },
-        peer: { ...checkSide("single", s, { url: s.url, pid: s.pid }, "http1"), unit: "ids/s" },
+        peer: { ...checkSide("single", s, s.instances, "http1"), unit: "ids/s" },
       };
     }
     case "check_1m_vs_10k_rows": {
@@ -291,8 +305,8 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
       const large = await servers.sqlite1m();
       return {
         title: `CheckCertificateStatus, ${largeHistory.toLocaleString("en")} vs 10,000 status records, SQLite`,
-        shomei: checkSide(`${largeHistory.toLocaleString("en")} rows`, large, { url: large.url, pid: large.pid }, "http1"),
-        peer: checkSide("10,000 rows", small, { url: small.url, pid: small.pid }, "http1"),
+        shomei: checkSide(`${largeHistory.toLocaleString("en")} rows`, large, large.instances, "http1"),
+        peer: checkSide("10,000 rows", small, small.instances, "http1"),
       };
     }
   }

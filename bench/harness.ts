@@ -14,6 +14,22 @@ import { LoadGenerator } from "./load/client.ts";
 export const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
+/**
+ * Processes each measured server runs as (BENCH_PROCESSES), a key's rounds
+ * taking them in turn. Processes of the same build on the same database at
+ * the same moment differ in speed by up to 10 %, each for as long as it
+ * lives (fixing address randomisation and V8's seeds left them as far
+ * apart), so a key measured on one process per side carried that process's
+ * luck (docs/performance.md, Method, Why several processes).
+ */
+export const processesPerServer = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 3));
+
+/** One process of a measured server: where it answers and its process id. */
+export interface Instance {
+  url: string;
+  pid: number;
+}
+
 export interface Scenario {
   name: string;
   port: number;

@@ -97,3 +97,19 @@ export function combineSlices(slices: readonly SliceResult[], per = 1): SliceRes
     databaseCpuUs: perUnit(databaseCpuMs),
   };
 }
+
+/**
+ * Which process of each side answers in each of `rounds` rounds, and which
+ * side starts: the processes in turn (a side of fewer processes wraps
+ * sooner), and the side that starts changing after every full turn of the
+ * larger side's processes, so that each process starts as often as it
+ * follows, with any count of processes (with an even count, alternating by
+ * round would let a process always start).
+ */
+export function roundPlan(rounds: number, processes: readonly [number, number]): { processes: [number, number]; first: 0 | 1 }[] {
+  const turn = Math.max(1, ...processes);
+  return Array.from({ length: rounds }, (_, round) => ({
+    processes: [round % Math.max(1, processes[0]), round % Math.max(1, processes[1])],
+    first: Math.floor(round / turn) % 2 === 0 ? 0 : 1,
+  }));
+}

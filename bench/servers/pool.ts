@@ -3,7 +3,9 @@
  * stopped when no later one does: the run's CA (bench-ca.ts), the bare
  * connect-node server, node-oidc-provider, and shomei in production mode on
  * SQLite (a file each in a temporary directory) and PostgreSQL (the schema
- * bench_<pid>, dropped at the end), and once in mock mode on SQLite.
+ * bench_<pid>, dropped at the end), and once in mock mode on SQLite. Each
+ * shomei server and the connect-node server run as BENCH_PROCESSES
+ * processes (harness.ts, processesPerServer).
  */
 import { rmSync } from "node:fs";
 import path from "node:path";

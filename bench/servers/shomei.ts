@@ -15,7 +15,7 @@ import { spawnSync, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes, sign } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { start, stopProcess, temporaryDirectory } from "../harness.ts";
+import { processesPerServer, start, stopProcess, temporaryDirectory, type Instance } from "../harness.ts";
 import { seedBatchCertificates } from "../seed-batch.ts";
 import type { BenchCa } from "./bench-ca.ts";
 
@@ -25,8 +25,10 @@ export interface Shomei {
   child: ChildProcess;
   pid: number;
   mode: ShomeiMode;
-  /** http://127.0.0.1:<port>, also the issuer. */
+  /** http://127.0.0.1:<port> of the first process. */
   url: string;
+  /** Every process of this server (the first one first), each on a port of its own, on the same database and issuer. */
+  instances: Instance[];
   token: string;
   clientId: string;
   clientSecret: string;
@@ -35,7 +37,7 @@ export interface Shomei {
   login: { login: string; password: string };
   /** The account's 1,000 certificates. */
   certificateIds: string[];
-  /** Ends the process and removes its data directory (the caller drops a PostgreSQL schema). */
+  /** Ends the processes and removes the data directory (the caller drops a PostgreSQL schema). */
   stop(): Promise<void>;
 }
 
@@ -111,14 +113,28 @@ export async function startShomei(databaseUrl: string, history: number, mode: Sh
   const certificateIds = await seedBatchCertificates(databaseUrl, account, template, certificateCount, history, mode === "mock");
   const dialect = databaseUrl.startsWith("postgres") ? "PostgreSQL" : "SQLite";
   console.log(`  shomei (${mode}) on ${dialect}: ${certificateCount} certificates and ${history.toLocaleString("en")} status records written in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
+  // The other processes serve the same database as instances of one deployment do: one issuer for all of
+  // them (the first's), so that a session, a code or a token one of them made is good at every other.
+  const children = [child];
+  const instances: Instance[] = [{ url, pid: child.pid! }];
+  const issuer = /issuer \/ base URL: (\S+)/.exec(output)![1]!;
+  for (let i = 1; i < processesPerServer; i++) {
+    const more = await start(process.execPath, args, { ...env, BASE_URL: issuer }, ready);
+    children.push(more.child);
+    instances.push({ url: /is listening on (http:\/\/[^\s]+)/.exec(more.output)![1]!, pid: more.child.pid! });
+  }
   return {
     child,
     pid: child.pid!,
     mode,
     url,
+    instances,
     ...side,
     certificateIds,
-    stop: () => stopProcess(child).then(() => rmSync(dir, { recursive: true, force: true })),
+    stop: async () => {
+      await Promise.all(children.map(stopProcess));
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
 import { cpuTimeMs } from "../../bench/load/client.ts";
-import { combineSlices, median, percentile, sliceOrder, spread, summaryLine, type SliceResult } from "../../bench/stats.ts";
+import { combineSlices, median, percentile, roundPlan, sliceOrder, spread, summaryLine, type SliceResult } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {
   it("takes the median of an odd count, the lower middle of an even one, NaN of none", () => {
@@ -77,6 +77,25 @@ describe("benchmark arithmetic", () => {
     expect(batch.databaseCpuUs).toBeCloseTo(2);
     // No answer: no rate per unit to speak of.
     expect(combineSlices([slice(0, 1, 10, 0, 100)]).cpuUs).toBeNaN();
+  });
+
+  it("gives each process of a side its share of the rounds, starting as often as it follows, with any count of processes", () => {
+    for (const [counts, rounds] of [[[3, 3], 6], [[2, 2], 8], [[3, 1], 6], [[1, 1], 4], [[4, 1], 16]] as const) {
+      const plan = roundPlan(rounds, counts);
+      expect(plan).toHaveLength(rounds);
+      for (const side of [0, 1] as const) {
+        for (let p = 0; p < counts[side]; p++) {
+          const mine = plan.filter((r) => r.processes[side] === p);
+          expect(mine).toHaveLength(rounds / counts[side]);
+          // As many rounds with this side first as with it second, on each of its processes.
+          expect(mine.filter((r) => r.first === side).length * 2).toBe(mine.length);
+        }
+      }
+    }
+    // Turns of the processes in order; the starting side changes after a full turn.
+    expect(roundPlan(6, [3, 3])).toEqual([0, 1, 2, 0, 1, 2].map((p, i) => ({ processes: [p, p], first: i < 3 ? 0 : 1 })));
+    // Alternating by round, two processes would each always start or always follow.
+    expect(roundPlan(4, [2, 2]).map((r) => r.first)).toEqual([0, 0, 1, 1]);
   });
 
   it("reads a process's CPU time from /proc, and it grows while the process works", () => {
