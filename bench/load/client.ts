@@ -33,13 +33,9 @@ export function cpuTimeMs(pid: number): number {
   }
 }
 
-/**
- * CPU time of every PostgreSQL server process on the machine so far, in ms
- * (the run's database work: the bench's PostgreSQL serves nothing else while
- * it runs); the backends of connections that closed meanwhile are not counted.
- */
-export function postgresCpuTimeMs(): number {
-  let total = 0;
+/** CPU time so far of every PostgreSQL server process on the machine, in ms, by process id. */
+export function postgresCpuTimes(): Map<number, number> {
+  const times = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -48,8 +44,21 @@ export function postgresCpuTimeMs(): number {
       continue;
     }
     const ms = cpuTimeMs(Number(entry));
-    if (Number.isFinite(ms)) total += ms;
+    if (Number.isFinite(ms)) times.set(Number(entry), ms);
   }
+  return times;
+}
+
+/**
+ * PostgreSQL's CPU time between two readings of postgresCpuTimes (the run's
+ * database work: the bench's PostgreSQL serves nothing else while it runs):
+ * what each process spent since the first reading, or since it started. A
+ * backend whose connection closed meanwhile is not counted; subtracting
+ * totals instead would take its whole life's time off the interval.
+ */
+export function postgresCpuSpentMs(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
   return total;
 }
 
@@ -105,8 +114,7 @@ export class LoadGenerator {
     if (!this.child) throw new Error("the load generator is not started");
     const sample = () => (pid === undefined ? Number.NaN : residentMb(pid));
     const cpu = () => (pid === undefined ? Number.NaN : cpuTimeMs(pid));
-    const databaseCpu = () => (withPostgres ? postgresCpuTimeMs() : Number.NaN);
-    const databaseCpuBefore = databaseCpu();
+    const databaseCpuBefore = withPostgres ? postgresCpuTimes() : undefined;
     const cpuBefore = cpu();
     let rssMb = sample();
     const sampler = setInterval(() => {
@@ -122,7 +130,7 @@ export class LoadGenerator {
       });
       if (result.failed > 0) throw new Error(`${job.name}: ${result.failed} of ${result.ok + result.failed} requests failed, the first with ${result.firstFailure}`);
       if (result.ok === 0 && !warmUp) throw new Error(`${job.name}: no request answered`);
-      return { ...result, rssMb, cpuMs: cpu() - cpuBefore, databaseCpuMs: databaseCpu() - databaseCpuBefore };
+      return { ...result, rssMb, cpuMs: cpu() - cpuBefore, databaseCpuMs: databaseCpuBefore ? postgresCpuSpentMs(databaseCpuBefore, postgresCpuTimes()) : Number.NaN };
     } finally {
       clearInterval(sampler);
     }

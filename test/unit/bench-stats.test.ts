@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
-import { cpuTimeMs } from "../../bench/load/client.ts";
+import { cpuTimeMs, postgresCpuSpentMs } from "../../bench/load/client.ts";
 import { combineSlices, median, percentile, roundPlan, sliceOrder, spread, summaryLine, type SliceResult } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {
@@ -96,6 +96,14 @@ describe("benchmark arithmetic", () => {
     expect(roundPlan(6, [3, 3])).toEqual([0, 1, 2, 0, 1, 2].map((p, i) => ({ processes: [p, p], first: i < 3 ? 0 : 1 })));
     // Alternating by round, two processes would each always start or always follow.
     expect(roundPlan(4, [2, 2]).map((r) => r.first)).toEqual([0, 0, 1, 1]);
+  });
+
+  it("counts PostgreSQL's CPU process by process: a backend that ended in between takes nothing off, a new one counts from its start", () => {
+    const before = new Map([[101, 100], [102, 500], [103, 40]]);
+    const after = new Map([[101, 130], [103, 45], [104, 20]]);
+    // 30 + 5 + 20; subtracting the totals (195 - 640) would give -445.
+    expect(postgresCpuSpentMs(before, after)).toBe(55);
+    expect(postgresCpuSpentMs(new Map(), new Map())).toBe(0);
   });
 
   it("reads a process's CPU time from /proc, and it grows while the process works", () => {
