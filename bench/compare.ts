@@ -25,9 +25,7 @@ import type { Measurement } from "./load/client.ts";
 import { comparison, comparisonNames, needs, type ComparisonName, type Side } from "./comparisons.ts";
 import { Servers } from "./servers/pool.ts";
 import { measureStartup, type Startup } from "./startup.ts";
-import { combineSlices, median, roundPlan, sliceOrder, spread, summaryLine } from "./stats.ts";
-
-type RoundPlan = ReturnType<typeof roundPlan>[number];
+import { combineSlices, median, roundPlan, sliceOrder, spread, summaryLine, type RoundPlan } from "./stats.ts";
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
 /** Load each side gets in a round (the scenario benchmarks' BENCH_SECONDS is the length of a scenario). */

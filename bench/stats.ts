@@ -98,6 +98,12 @@ export function combineSlices(slices: readonly SliceResult[], per = 1): SliceRes
   };
 }
 
+/** One round's process of each side (an index into its processes) and the side that starts. */
+export interface RoundPlan {
+  processes: [number, number];
+  first: 0 | 1;
+}
+
 /**
  * Which process of each side answers in each of `rounds` rounds, and which
  * side starts: the processes in turn (a side of fewer processes wraps
@@ -106,7 +112,7 @@ export function combineSlices(slices: readonly SliceResult[], per = 1): SliceRes
  * follows, with any count of processes (with an even count, alternating by
  * round would let a process always start).
  */
-export function roundPlan(rounds: number, processes: readonly [number, number]): { processes: [number, number]; first: 0 | 1 }[] {
+export function roundPlan(rounds: number, processes: readonly [number, number]): RoundPlan[] {
   const turn = Math.max(1, ...processes);
   return Array.from({ length: rounds }, (_, round) => ({
     processes: [round % Math.max(1, processes[0]), round % Math.max(1, processes[1])],

@@ -11,7 +11,7 @@
  * Then 1,000 certificates and a history of status records
  * (bench/seed-batch.ts), so that checks read and write tables of a known size.
  */
-import { spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash, randomBytes, sign } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -22,8 +22,6 @@ import type { BenchCa } from "./bench-ca.ts";
 export type ShomeiMode = "production" | "mock";
 
 export interface Shomei {
-  child: ChildProcess;
-  pid: number;
   mode: ShomeiMode;
   /** http://127.0.0.1:<port> of the first process. */
   url: string;
@@ -87,7 +85,7 @@ export async function startShomei(databaseUrl: string, history: number, mode: Sh
   const ready = mode === "production" ? /is listening on http:\S+/ : /revoked one: \{"certificateId":"[0-9a-f-]+"\}[\s\S]*demo-client-secret/;
   const args = [...profileArguments(), path.join(root, "bin/shomei.js"), "serve", ...(mode === "mock" ? ["--mode", "mock"] : [])];
   const { child, output } = await start(process.execPath, args, env, ready);
-  const url = /is listening on (http:\/\/[^\s]+)/.exec(output)![1]!;
+  const url = listeningUrl(output);
 
   let template: string;
   let side: Pick<Shomei, "token" | "clientId" | "clientSecret" | "redirectUri" | "login">;
@@ -121,11 +119,9 @@ export async function startShomei(databaseUrl: string, history: number, mode: Sh
   for (let i = 1; i < processesPerServer; i++) {
     const more = await start(process.execPath, args, { ...env, BASE_URL: issuer }, ready);
     children.push(more.child);
-    instances.push({ url: /is listening on (http:\/\/[^\s]+)/.exec(more.output)![1]!, pid: more.child.pid! });
+    instances.push({ url: listeningUrl(more.output), pid: more.child.pid! });
   }
   return {
-    child,
-    pid: child.pid!,
     mode,
     url,
     instances,
@@ -136,6 +132,11 @@ export async function startShomei(databaseUrl: string, history: number, mode: Sh
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Where `shomei serve` says it listens, from what it printed. */
+function listeningUrl(output: string): string {
+  return /is listening on (http:\/\/[^\s]+)/.exec(output)![1]!;
 }
 
 /** Verify request bodies as an eKYC back end sends them: each good leaf of the CA, the SHA-256 digest of a document and the card-style signature (RSA PKCS#1 v1.5) over it. */
