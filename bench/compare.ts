@@ -6,11 +6,12 @@
  * node-oidc-provider 9, BatchCheckCertificateStatus against single calls, and
  * a history of 1,000,000 status records against one of 10,000. Every server
  * and the load generator run in processes of their own. Each comparison runs
- * its two sides alternately for a few rounds (a short warm-up first), the
- * sides taking turns in one-second slices within a round and each round on
- * another of a server's processes (BENCH_PROCESSES), and keeps the
- * median of the per-round ratios; the measured servers run on a CPU of
- * their own (bench/cpus.ts); p99 latency, the peak resident
+ * its two sides for a few rounds (a short warm-up first), the two servers
+ * loaded at once and taking turns of a tenth of a second on their CPU
+ * (bench/load/turns.ts), each round on another of a server's processes
+ * (BENCH_PROCESSES), and keeps the median of the per-round ratios; the
+ * measured servers run on a CPU of their own (bench/cpus.ts); p99 latency,
+ * the peak resident
  * memory and the CPU time per request of each server are reported beside it.
  * shomei runs in production mode with the run's CA as trust anchor
  * (bench/servers/bench-ca.ts); check_mock_sqlite_vs_connect alone is measured
@@ -30,6 +31,9 @@ import { combineSlices, median, roundPlan, sliceOrder, spread, summaryLine, type
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
 /** Load each side gets in a round (the scenario benchmarks' BENCH_SECONDS is the length of a scenario). */
 const seconds = Number(process.env.BENCH_SECONDS ?? 2);
+/** How long each server of a round runs before the other takes its turn (BENCH_TURN_MS; 0: slices instead, as for one process). */
+const turnMs = Number(process.env.BENCH_TURN_MS ?? 100);
+/** A slice of a round whose two sides are one process (BENCH_SLICE_SECONDS). */
 const sliceSeconds = Number(process.env.BENCH_SLICE_SECONDS ?? 1);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1.5);
 /** BENCH_VERBOSE=1: each side's figures of every round, not only the rounds' ratios. */
@@ -61,18 +65,26 @@ async function load(side: Side, instance: Instance, secondsToRun: number, warmUp
 }
 
 /**
- * One round, on one process of each side (`plan`, from roundPlan): the two
- * sides take turns in slices of `sliceSeconds` until each has had `seconds`
- * of load (sliceOrder: ABBA…, from the side the plan says starts).
- * The machine's speed drifts by tens of per cent over seconds
- * (docs/performance.md, Method); slices a second apart see nearly the same
- * machine, so a drift falls on both sides alike instead of on whichever ran
- * in the slower stretch.
+ * One round, on one process of each side (`plan`, from roundPlan). Two
+ * processes take turns of `turnMs` on the servers' CPU, both loaded the
+ * whole round (bench/load/turns.ts), until each has had `seconds`: the
+ * machine's speed drifts by tens of per cent within a second
+ * (docs/performance.md, Method), and turns that short put both sides in the
+ * same stretch of it. Two sides on one process (batch against single calls)
+ * cannot take turns: they take slices of `sliceSeconds` in turn instead,
+ * each slice with its own connections, until each has had `seconds`
+ * (sliceOrder: ABBA…, from the side the plan says starts).
  */
 async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withPostgres: boolean): Promise<[Measured, Measured]> {
+  const instances = [sides[0].instances[plan.processes[0]]!, sides[1].instances[plan.processes[1]]!] as const;
+  if (turnMs > 0 && instances[0].pid !== instances[1].pid) {
+    const jobs = await Promise.all(([0, 1] as const).map(async (i) => ({ ...(await sides[i].job(instances[i])), seconds, connections: sides[i].connections ?? connections }) as LoadJob));
+    const measured = await (await loadGenerator()).measureInTurns({ jobs: [jobs[0]!, jobs[1]!], pids: [instances[0].pid, instances[1].pid], first: plan.first, turnMs, withPostgres });
+    return [combineSlices([measured[0]], sides[0].per), combineSlices([measured[1]], sides[1].per)];
+  }
   const slices: [Measurement[], Measurement[]] = [[], []];
   for (const i of sliceOrder(Math.max(1, Math.round(seconds / sliceSeconds)), plan.first)) {
-    slices[i].push(await load(sides[i], sides[i].instances[plan.processes[i]]!, sliceSeconds, false, withPostgres));
+    slices[i].push(await load(sides[i], instances[i], sliceSeconds, false, withPostgres));
   }
   return [combineSlices(slices[0], sides[0].per), combineSlices(slices[1], sides[1].per)];
 }
@@ -99,7 +111,9 @@ async function run(name: ComparisonName, servers: Servers, baseline: Servers | u
   for (const side of sides) for (const instance of side.instances) await load(side, instance, warmupSeconds, true, false);
   const results: [Measured[], Measured[]] = [[], []];
   for (const [round, plan] of roundPlan(rounds, [sides[0].instances.length, sides[1].instances.length]).entries()) {
+    const roundStarted = performance.now();
     const measured = await measureRound(sides, plan, withPostgres);
+    if (verbose) console.log(`  round ${round + 1} took ${((performance.now() - roundStarted) / 1000).toFixed(2)} s`);
     for (const i of [0, 1] as const) {
       const m = measured[i];
       results[i].push(m);
@@ -169,7 +183,7 @@ function measures(rows: Row[], startup: Startup | undefined): Record<string, num
 export async function runComparisons(selected: ReadonlySet<ComparisonName>, withStartup: boolean): Promise<boolean> {
   const names = comparisonNames.filter((name) => selected.has(name));
   console.log(
-    `${connections} connections, ${rounds} rounds of ${seconds} s per side in turns of ${sliceSeconds} s, ${processesPerServer} processes per server taking the rounds in turn, ` +
+    `${connections} connections, ${rounds} rounds of ${seconds} s per side, ${turnMs > 0 ? `the two servers taking turns of ${turnMs} ms (slices of ${sliceSeconds} s where both sides are one process)` : `in slices of ${sliceSeconds} s`}, ${processesPerServer} processes per server taking the rounds in turn, ` +
       `${warmupSeconds} s warm-up per process; ${pinningLine()}\n`,
   );
   if (baselineRoot) console.log(`every key against the build in ${baselineRoot} (BENCH_BASELINE), not against its peer\n`);

@@ -9,7 +9,7 @@ import path from "node:path";
 import { freePort } from "../test/support/openssl-ocsp.ts";
 import { onEveryCpu } from "./cpus.ts";
 import { stopProcess, temporaryDirectory } from "./harness.ts";
-import { residentMb } from "./load/client.ts";
+import { residentMb } from "./load/proc.ts";
 import type { BenchCa } from "./servers/bench-ca.ts";
 import { median } from "./stats.ts";
 

@@ -1,12 +1,13 @@
 /**
  * The parent's side of the load generator: one forked process for the whole
- * run (bench/load/generator.ts), a job at a time, and the resident memory of
- * the measured server sampled from /proc while its job runs.
+ * run (bench/load/generator.ts), a job at a time or two taking turns, and
+ * the resident memory of the measured servers sampled from /proc while the
+ * jobs run.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { LoadJob, LoadResult } from "./job.ts";
+import type { LoadJob, LoadResult, TurnResult, TurnsJob } from "./job.ts";
+import { cpuTimeMs, postgresCpuSpentMs, postgresCpuTimes, residentMb } from "./proc.ts";
 
 export interface Measurement extends LoadResult {
   /** The highest VmRSS of the server process seen during the job, in MB (NaN when it could not be read). */
@@ -17,65 +18,10 @@ export interface Measurement extends LoadResult {
   databaseCpuMs: number;
 }
 
-/** Clock ticks a second of /proc/<pid>/stat's times: 100 on every Linux this runs on (USER_HZ). */
-const ticksPerSecond = 100;
-
-/** User and system CPU time of a process so far, in ms, or NaN when /proc does not say. */
-export function cpuTimeMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces: the fields after it start past its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** CPU time so far of every PostgreSQL server process on the machine, in ms, by process id. */
-export function postgresCpuTimes(): Map<number, number> {
-  const times = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue;
-    } catch {
-      continue;
-    }
-    const ms = cpuTimeMs(Number(entry));
-    if (Number.isFinite(ms)) times.set(Number(entry), ms);
-  }
-  return times;
-}
-
-/**
- * PostgreSQL's CPU time between two readings of postgresCpuTimes (the run's
- * database work: the bench's PostgreSQL serves nothing else while it runs):
- * what each process spent since the first reading, or since it started. A
- * backend whose connection closed meanwhile is not counted; subtracting
- * totals instead would take its whole life's time off the interval.
- */
-export function postgresCpuSpentMs(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
-  let total = 0;
-  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
-  return total;
-}
-
-/** VmRSS of a process in MB, or NaN when /proc does not say (not Linux, or the process is gone). */
-export function residentMb(pid: number): number {
-  try {
-    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) / 1024 : Number.NaN;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 export class LoadGenerator {
   private child: ChildProcess | undefined;
   private nextId = 0;
-  private readonly pending = new Map<number, { resolve: (r: LoadResult) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (answer: unknown) => void; reject: (e: Error) => void }>();
 
   /** The generator's process id (once started). */
   get pid(): number {
@@ -93,7 +39,7 @@ export class LoadGenerator {
       child.once("message", () => resolve());
       child.once("exit", (code) => reject(new Error(`the load generator exited with ${code}`)));
     });
-    child.on("message", (message: { id: number; result?: LoadResult; error?: string }) => {
+    child.on("message", (message: { id: number; result?: unknown; error?: string }) => {
       const waiting = this.pending.get(message.id);
       this.pending.delete(message.id);
       if (message.error !== undefined) waiting?.reject(new Error(message.error));
@@ -106,38 +52,85 @@ export class LoadGenerator {
     });
   }
 
+  /** Sends the generator a message and waits for its answer. */
+  private ask<T>(message: { job: LoadJob } | { turns: TurnsJob }): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      if (!this.child?.connected) throw new Error("the load generator has exited");
+      this.pending.set(id, { resolve: resolve as (answer: unknown) => void, reject });
+      this.child.send({ id, ...message });
+    });
+  }
+
   /**
    * Runs one job against the server with process id `pid`; fails when any
    * request did not answer as expected, or (unless it is a warm-up) none answered.
    */
   async measure(job: LoadJob, pid?: number, warmUp = false, withPostgres = false): Promise<Measurement> {
     if (!this.child) throw new Error("the load generator is not started");
-    const sample = () => (pid === undefined ? Number.NaN : residentMb(pid));
     const cpu = () => (pid === undefined ? Number.NaN : cpuTimeMs(pid));
     const databaseCpuBefore = withPostgres ? postgresCpuTimes() : undefined;
     const cpuBefore = cpu();
-    let rssMb = sample();
-    const sampler = setInterval(() => {
-      const now = sample();
-      if (Number.isFinite(now) && !(now <= rssMb)) rssMb = now;
-    }, 250);
-    const id = this.nextId++;
+    const memory = new PeakMemory(pid === undefined ? [] : [pid]);
     try {
-      const result = await new Promise<LoadResult>((resolve, reject) => {
-        if (!this.child?.connected) throw new Error("the load generator has exited");
-        this.pending.set(id, { resolve, reject });
-        this.child.send({ id, job });
-      });
-      if (result.failed > 0) throw new Error(`${job.name}: ${result.failed} of ${result.ok + result.failed} requests failed, the first with ${result.firstFailure}`);
-      if (result.ok === 0 && !warmUp) throw new Error(`${job.name}: no request answered`);
-      return { ...result, rssMb, cpuMs: cpu() - cpuBefore, databaseCpuMs: databaseCpuBefore ? postgresCpuSpentMs(databaseCpuBefore, postgresCpuTimes()) : Number.NaN };
+      const result = await this.ask<LoadResult>({ job });
+      check(job, result, warmUp);
+      return { ...result, rssMb: memory.peak[0] ?? Number.NaN, cpuMs: cpu() - cpuBefore, databaseCpuMs: databaseCpuBefore ? postgresCpuSpentMs(databaseCpuBefore, postgresCpuTimes()) : Number.NaN };
     } finally {
-      clearInterval(sampler);
+      memory.stop();
+    }
+  }
+
+  /**
+   * Runs two jobs at once, their servers taking turns on their CPU
+   * (bench/load/turns.ts); fails as `measure` does when either side does.
+   */
+  async measureInTurns(turns: TurnsJob): Promise<[Measurement, Measurement]> {
+    if (!this.child) throw new Error("the load generator is not started");
+    const memory = new PeakMemory(turns.pids);
+    try {
+      const results = await this.ask<[TurnResult, TurnResult]>({ turns });
+      return results.map((result, side) => {
+        check(turns.jobs[side]!, result, false);
+        // NaN crosses the process boundary as null (JSON).
+        const number = (value: number | null) => value ?? Number.NaN;
+        return { ...result, p99: number(result.p99), cpuMs: number(result.cpuMs), databaseCpuMs: number(result.databaseCpuMs), rssMb: memory.peak[side]! };
+      }) as [Measurement, Measurement];
+    } finally {
+      memory.stop();
     }
   }
 
   stop(): void {
     this.child?.kill("SIGTERM");
     this.child = undefined;
+  }
+}
+
+/** Fails when any request of `job` did not answer as expected, or (unless it is a warm-up) none answered. */
+function check(job: LoadJob, result: LoadResult, warmUp: boolean): void {
+  if (result.failed > 0) throw new Error(`${job.name}: ${result.failed} of ${result.ok + result.failed} requests failed, the first with ${result.firstFailure}`);
+  if (result.ok === 0 && !warmUp) throw new Error(`${job.name}: no request answered`);
+}
+
+/** The highest VmRSS of each process seen from now until stop(), sampled every 250 ms, in MB (NaN when unreadable). */
+class PeakMemory {
+  readonly peak: number[];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pids: readonly number[]) {
+    this.peak = pids.map(residentMb);
+    this.timer = setInterval(() => this.sample(), 250);
+  }
+
+  private sample(): void {
+    this.pids.forEach((pid, i) => {
+      const now = residentMb(pid);
+      if (Number.isFinite(now) && !(now <= this.peak[i]!)) this.peak[i] = now;
+    });
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
   }
 }

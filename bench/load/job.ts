@@ -46,3 +46,26 @@ export interface LoadResult {
   failed: number;
   firstFailure?: string;
 }
+
+/**
+ * Two jobs at once, one against each side's server, the servers taking turns
+ * on their CPU (bench/load/turns.ts): `pids` are the two servers' processes,
+ * `first` the side that runs first, `turnMs` how long a turn lasts; each job
+ * runs until its server has had `seconds` of turns.
+ */
+export interface TurnsJob {
+  jobs: [LoadJob, LoadJob];
+  pids: [number, number];
+  first: 0 | 1;
+  turnMs: number;
+  /** Split PostgreSQL's CPU time between the sides, at their turns. */
+  withPostgres: boolean;
+}
+
+/** A side's figures from taking turns: `seconds` are its server's turns; the CPU times are read while it was stopped. */
+export interface TurnResult extends LoadResult {
+  /** The server's CPU time over the job, ms (NaN when /proc does not say). */
+  cpuMs: number;
+  /** PostgreSQL's CPU time during the side's turns, ms (NaN when not asked for). */
+  databaseCpuMs: number;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
-import { cpuTimeMs, postgresCpuSpentMs } from "../../bench/load/client.ts";
+import { cpuTimeMs, postgresCpuSpentMs } from "../../bench/load/proc.ts";
 import { combineSlices, median, percentile, roundPlan, sliceOrder, spread, summaryLine, type SliceResult } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {

@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { TurnLog } from "../../bench/load/turn-log.ts";
+import { runInTurns } from "../../bench/load/turns.ts";
+import type { LoadJob } from "../../bench/load/job.ts";
+
+describe("the record of two servers taking turns", () => {
+  it("counts each side's running time, the one running now up to the moment asked", () => {
+    const log = new TurnLog(0, 1000);
+    expect(log.runningSide).toBe(0);
+    log.switchTo(1, 1100);
+    log.switchTo(0, 1250);
+    expect(log.runningMs(0, 1300)).toBe(150);
+    expect(log.runningMs(1, 1300)).toBe(150);
+    log.switchTo(0, 1280); // already running: nothing changes
+    log.end(1400);
+    expect(log.runningSide).toBeUndefined();
+    expect(log.runningMs(0, 5000)).toBe(250);
+    expect(log.runningMs(1, 5000)).toBe(150);
+  });
+
+  it("leaves out of a request's latency the time its server was stopped", () => {
+    const log = new TurnLog(0, 0);
+    log.switchTo(1, 100);
+    log.switchTo(0, 200);
+    log.switchTo(1, 300);
+    // Side 0, a request from 90 to 210: stopped from 100 to 200.
+    expect(log.stoppedWithin(0, 90, 210)).toBe(100);
+    // Side 1, the same request: stopped 90-100 and 200-210.
+    expect(log.stoppedWithin(1, 90, 210)).toBe(20);
+    // Within one running stretch: nothing to leave out.
+    expect(log.stoppedWithin(0, 210, 290)).toBe(0);
+    // Side 0 is stopped from 300 on, while it lasts.
+    expect(log.stoppedWithin(0, 250, 420)).toBe(120);
+    // Before the log began the server was running as usual.
+    expect(log.stoppedWithin(1, -50, 50)).toBe(50);
+  });
+});
+
+/** A server answering every request at once with a small JSON body. */
+const serverScript = `require("node:http").createServer((q, r) => { q.resume(); q.on("end", () => r.end('{"ok":true}')); }).listen(0, "127.0.0.1", function () { console.log(this.address().port); });`;
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill("SIGKILL");
+});
+
+async function startServer(): Promise<{ pid: number; url: string }> {
+  const child = spawn(process.execPath, ["-e", serverScript], { stdio: ["ignore", "pipe", "inherit"] });
+  children.push(child);
+  const port = await new Promise<string>((resolve) => child.stdout!.once("data", (chunk: Buffer) => resolve(chunk.toString().trim())));
+  return { pid: child.pid!, url: `http://127.0.0.1:${port}/` };
+}
+
+/** The state letter /proc gives a process: T while stopped. */
+const state = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[0];
+
+const job = (url: string, seconds: number): LoadJob => ({ protocol: "http1", name: url, url, method: "POST", bodies: ["{}"], seconds, connections: 64 });
+
+describe("two servers taking turns under load", () => {
+  it("gives each its own seconds of turns, counts its answers over them, leaves the stopped time out of latency, and resumes both", async () => {
+    const [a, b] = await Promise.all([startServer(), startServer()]);
+    const started = performance.now();
+    const [first, second] = await runInTurns({ jobs: [job(a.url, 0.6), job(b.url, 0.6)], pids: [a.pid, b.pid], first: 0, turnMs: 150, withPostgres: false });
+    const wall = (performance.now() - started) / 1000;
+    for (const side of [first, second]) {
+      expect(side.failed).toBe(0);
+      expect(side.ok).toBeGreaterThan(0);
+      expect(side.seconds).toBeCloseTo(0.6, 1);
+      expect(side.rate).toBeCloseTo(side.ok / side.seconds, 6);
+      // Every stop holds the 64 requests in flight for 150 ms, a few per cent of a turn's: counted whole, p99 would be about 150.
+      expect(side.p99).toBeLessThan(75);
+      expect(side.cpuMs).toBeGreaterThanOrEqual(0);
+      expect(side.databaseCpuMs).toBeNaN();
+    }
+    // One ran while the other waited: the round lasts both sides' turns.
+    expect(wall).toBeGreaterThanOrEqual(1.15);
+    expect(state(a.pid)).not.toBe("T");
+    expect(state(b.pid)).not.toBe("T");
+  });
+
+  it("fails with the process it could not stop, and leaves the other running", async () => {
+    const a = await startServer();
+    await expect(runInTurns({ jobs: [job(a.url, 0.2), job(a.url, 0.2)], pids: [a.pid, 2 ** 30], first: 0, turnMs: 50, withPostgres: false })).rejects.toThrow(
+      `could not stop server process ${2 ** 30}`,
+    );
+    expect(state(a.pid)).not.toBe("T");
+  });
+
+  it("refuses two sides on one process", async () => {
+    await expect(runInTurns({ jobs: [job("http://127.0.0.1:1/", 0.1), job("http://127.0.0.1:1/", 0.1)], pids: [process.pid, process.pid], first: 0, turnMs: 50, withPostgres: false })).rejects.toThrow(
+      "two sides on one process cannot take turns",
+    );
+  });
+});
