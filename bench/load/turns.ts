@@ -92,6 +92,8 @@ export async function runInTurns(turns: TurnsJob): Promise<[TurnResult, TurnResu
         const left = targetMs[side]! - log.runningMs(side, performance.now());
         if (left > 0) await sleep(Math.min(turnMs, left));
         const next = [other(side), side].find((s) => log.runningMs(s, performance.now()) < targetMs[s]!);
+        // The other side has had all its time: this one's turn goes on.
+        if (next === side) continue;
         signal(pids[side], "SIGSTOP");
         const at = performance.now();
         meter?.charge(side);
@@ -99,7 +101,7 @@ export async function runInTurns(turns: TurnsJob): Promise<[TurnResult, TurnResu
           log.end(at);
           break;
         }
-        if (next !== side) signal(pids[next], "SIGCONT");
+        signal(pids[next], "SIGCONT");
         log.switchTo(next, at);
       }
     } finally {
