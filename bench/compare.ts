@@ -203,6 +203,8 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
         rows.push({ name, title: name, labels: ["", ""], unit: "", ratio: Number.NaN, ratios: [], rate: [0, 0], p99: [0, 0], rssMb: [0, 0], cpuUs: [0, 0], cpuRatio: Number.NaN, databaseCpuUs: [Number.NaN, Number.NaN], error: message });
         console.log(`${name}: failed: ${message}`);
       }
+      // One key after another, its rounds together: a process left idle for a minute between two rounds of its key came
+      // back slower than its warm-up had left it (docs/performance.md, Method, Rounds).
       const later = new Set(names.slice(i + 1).flatMap((next) => needs[next]));
       await baseline?.stopAllBut(later);
       await servers.stopAllBut(later);

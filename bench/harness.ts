@@ -40,17 +40,37 @@ export interface Scenario {
   body?: string | string[];
 }
 
-/** Every process the benchmark started that is still running, and the directories it made. */
+/** Every process the benchmark started that is still running, other processes to end with it, and the directories it made. */
 const running = new Set<ChildProcess>();
+const others = new Set<() => number | undefined>();
 const directories = new Set<string>();
 
 // However the benchmark ends (a crash, Ctrl-C), the servers it started end with it rather than linger, and its
 // databases go with them.
 process.once("exit", () => {
   for (const child of running) child.kill("SIGKILL");
+  for (const pidOf of others) {
+    const pid = pidOf();
+    if (pid === undefined) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Ended already.
+    }
+  }
   for (const dir of directories) rmSync(dir, { recursive: true, force: true });
 });
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+
+/**
+ * A process the benchmark starts by other means (a test helper's), to be
+ * ended with it however it ends: `pidOf` says its id once it has one, so it
+ * can be named before it starts. Call what this returns once the process
+ * has been stopped, so its id, which another process may take, is left alone.
+ */
+export function endsWithBenchmark(pidOf: () => number | undefined): () => void {
+  others.add(pidOf);
+  return () => others.delete(pidOf);
+}
 
 /** Starts a measured server on the servers' CPU (bench/cpus.ts) and waits until its output matches `ready`. */
 export function start(command: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; output: string }> {

@@ -11,7 +11,7 @@ import path from "node:path";
 import { CrlHttpServer } from "../../test/support/crl-http-server.ts";
 import { OpensslCrlCa, type IssuedLeaf } from "../../test/support/openssl-crl-ca.ts";
 import { OpensslOcspResponder, responderCertificate } from "../../test/support/openssl-ocsp.ts";
-import { temporaryDirectory } from "../harness.ts";
+import { endsWithBenchmark, temporaryDirectory } from "../harness.ts";
 
 /** The card signature certificate's policy: leaves are issued with it, the anchor file maps it to the type. */
 const policy = "1.2.392.200149.8.5.1.1.20";
@@ -29,6 +29,7 @@ export class BenchCa {
   readonly anchorsFile = path.join(this.dir, "anchors.json");
   readonly certificatePath = this.ca.certificatePath;
   private readonly leaves: BenchLeaf[] = [];
+  private forgetResponder: () => void = () => undefined;
 
   /**
    * Issues `count` RSA-2048 signature certificates (JPKI cards sign with
@@ -44,6 +45,7 @@ export class BenchCa {
       this.leaves.push({ ...leaf, privateKeyPem: readFileSync(leaf.keyPath, "utf8") });
     }
     for (const leaf of this.leaves.filter((_, i) => i % 10 === 9)) this.ca.revoke(leaf, "keyCompromise");
+    this.forgetResponder = endsWithBenchmark(() => this.responder.pid);
     await this.responder.start();
     this.http.publish("/ca.crl", this.ca.gencrl().der);
     const issues = [{ type: "jpki_card_digital_signature", policyOid: policy, keyUsage: ["digitalSignature", "nonRepudiation"] }];
@@ -57,6 +59,7 @@ export class BenchCa {
 
   async stop(): Promise<void> {
     await this.responder.stop();
+    this.forgetResponder();
     await this.http.close();
   }
 }

@@ -72,6 +72,11 @@ export class OpensslOcspResponder {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** The responder's process id, once started. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   async start(): Promise<void> {
     this.port = await freePort();
     const args = [
