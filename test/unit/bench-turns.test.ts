@@ -61,20 +61,22 @@ describe("two servers taking turns under load", () => {
   it("gives each its own seconds of turns, counts its answers over them, leaves the stopped time out of latency, and resumes both", async () => {
     const [a, b] = await Promise.all([startServer(), startServer()]);
     const started = performance.now();
-    const [first, second] = await runInTurns({ jobs: [job(a.url, 0.6), job(b.url, 0.6)], pids: [a.pid, b.pid], first: 0, turnMs: 150, withPostgres: false });
+    const [first, second] = await runInTurns({ jobs: [job(a.url, 1.2), job(b.url, 1.2)], pids: [a.pid, b.pid], first: 0, turnMs: 400, withPostgres: false });
     const wall = (performance.now() - started) / 1000;
     for (const side of [first, second]) {
       expect(side.failed).toBe(0);
       expect(side.ok).toBeGreaterThan(0);
-      expect(side.seconds).toBeCloseTo(0.6, 1);
+      // Its own turns, not the round's wall time (a late timer may lengthen the last turn).
+      expect(side.seconds).toBeGreaterThanOrEqual(1.2);
+      expect(side.seconds).toBeLessThan(1.6);
       expect(side.rate).toBeCloseTo(side.ok / side.seconds, 6);
-      // Every stop holds the 64 requests in flight for 150 ms, a few per cent of a turn's: counted whole, p99 would be about 150.
-      expect(side.p99).toBeLessThan(75);
+      // Every stop holds the 64 requests in flight for 400 ms, a few per cent of a turn's: counted whole, p99 would be 400 or more.
+      expect(side.p99).toBeLessThan(200);
       expect(side.cpuMs).toBeGreaterThanOrEqual(0);
       expect(side.databaseCpuMs).toBeNaN();
     }
     // One ran while the other waited: the round lasts both sides' turns.
-    expect(wall).toBeGreaterThanOrEqual(1.15);
+    expect(wall).toBeGreaterThanOrEqual(2.35);
     expect(state(a.pid)).not.toBe("T");
     expect(state(b.pid)).not.toBe("T");
   });
