@@ -58,10 +58,14 @@ interface Row {
   error?: string;
 }
 
+/** A side's job against one of its processes, `secondsToRun` long. */
+async function jobFor(side: Side, instance: Instance, secondsToRun: number): Promise<LoadJob> {
+  return { ...(await side.job(instance)), seconds: secondsToRun, connections: side.connections ?? connections } as LoadJob;
+}
+
 /** One stretch of load on one process of a side, as the load generator and /proc saw it. */
 async function load(side: Side, instance: Instance, secondsToRun: number, warmUp: boolean, withPostgres: boolean): Promise<Measurement> {
-  const job = { ...(await side.job(instance)), seconds: secondsToRun, connections: side.connections ?? connections } as LoadJob;
-  return (await loadGenerator()).measure(job, instance.pid, warmUp, withPostgres);
+  return (await loadGenerator()).measure(await jobFor(side, instance, secondsToRun), instance.pid, warmUp, withPostgres);
 }
 
 /**
@@ -78,8 +82,8 @@ async function load(side: Side, instance: Instance, secondsToRun: number, warmUp
 async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withPostgres: boolean): Promise<[Measured, Measured]> {
   const instances = [sides[0].instances[plan.processes[0]]!, sides[1].instances[plan.processes[1]]!] as const;
   if (turnMs > 0 && instances[0].pid !== instances[1].pid) {
-    const jobs = await Promise.all(([0, 1] as const).map(async (i) => ({ ...(await sides[i].job(instances[i])), seconds, connections: sides[i].connections ?? connections }) as LoadJob));
-    const measured = await (await loadGenerator()).measureInTurns({ jobs: [jobs[0]!, jobs[1]!], pids: [instances[0].pid, instances[1].pid], first: plan.first, turnMs, withPostgres });
+    const jobs: [LoadJob, LoadJob] = [await jobFor(sides[0], instances[0], seconds), await jobFor(sides[1], instances[1], seconds)];
+    const measured = await (await loadGenerator()).measureInTurns({ jobs, pids: [instances[0].pid, instances[1].pid], first: plan.first, turnMs, withPostgres });
     return [combineSlices([measured[0]], sides[0].per), combineSlices([measured[1]], sides[1].per)];
   }
   const slices: [Measurement[], Measurement[]] = [[], []];

@@ -7,7 +7,7 @@ import autocannon from "autocannon";
 import type { HttpJob, LoadJob } from "./job.ts";
 import { fail, type Control, type Tally } from "./tally.ts";
 
-/** How often autocannon samples, and so how closely a job keeps to its length, in ms. */
+/** How often autocannon samples, and so how soon a job stops when told, in ms. */
 const sampleMs = 50;
 
 /** A JSON object, or an empty one when the body is not JSON (the caller then counts a failure). */
@@ -64,9 +64,9 @@ export function runHttp(job: HttpJob & LoadJob, control: Control): Promise<Tally
       {
         url: job.url,
         connections: job.connections,
-        // The job ends when control.done says so (stop() takes effect at autocannon's next sample, sampleMs later).
+        // The job ends when control.done says so; autocannon acts on stop() only when it next samples (every second by
+        // default, every sampleMs here).
         duration: 3600,
-        // autocannon looks at its clock only when it samples (every second by default): a half-second job would run a whole one.
         sampleInt: sampleMs,
         headers: job.headers ?? {},
         requests: [request],
