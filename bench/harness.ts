@@ -60,6 +60,7 @@ process.once("exit", () => {
   }
   for (const dir of directories) rmSync(dir, { recursive: true, force: true });
 });
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
 
 /**
  * A process the benchmark starts by other means (a test helper's), to be
