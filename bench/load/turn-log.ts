@@ -16,10 +16,13 @@ export class TurnLog {
   /** Each side's running stretches, in order. */
   private readonly running: [Stretch[], Stretch[]] = [[], []];
   private current: SideIndex | undefined;
+  /** When the log began: before it, both servers ran as usual. */
+  private readonly began: number;
 
   /** `first` runs from `at` (ms, any monotonic clock), the other side is stopped. */
   constructor(first: SideIndex, at: number) {
     this.current = first;
+    this.began = at;
     this.running[first].push({ from: at, to: Number.POSITIVE_INFINITY });
   }
 
@@ -50,7 +53,7 @@ export class TurnLog {
   /** How much of the interval [from, to] `side` was stopped, ms (time before the log began counts as running). */
   stoppedWithin(side: SideIndex, from: number, to: number): number {
     const stretches = this.running[side];
-    const start = Math.max(from, this.firstMoment());
+    const start = Math.max(from, this.began);
     if (to <= start) return 0;
     let running = 0;
     // Requests are short: walk back from the latest stretch until one ends before the interval.
@@ -60,10 +63,6 @@ export class TurnLog {
       running += Math.max(0, Math.min(s.to, to) - Math.max(s.from, start));
     }
     return to - start - running;
-  }
-
-  private firstMoment(): number {
-    return Math.min(this.running[0][0]?.from ?? Number.POSITIVE_INFINITY, this.running[1][0]?.from ?? Number.POSITIVE_INFINITY);
   }
 
   private stopCurrent(at: number): void {
