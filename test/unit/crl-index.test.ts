@@ -1,4 +1,4 @@
-import { createPrivateKey, type KeyObject } from "node:crypto";
+import { createHash, createPrivateKey, type KeyObject } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -206,6 +206,18 @@ describe("a large list, indexed in the worker", () => {
     }
     expect(falseHits).toBe(0);
     expect(crl.indexBytes / crl.entries).toBeLessThanOrEqual(25);
+  });
+
+  it("hashes exactly the caller's bytes and leaves them as they were, with loads at once kept apart", async () => {
+    const before = createHash("sha256").update(der).digest("hex");
+    const truncated = der.subarray(0, der.length - 100);
+    const [first, refused, second] = await Promise.allSettled([loadCrl(der, ca.certificateDer), loadCrl(truncated, ca.certificateDer), loadCrl(der, ca.certificateDer)]);
+    expect(createHash("sha256").update(der).digest("hex")).toBe(before);
+    for (const loaded of [first, second]) {
+      expect(loaded.status === "fulfilled" && loaded.value.sha256).toBe(before);
+      expect(loaded.status === "fulfilled" && loaded.value.entries).toBe(count);
+    }
+    expect(refused.status === "rejected" && refused.reason instanceof CrlRejectedError && refused.reason.rejection).toBe("malformed");
   });
 
   it("reports refusals from the worker as the same errors", async () => {
