@@ -1,5 +1,5 @@
 import SqliteDatabase from "better-sqlite3";
-import type { Insertable } from "kysely";
+import { sql, type Insertable } from "kysely";
 import { newId } from "../src/domain/ids.ts";
 import { CertificatesRepository } from "../src/storage/certificates-repository.ts";
 import { describeDatabaseUrl, openDatabase, type Database } from "../src/storage/database.ts";
@@ -46,11 +46,27 @@ export async function seedBatchCertificates(databaseUrl: string, accountName: st
       ids.push(copy.id);
     }
     if (database.dialect === "sqlite") writeSqliteHistory(describeDatabaseUrl(databaseUrl).location, account.id, ids, history, now);
-    else await writeHistory(database, account.id, ids, history, now);
+    else {
+      await writeHistory(database, account.id, ids, history, now);
+      await analyzeTables(database);
+    }
     return ids;
   } finally {
     await database.close();
   }
+}
+
+/**
+ * PostgreSQL's planner statistics after the bulk load, as any operator takes
+ * them after one: the migration analysed the tables empty, and autovacuum
+ * analyses them again only after its next nap (a minute), well into the
+ * keys that read them. With fresh statistics, `check_pg_vs_connect` gave
+ * 0.84 and 0.89 where twelve runs the same afternoon without (in several
+ * arrangements of the rounds) gave 0.52 to 0.76.
+ */
+async function analyzeTables(database: Database): Promise<void> {
+  const { rows } = await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema()`.execute(database.db);
+  for (const { name } of rows) await sql`analyze ${sql.id(name)}`.execute(database.db);
 }
 
 /** One status record of the seeded history: the certificates in turn, oldest first, `index` ms apart. */
