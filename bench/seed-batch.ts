@@ -60,9 +60,9 @@ export async function seedBatchCertificates(databaseUrl: string, accountName: st
  * PostgreSQL's planner statistics after the bulk load, as any operator takes
  * them after one: the migration analysed the tables empty, and autovacuum
  * analyses them again only after its next nap (a minute), well into the
- * keys that read them. With fresh statistics, `check_pg_vs_connect` gave
- * 0.84 and 0.89 where twelve runs the same afternoon without (in several
- * arrangements of the rounds) gave 0.52 to 0.76.
+ * keys that read them. On a noisy afternoon, `check_pg_vs_connect` gave
+ * 0.65-1.06 over six runs with fresh statistics (median 0.86) and 0.52-0.87
+ * over fifteen without (median 0.71).
  */
 async function analyzeTables(database: Database): Promise<void> {
   const { rows } = await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema()`.execute(database.db);
