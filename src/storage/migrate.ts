@@ -51,8 +51,9 @@ export async function migrateToLatest(database: Database): Promise<MigrationRepo
  * index or a reshaped table is otherwise planned from stale or missing
  * statistics (a sort over all rows instead of an index scan) until autovacuum
  * gets round to it. Only this schema's tables: a database may hold others.
+ * PostgreSQL only. The bench takes them again after its bulk load.
  */
-async function analyzeSchema(database: Database): Promise<void> {
+export async function analyzeSchema(database: Database): Promise<void> {
   const { rows } = await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema()`.execute(database.db);
   for (const { name } of rows) await sql`analyze ${sql.id(name)}`.execute(database.db);
 }
