@@ -6,7 +6,8 @@
  * node-oidc-provider 9, BatchCheckCertificateStatus against single calls, and
  * a history of 1,000,000 status records against one of 10,000. Every server
  * and the load generator run in processes of their own. Each comparison runs
- * its two sides for a few rounds (a short warm-up first), the two servers
+ * its two sides for a few rounds (each process warmed up first, until its
+ * CPU per answer stops falling: bench/load/warm-up.ts), the two servers
  * loaded at once and taking turns of a tenth of a second on their CPU
  * (bench/load/turns.ts), each round on another of a server's processes
  * (BENCH_PROCESSES), and keeps the median of the per-round ratios; the
@@ -28,14 +29,24 @@ import { Servers } from "./servers/pool.ts";
 import { measureStartup, type Startup } from "./startup.ts";
 import { combineSlices, median, roundPlan, sliceOrder, spread, summaryLine, type RoundPlan } from "./stats.ts";
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 /** Load each side gets in a round (the scenario benchmarks' BENCH_SECONDS is the length of a scenario). */
-const seconds = Number(process.env.BENCH_SECONDS ?? 2);
+const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
 /** How long each server of a round runs before the other takes its turn (BENCH_TURN_MS; 0: slices instead, as for one process). */
 const turnMs = Number(process.env.BENCH_TURN_MS ?? 100);
 /** A slice of a round whose two sides are one process (BENCH_SLICE_SECONDS). */
 const sliceSeconds = Number(process.env.BENCH_SLICE_SECONDS ?? 1);
-const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 1.5);
+/** The longest a process's warm-up may last; it ends sooner once the process is warm (warmedUp in stats.ts). */
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 8);
+/** How often a warm-up reads its server's CPU time per answer. */
+const warmupSliceMs = 300;
+/**
+ * Uncounted running time each side gets at the start of its process pair's
+ * first round: on this machine a process idle for more than about five
+ * seconds (as each is while the others warm up) runs slower for its first
+ * half second back (docs/performance.md, Method, Idle processes start slow).
+ */
+const firstSettleMs = Number(process.env.BENCH_SETTLE_MS ?? 500);
 /** BENCH_VERBOSE=1: each side's figures of every round, not only the rounds' ratios. */
 const verbose = process.env.BENCH_VERBOSE === "1";
 
@@ -64,8 +75,8 @@ async function jobFor(side: Side, instance: Instance, secondsToRun: number): Pro
 }
 
 /** One stretch of load on one process of a side, as the load generator and /proc saw it. */
-async function load(side: Side, instance: Instance, secondsToRun: number, warmUp: boolean, withPostgres: boolean): Promise<Measurement> {
-  return (await loadGenerator()).measure(await jobFor(side, instance, secondsToRun), instance.pid, warmUp, withPostgres);
+async function load(side: Side, instance: Instance, secondsToRun: number, withPostgres: boolean): Promise<Measurement> {
+  return (await loadGenerator()).measure(await jobFor(side, instance, secondsToRun), instance.pid, withPostgres);
 }
 
 /**
@@ -79,16 +90,16 @@ async function load(side: Side, instance: Instance, secondsToRun: number, warmUp
  * each slice with its own connections, until each has had `seconds`
  * (sliceOrder: ABBA…, from the side the plan says starts).
  */
-async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withPostgres: boolean): Promise<[Measured, Measured]> {
+async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withPostgres: boolean, settleMs: number): Promise<[Measured, Measured]> {
   const instances = [sides[0].instances[plan.processes[0]]!, sides[1].instances[plan.processes[1]]!] as const;
   if (turnMs > 0 && instances[0].pid !== instances[1].pid) {
     const jobs: [LoadJob, LoadJob] = [await jobFor(sides[0], instances[0], seconds), await jobFor(sides[1], instances[1], seconds)];
-    const measured = await (await loadGenerator()).measureInTurns({ jobs, pids: [instances[0].pid, instances[1].pid], first: plan.first, turnMs, withPostgres });
+    const measured = await (await loadGenerator()).measureInTurns({ jobs, pids: [instances[0].pid, instances[1].pid], first: plan.first, turnMs, withPostgres, settleMs });
     return [combineSlices([measured[0]], sides[0].per), combineSlices([measured[1]], sides[1].per)];
   }
   const slices: [Measurement[], Measurement[]] = [[], []];
   for (const i of sliceOrder(Math.max(1, Math.round(seconds / sliceSeconds)), plan.first)) {
-    slices[i].push(await load(sides[i], instances[i], sliceSeconds, false, withPostgres));
+    slices[i].push(await load(sides[i], instances[i], sliceSeconds, withPostgres));
   }
   return [combineSlices(slices[0], sides[0].per), combineSlices(slices[1], sides[1].per)];
 }
@@ -112,11 +123,19 @@ async function run(name: ComparisonName, servers: Servers, baseline: Servers | u
   const sides: [Side, Side] = [c.shomei, c.peer];
   // PostgreSQL's processes share the machine: their CPU is what a check on PostgreSQL costs beside shomei's own.
   const withPostgres = needs[name].includes("postgres");
-  for (const side of sides) for (const instance of side.instances) await load(side, instance, warmupSeconds, true, false);
+  for (const side of sides) {
+    for (const [i, instance] of side.instances.entries()) {
+      const warm = await (await loadGenerator()).warmUp({ job: await jobFor(side, instance, warmupSeconds), pid: instance.pid, sliceMs: warmupSliceMs, maxSeconds: warmupSeconds });
+      if (verbose) console.log(`  warm-up ${side.label} (process ${i + 1}): ${warm.seconds.toFixed(1)} s, CPU µs per answer ${warm.cpuUsPerAnswer.map((us) => us.toFixed(0)).join(" ")}`);
+    }
+  }
   const results: [Measured[], Measured[]] = [[], []];
-  for (const [round, plan] of roundPlan(rounds, [sides[0].instances.length, sides[1].instances.length]).entries()) {
+  const plans = roundPlan(rounds, [sides[0].instances.length, sides[1].instances.length]);
+  for (const [round, plan] of plans.entries()) {
     const roundStarted = performance.now();
-    const measured = await measureRound(sides, plan, withPostgres);
+    // A pair's first round follows the other processes' warm-ups, long enough idle to start slow; its later rounds follow one round of the other pair.
+    const firstOfPair = plans.findIndex((p) => p.processes[0] === plan.processes[0] && p.processes[1] === plan.processes[1]) === round;
+    const measured = await measureRound(sides, plan, withPostgres, firstOfPair ? firstSettleMs : 0);
     if (verbose) console.log(`  round ${round + 1} took ${((performance.now() - roundStarted) / 1000).toFixed(2)} s`);
     for (const i of [0, 1] as const) {
       const m = measured[i];
@@ -188,7 +207,7 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
   const names = comparisonNames.filter((name) => selected.has(name));
   console.log(
     `${connections} connections, ${rounds} rounds of ${seconds} s per side, ${turnMs > 0 ? `the two servers taking turns of ${turnMs} ms (slices of ${sliceSeconds} s where both sides are one process)` : `in slices of ${sliceSeconds} s`}, ${processesPerServer} processes per server taking the rounds in turn, ` +
-      `${warmupSeconds} s warm-up per process; ${pinningLine()}\n`,
+      `each process warmed up until its CPU per answer stops falling (at most ${warmupSeconds} s); ${pinningLine()}\n`,
   );
   if (baselineRoot) console.log(`every key against the build in ${baselineRoot} (BENCH_BASELINE), not against its peer\n`);
   const servers = new Servers();

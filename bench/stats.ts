@@ -25,6 +25,36 @@ export function roundRatio(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
 
+/** A warm-up's slices are compared two at a time: their mean CPU per answer. */
+const warmUpWindow = 2;
+/** How many slices before the last two the two they are compared with ended. */
+const warmUpLookBack = 4;
+
+/**
+ * Whether a process's warm-up can end, from its server's CPU time per
+ * answer in each of the warm-up's slices so far (oldest first): once the
+ * mean of the last two slices is no more than `tolerance` below the mean of
+ * two slices `warmUpLookBack` earlier, its CPU per answer has stopped
+ * falling, unless it stands more than five times `tolerance` above the
+ * lowest such mean seen before (a slow stretch of the machine, not a steady
+ * state; closer than that, slices of 0.3 s are within each other's noise). A fresh process spends more CPU per answer for seconds while V8
+ * compiles its hot paths and its caches fill, for 2 to 8 s depending on the
+ * path (docs/performance.md, Method, Warm-up), sometimes in steps with a
+ * level stretch between them: comparing with slices a while back, not the
+ * ones just before, keeps a short level stretch or one slice's noise from
+ * ending it.
+ */
+export function warmedUp(cpuPerUnit: readonly number[], tolerance = 0.05): boolean {
+  const n = cpuPerUnit.length;
+  if (n < warmUpWindow + warmUpLookBack) return false;
+  const mean = (from: number) => cpuPerUnit.slice(from, from + warmUpWindow).reduce((a, b) => a + b, 0) / warmUpWindow;
+  const later = mean(n - warmUpWindow);
+  let lowest = Number.POSITIVE_INFINITY;
+  for (let from = 0; from + 2 * warmUpWindow <= n; from++) lowest = Math.min(lowest, mean(from));
+  // A slice without answers (Infinity) says nothing of steadiness yet.
+  return Number.isFinite(later) && later >= (1 - tolerance) * mean(n - warmUpWindow - warmUpLookBack) && later <= (1 + 5 * tolerance) * lowest;
+}
+
 /** One compared path of a run: its ratios, undefined where it failed. */
 export interface KeyResult {
   name: string;

@@ -6,7 +6,7 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { LoadJob, LoadResult, TurnResult, TurnsJob } from "./job.ts";
+import type { LoadJob, LoadResult, TurnResult, TurnsJob, WarmUpJob, WarmUpResult } from "./job.ts";
 import { cpuTimeMs, postgresCpuSpentMs, postgresCpuTimes, residentMb } from "./proc.ts";
 
 export interface Measurement extends LoadResult {
@@ -53,7 +53,7 @@ export class LoadGenerator {
   }
 
   /** Sends the generator a message and waits for its answer. */
-  private ask<T>(message: { job: LoadJob } | { turns: TurnsJob }): Promise<T> {
+  private ask<T>(message: { job: LoadJob } | { turns: TurnsJob } | { warmUp: WarmUpJob }): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       if (!this.child?.connected) throw new Error("the load generator has exited");
@@ -64,9 +64,9 @@ export class LoadGenerator {
 
   /**
    * Runs one job against the server with process id `pid`; fails when any
-   * request did not answer as expected, or (unless it is a warm-up) none answered.
+   * request did not answer as expected, or none answered.
    */
-  async measure(job: LoadJob, pid?: number, warmUp = false, withPostgres = false): Promise<Measurement> {
+  async measure(job: LoadJob, pid?: number, withPostgres = false): Promise<Measurement> {
     if (!this.child) throw new Error("the load generator is not started");
     const cpu = () => (pid === undefined ? Number.NaN : cpuTimeMs(pid));
     const databaseCpuBefore = withPostgres ? postgresCpuTimes() : undefined;
@@ -74,11 +74,24 @@ export class LoadGenerator {
     const memory = new PeakMemory(pid === undefined ? [] : [pid]);
     try {
       const result = await this.ask<LoadResult>({ job });
-      check(job, result, warmUp);
+      check(job, result, false);
       return { ...result, rssMb: memory.peak[0] ?? Number.NaN, cpuMs: cpu() - cpuBefore, databaseCpuMs: databaseCpuBefore ? postgresCpuSpentMs(databaseCpuBefore, postgresCpuTimes()) : Number.NaN };
     } finally {
       memory.stop();
     }
+  }
+
+  /**
+   * Runs `warmUp.job` until its server is warm (bench/load/warm-up.ts);
+   * fails when any request did not answer as expected. Slices without
+   * answers come back as Infinity.
+   */
+  async warmUp(warmUp: WarmUpJob): Promise<WarmUpResult> {
+    if (!this.child) throw new Error("the load generator is not started");
+    const result = await this.ask<WarmUpResult>({ warmUp });
+    check(warmUp.job, result, true);
+    // Infinity crosses the process boundary as null (JSON).
+    return { ...result, cpuUsPerAnswer: result.cpuUsPerAnswer.map((us: number | null) => us ?? Number.POSITIVE_INFINITY) };
   }
 
   /**

@@ -5,14 +5,13 @@
  */
 import http2 from "node:http2";
 import type { Http2Job, LoadJob } from "./job.ts";
-import { fail, type Control, type Tally } from "./tally.ts";
+import { fail, newTally, type Control, type Tally } from "./tally.ts";
 
 /** Concurrent gRPC calls per HTTP/2 session. */
 const streamsPerSession = 8;
 
 /** Keeps `job.connections` gRPC calls in flight until `control.done`; answers still in flight then are left uncounted. */
-export async function runGrpc(job: Http2Job & LoadJob, control: Control): Promise<Tally> {
-  const tally: Tally = { ok: 0, failed: 0, latencies: [] };
+export async function runGrpc(job: Http2Job & LoadJob, control: Control, tally: Tally = newTally()): Promise<Tally> {
   const frames = job.frames.map((frame) => Buffer.from(frame, "base64"));
   const sessions = Array.from({ length: Math.max(1, Math.ceil(job.connections / streamsPerSession)) }, () => http2.connect(job.origin));
   await Promise.all(sessions.map((session) => new Promise((resolve, reject) => session.once("connect", resolve).once("error", reject))));

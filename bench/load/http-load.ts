@@ -5,7 +5,7 @@
  */
 import autocannon from "autocannon";
 import type { HttpJob, LoadJob } from "./job.ts";
-import { fail, type Control, type Tally } from "./tally.ts";
+import { fail, newTally, type Control, type Tally } from "./tally.ts";
 
 /** How often autocannon samples, and so how soon a job stops when told, in ms. */
 const sampleMs = 50;
@@ -21,8 +21,7 @@ function parseObject(body: string): Record<string, unknown> {
 }
 
 /** Sends `job` until `control.done`; resolves when its connections have closed. */
-export function runHttp(job: HttpJob & LoadJob, control: Control): Promise<Tally> {
-  const tally: Tally = { ok: 0, failed: 0, latencies: [] };
+export function runHttp(job: HttpJob & LoadJob, control: Control, tally: Tally = newTally()): Promise<Tally> {
   const expected = job.expectStatus ?? 200;
   const bodies = job.bodies ?? [];
   // Refresh tokens ready to be sent: a chain's answer puts its successor here before its connection builds the next request.

@@ -60,6 +60,15 @@ export interface TurnsJob {
   turnMs: number;
   /** Split PostgreSQL's CPU time between the sides, at their turns. */
   withPostgres: boolean;
+  /**
+   * Each side's first turns, until it has run this long, are not counted
+   * (answers, latencies, CPU time): its server may have been idle for a
+   * while, and on this machine a process idle for more than a few seconds
+   * runs slower for its first half second back (docs/performance.md,
+   * Method, Idle processes start slow). Each job runs this much longer than
+   * its `seconds`. 0: count from the start.
+   */
+  settleMs: number;
 }
 
 /** A side's figures from taking turns: `seconds` are its server's turns; the CPU times are read while it was stopped. */
@@ -68,4 +77,21 @@ export interface TurnResult extends LoadResult {
   cpuMs: number;
   /** PostgreSQL's CPU time during the side's turns, ms (NaN when not asked for). */
   databaseCpuMs: number;
+}
+
+/**
+ * One job run against one server until the server is warm (see warmedUp in
+ * bench/stats.ts): its CPU per answer is read every `sliceMs`, and the job
+ * stops once it has stopped falling, or after `maxSeconds`.
+ */
+export interface WarmUpJob {
+  job: LoadJob;
+  pid: number;
+  sliceMs: number;
+  maxSeconds: number;
+}
+
+/** A warm-up's figures: the server's CPU time per answer in each slice, in µs (Infinity for a slice without answers). */
+export interface WarmUpResult extends LoadResult {
+  cpuUsPerAnswer: number[];
 }

@@ -5,10 +5,11 @@
 import { runGrpc } from "./grpc-load.ts";
 import { runHttp } from "./http-load.ts";
 import type { LoadJob, LoadResult } from "./job.ts";
-import { result, type Control, type Tally } from "./tally.ts";
+import { newTally, result, type Control, type Tally } from "./tally.ts";
 
-export function runJob(job: LoadJob, control: Control): Promise<Tally> {
-  return job.protocol === "grpc" ? runGrpc(job, control) : runHttp(job, control);
+/** Runs `job` under `control`, counting into `tally` (which the caller may read while it runs). */
+export function runJob(job: LoadJob, control: Control, tally: Tally = newTally()): Promise<Tally> {
+  return job.protocol === "grpc" ? runGrpc(job, control, tally) : runHttp(job, control, tally);
 }
 
 /** A job run alone for its `seconds`: its answers over the seconds it took, from its first connection to its end. */

@@ -14,6 +14,11 @@ export interface Tally {
   latencies: number[];
 }
 
+/** A tally of nothing yet. A runner counts into the one it is given, which its caller may read while it runs. */
+export function newTally(): Tally {
+  return { ok: 0, failed: 0, latencies: [] };
+}
+
 /** When a job stops sending, and how long an answer took its server. */
 export interface Control {
   /** Resolves when the job is to stop sending. */

@@ -16,7 +16,7 @@ export class TurnLog {
   /** Each side's running stretches, in order. */
   private readonly running: [Stretch[], Stretch[]] = [[], []];
   private current: SideIndex | undefined;
-  /** When the log began: before it, both servers ran as usual. */
+  /** When the log began, as the first side was resumed: no request was sent before it (stoppedWithin counts time before it as running). */
   private readonly began: number;
 
   /** `first` runs from `at` (ms, any monotonic clock), the other side is stopped. */

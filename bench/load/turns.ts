@@ -20,7 +20,7 @@
 import type { TurnResult, TurnsJob } from "./job.ts";
 import { cpuTimeMs, postgresCpuTimes } from "./proc.ts";
 import { runJob } from "./run-job.ts";
-import { result, type Control } from "./tally.ts";
+import { newTally, result, type Control, type Tally } from "./tally.ts";
 import { TurnLog, type SideIndex } from "./turn-log.ts";
 
 const other = (side: SideIndex): SideIndex => (side === 0 ? 1 : 0);
@@ -66,37 +66,58 @@ class DatabaseMeter {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs `turns.jobs` at once, their servers taking turns, until each server has had its job's `seconds`. */
+/** Where a side's counted part began: its server's CPU time, its answers and latencies so far, the time it had run, and PostgreSQL's CPU charged to it. */
+interface Start {
+  cpuMs: number;
+  ok: number;
+  latencies: number;
+  runningMs: number;
+  databaseMs: number;
+}
+
+/**
+ * Runs `turns.jobs` at once, their servers taking turns, until each server
+ * has had its job's `seconds` after its first `settleMs`, which are not
+ * counted.
+ */
 export async function runInTurns(turns: TurnsJob): Promise<[TurnResult, TurnResult]> {
-  const { pids, first, turnMs, jobs } = turns;
+  const { pids, first, turnMs, jobs, settleMs } = turns;
   if (pids[0] === pids[1]) throw new Error("two sides on one process cannot take turns");
   try {
     signal(pids[0], "SIGSTOP");
     signal(pids[1], "SIGSTOP");
-    const cpuBefore = pids.map(cpuTimeMs);
     const meter = turns.withPostgres ? new DatabaseMeter() : undefined;
-    const targetMs = jobs.map((job) => job.seconds * 1000);
+    const tallies = [newTally(), newTally()];
+    // Read while the side's server is stopped: at the start, or at the end of the turn in which it has settled.
+    const startOf = (side: SideIndex, runningMs: number): Start => {
+      const tally = tallies[side]!;
+      return { cpuMs: cpuTimeMs(pids[side]), ok: tally.ok, latencies: tally.latencies.length, runningMs, databaseMs: meter?.charged[side] ?? 0 };
+    };
+    const starts: [Start | undefined, Start | undefined] = settleMs > 0 ? [undefined, undefined] : [startOf(0, 0), startOf(1, 0)];
+    // A side's counted seconds start where its settling ended, at the end of a turn.
+    const targetMs = (side: SideIndex) => (starts[side]?.runningMs ?? settleMs) + jobs[side].seconds * 1000;
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
     signal(pids[first], "SIGCONT");
     const log = new TurnLog(first, performance.now());
     const running = jobs.map((job, side) => {
       const control: Control = { done, latency: (ms, end) => ms - log.stoppedWithin(side as SideIndex, end - ms, end) };
-      return runJob(job, control);
+      return runJob(job, control, tallies[side]);
     });
     // A runner that fails early (a refused connection) is reported once the turns are over, not left unhandled.
     const settled = Promise.allSettled(running);
     try {
       for (;;) {
         const side = log.runningSide!;
-        const left = targetMs[side]! - log.runningMs(side, performance.now());
+        const left = targetMs(side) - log.runningMs(side, performance.now());
         if (left > 0) await sleep(Math.min(turnMs, left));
-        const next = [other(side), side].find((s) => log.runningMs(s, performance.now()) < targetMs[s]!);
+        const next = ([other(side), side] as const).find((s) => log.runningMs(s, performance.now()) < targetMs(s));
         // The other side has had all its time: this one's turn goes on.
         if (next === side) continue;
         signal(pids[side], "SIGSTOP");
         const at = performance.now();
         meter?.charge(side);
+        if (!starts[side] && log.runningMs(side, at) >= settleMs) starts[side] = startOf(side, log.runningMs(side, at));
         if (next === undefined) {
           log.end(at);
           break;
@@ -110,15 +131,16 @@ export async function runInTurns(turns: TurnsJob): Promise<[TurnResult, TurnResu
     const cpuAfter = pids.map(cpuTimeMs);
     const database = meter?.finish();
     // Both servers stay stopped until every connection is closed: an answer given after the last turn is not counted.
-    const tallies = await settled;
+    const outcomes = await settled;
     const end = performance.now();
     return [0, 1].map((side) => {
-      const outcome = tallies[side]!;
+      const outcome = outcomes[side]!;
       if (outcome.status === "rejected") throw outcome.reason instanceof Error ? outcome.reason : new Error(String(outcome.reason));
+      const start = starts[side]!;
       return {
-        ...result(outcome.value, log.runningMs(side as SideIndex, end) / 1000),
-        cpuMs: cpuAfter[side]! - cpuBefore[side]!,
-        databaseCpuMs: database ? database[side]! : Number.NaN,
+        ...result(counted(outcome.value, start), (log.runningMs(side as SideIndex, end) - start.runningMs) / 1000),
+        cpuMs: cpuAfter[side]! - start.cpuMs,
+        databaseCpuMs: database ? database[side]! - start.databaseMs : Number.NaN,
       };
     }) as [TurnResult, TurnResult];
   } finally {
@@ -130,4 +152,9 @@ export async function runInTurns(turns: TurnsJob): Promise<[TurnResult, TurnResu
       }
     }
   }
+}
+
+/** A tally without what it had counted at `start` (latencies are recorded in the order of the answers). */
+function counted(tally: Tally, start: Start): Tally {
+  return { ...tally, ok: tally.ok - start.ok, latencies: tally.latencies.slice(start.latencies) };
 }

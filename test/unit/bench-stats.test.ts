@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
 import { cpuTimeMs, postgresCpuSpentMs } from "../../bench/load/proc.ts";
-import { combineSlices, median, percentile, roundPlan, sliceOrder, spread, summaryLine, type SliceResult } from "../../bench/stats.ts";
+import { combineSlices, median, percentile, roundPlan, sliceOrder, spread, summaryLine, warmedUp, type SliceResult } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {
   it("takes the median of an odd count, the lower middle of an even one, NaN of none", () => {
@@ -9,6 +9,24 @@ describe("benchmark arithmetic", () => {
     expect(median([0.9, 0.3, 0.5, 0.7])).toBe(0.5);
     expect(median([4])).toBe(4);
     expect(median([])).toBeNaN();
+  });
+
+  it("ends a warm-up once the CPU per answer of the last two slices is within 5 % of two slices a while before", () => {
+    expect(warmedUp([200, 190, 205, 198, 201])).toBe(false);
+    expect(warmedUp([200, 190, 205, 198, 201, 195])).toBe(true);
+    // A fresh shomei process on PostgreSQL, measured in 0.5 s slices, then level: it ends at its thirteenth slice.
+    const fresh = [953, 961, 719, 468, 298, 297, 270, 232, 169, 187, 208, 190, 195];
+    expect(fresh.findIndex((_, i) => warmedUp(fresh.slice(0, i + 1)))).toBe(12);
+    // A fresh Verify process, measured: level for two slices (3,895 and 4,000) in the middle of its fall.
+    expect(warmedUp([85_000, 6275, 3895, 4000, 5068, 3585])).toBe(false);
+    // Higher than before: a slow stretch, not a steady state (a fresh SQLite process, measured on a slow afternoon).
+    expect(warmedUp([1612, 1195, 2147, 1373, 2000, 2100])).toBe(false);
+    expect(warmedUp([1612, 1195, 2147, 1373, 1010, 990, 1000, 995])).toBe(false);
+    expect(warmedUp([1612, 1195, 2147, 1373, 1010, 990, 1000, 995, 1005, 990])).toBe(true);
+    // A slice without answers says nothing yet.
+    expect(warmedUp([200, 200, 200, 200, Infinity, Infinity])).toBe(false);
+    expect(warmedUp([Infinity, Infinity, 200, 210, 205, 200])).toBe(false);
+    expect(warmedUp([Infinity, Infinity, 200, 210, 205, 200, 204, 201])).toBe(true);
   });
 
   it("does not reorder the values it is given", () => {

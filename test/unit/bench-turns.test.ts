@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { TurnLog } from "../../bench/load/turn-log.ts";
 import { runInTurns } from "../../bench/load/turns.ts";
+import { runWarmUp } from "../../bench/load/warm-up.ts";
 import type { LoadJob } from "../../bench/load/job.ts";
 
 describe("the record of two servers taking turns", () => {
@@ -48,8 +49,8 @@ afterEach(() => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
 });
 
-async function startServer(): Promise<{ pid: number; url: string }> {
-  const child = spawn(process.execPath, ["-e", serverScript], { stdio: ["ignore", "pipe", "inherit"] });
+async function startServer(script = serverScript): Promise<{ pid: number; url: string }> {
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
   children.push(child);
   const port = await new Promise<string>((resolve) => child.stdout!.once("data", (chunk: Buffer) => resolve(chunk.toString().trim())));
   return { pid: child.pid!, url: `http://127.0.0.1:${port}/` };
@@ -64,7 +65,7 @@ describe("two servers taking turns under load", () => {
   it("gives each its own seconds of turns, counts its answers over them, leaves the stopped time out of latency, and resumes both", async () => {
     const [a, b] = await Promise.all([startServer(), startServer()]);
     const started = performance.now();
-    const [first, second] = await runInTurns({ jobs: [job(a.url, 1.2), job(b.url, 1.2)], pids: [a.pid, b.pid], first: 0, turnMs: 400, withPostgres: false });
+    const [first, second] = await runInTurns({ jobs: [job(a.url, 1.2), job(b.url, 1.2)], pids: [a.pid, b.pid], first: 0, turnMs: 400, withPostgres: false, settleMs: 0 });
     const wall = (performance.now() - started) / 1000;
     for (const side of [first, second]) {
       expect(side.failed).toBe(0);
@@ -84,17 +85,56 @@ describe("two servers taking turns under load", () => {
     expect(state(b.pid)).not.toBe("T");
   });
 
+  it("leaves each side's settling turns out of its answers, seconds and latency", async () => {
+    // Its first 30 answers take 20 ms of work each (600 ms), every later one 1 ms: with 16 requests in flight, a slow
+    // answer waits 300 ms or more, a later one about 16.
+    const slowStart = serverScript.replace("performance.now() + 1;", "performance.now() + (++globalThis.n > 30 ? 1 : 20);").replace("require(", "globalThis.n = 0; require(");
+    const [a, b] = await Promise.all([startServer(slowStart), startServer(slowStart)]);
+    const started = performance.now();
+    const settled = await runInTurns({ jobs: [job(a.url, 1), job(b.url, 1)], pids: [a.pid, b.pid], first: 1, turnMs: 200, withPostgres: false, settleMs: 800 });
+    const wall = (performance.now() - started) / 1000;
+    for (const side of settled) {
+      expect(side.failed).toBe(0);
+      expect(side.ok).toBeGreaterThan(0);
+      // Counted: the second after the settling 0.8 s (a late timer may lengthen a turn).
+      expect(side.seconds).toBeGreaterThanOrEqual(1);
+      expect(side.seconds).toBeLessThan(1.4);
+      expect(side.p99).toBeLessThan(150);
+    }
+    expect(wall).toBeGreaterThanOrEqual(3.55);
+    // The same start counted from the first turn: the slow answers are in it.
+    const [c, d] = await Promise.all([startServer(slowStart), startServer(slowStart)]);
+    const unsettled = await runInTurns({ jobs: [job(c.url, 1), job(d.url, 1)], pids: [c.pid, d.pid], first: 1, turnMs: 200, withPostgres: false, settleMs: 0 });
+    for (const side of unsettled) expect(side.p99).toBeGreaterThanOrEqual(150);
+  });
+
   it("fails with the process it could not stop, and leaves the other running", async () => {
     const a = await startServer();
-    await expect(runInTurns({ jobs: [job(a.url, 0.2), job(a.url, 0.2)], pids: [a.pid, 2 ** 30], first: 0, turnMs: 50, withPostgres: false })).rejects.toThrow(
+    await expect(runInTurns({ jobs: [job(a.url, 0.2), job(a.url, 0.2)], pids: [a.pid, 2 ** 30], first: 0, turnMs: 50, withPostgres: false, settleMs: 0 })).rejects.toThrow(
       `could not stop server process ${2 ** 30}`,
     );
     expect(state(a.pid)).not.toBe("T");
   });
 
   it("refuses two sides on one process", async () => {
-    await expect(runInTurns({ jobs: [job("http://127.0.0.1:1/", 0.1), job("http://127.0.0.1:1/", 0.1)], pids: [process.pid, process.pid], first: 0, turnMs: 50, withPostgres: false })).rejects.toThrow(
+    await expect(runInTurns({ jobs: [job("http://127.0.0.1:1/", 0.1), job("http://127.0.0.1:1/", 0.1)], pids: [process.pid, process.pid], first: 0, turnMs: 50, withPostgres: false, settleMs: 0 })).rejects.toThrow(
       "two sides on one process cannot take turns",
     );
   });
+});
+
+describe("a warm-up", () => {
+  it("lasts until its server's CPU per answer stops falling, and no longer", async () => {
+    // CPU work, not a wait, so that a busy machine does not change what an answer costs: PBKDF2 of 3,000 rounds for each
+    // of its first 500 answers, then of 1,000.
+    const slowStart = `globalThis.n = 0; const { pbkdf2Sync } = require("node:crypto"); require("node:http").createServer((q, r) => { q.resume(); q.on("end", () => { pbkdf2Sync("p", "s", ++globalThis.n > 500 ? 1000 : 3000, 32, "sha256"); r.end('{"ok":true}'); }); }).listen(0, "127.0.0.1", function () { console.log(this.address().port); });`;
+    const server = await startServer(slowStart);
+    const warm = await runWarmUp({ job: job(server.url, 12), pid: server.pid, sliceMs: 200, maxSeconds: 12 });
+    expect(warm.failed).toBe(0);
+    const [first, last] = [warm.cpuUsPerAnswer[0]!, warm.cpuUsPerAnswer.at(-1)!];
+    // Past the slow answers, then level for its last six slices, well before the longest it may last.
+    expect(first).toBeGreaterThan(2 * last);
+    expect(warm.seconds).toBeGreaterThanOrEqual(2);
+    expect(warm.seconds).toBeLessThan(11);
+  }, 20_000);
 });
