@@ -27,17 +27,18 @@ export function roundRatio(value: number): number {
 
 /** A warm-up's slices are compared two at a time: their mean CPU per answer. */
 const warmUpWindow = 2;
-/** How many slices before the last two the two they are compared with ended. */
+/** The pair the last two slices are compared with starts this many slices before them. */
 const warmUpLookBack = 4;
 
 /**
  * Whether a process's warm-up can end, from its server's CPU time per
  * answer in each of the warm-up's slices so far (oldest first): once the
  * mean of the last two slices is no more than `tolerance` below the mean of
- * two slices `warmUpLookBack` earlier, its CPU per answer has stopped
- * falling, unless it stands more than five times `tolerance` above the
- * lowest such mean seen before (a slow stretch of the machine, not a steady
- * state; closer than that, slices of 0.3 s are within each other's noise). A fresh process spends more CPU per answer for seconds while V8
+ * the pair `warmUpLookBack` slices before them, its CPU per answer has
+ * stopped falling, unless it stands more than five times `tolerance` above
+ * the lowest such mean seen before (a slow stretch of the machine, not a
+ * steady state; closer than that, slices of 0.3 s are within each other's
+ * noise). A fresh process spends more CPU per answer for seconds while V8
  * compiles its hot paths and its caches fill, for 2 to 8 s depending on the
  * path (docs/performance.md, Method, Warm-up), sometimes in steps with a
  * level stretch between them: comparing with slices a while back, not the
