@@ -17,6 +17,7 @@
  * are stopped, and PostgreSQL's is charged to whichever side's turn it was
  * spent in.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { TurnResult, TurnsJob } from "./job.ts";
 import { cpuTimeMs, postgresCpuTimes } from "./proc.ts";
 import { runJob } from "./run-job.ts";
@@ -63,8 +64,6 @@ class DatabaseMeter {
     return [share(0), share(1)];
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Where a side's counted part began: its server's CPU time, its answers and latencies so far, the time it had run, and PostgreSQL's CPU charged to it. */
 interface Start {

@@ -4,13 +4,12 @@
  * chain is minted once), the server's CPU time read from /proc at every
  * slice and set against the answers the slice got.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { WarmUpJob, WarmUpResult } from "./job.ts";
 import { cpuTimeMs } from "./proc.ts";
 import { runJob } from "./run-job.ts";
 import { warmedUp } from "../stats.ts";
 import { newTally, result, type Control } from "./tally.ts";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runWarmUp(warmUp: WarmUpJob): Promise<WarmUpResult> {
   const { job, pid, sliceMs, maxSeconds } = warmUp;
