@@ -27,19 +27,28 @@ import type { Measurement } from "./load/client.ts";
 import { comparison, comparisonNames, needs, type ComparisonName, type Side } from "./comparisons.ts";
 import { Servers } from "./servers/pool.ts";
 import { measureStartup, type Startup } from "./startup.ts";
-import { combineSlices, median, roundPlan, sliceOrder, spread, summaryLine, type RoundPlan } from "./stats.ts";
+import { combineSlices, median, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmLevel, type RoundPlan } from "./stats.ts";
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 /** Load each side gets in a round (the scenario benchmarks' BENCH_SECONDS is the length of a scenario). */
-const seconds = Number(process.env.BENCH_SECONDS ?? 1.5);
+const seconds = Number(process.env.BENCH_SECONDS ?? 1.25);
 /** How long each server of a round runs before the other takes its turn (BENCH_TURN_MS; 0: slices instead, as for one process). */
 const turnMs = Number(process.env.BENCH_TURN_MS ?? 100);
 /** A slice of a round whose two sides are one process (BENCH_SLICE_SECONDS). */
 const sliceSeconds = Number(process.env.BENCH_SLICE_SECONDS ?? 1);
 /** The longest a process's warm-up may last; it ends sooner once the process is warm (warmedUp in stats.ts). */
-const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 8);
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 7);
 /** How often a warm-up reads its server's CPU time per answer. */
-const warmupSliceMs = 300;
+const warmupSliceMs = 250;
+/**
+ * The shortest first warm-up of a process (BENCH_FRESH_WARMUP_SECONDS): a
+ * fresh process can hold one level for its first seconds before its CPU per
+ * answer falls, on both processes of a server at once, so that neither its
+ * own readings nor the other process's level tell it from warm.
+ */
+const freshWarmupSeconds = Number(process.env.BENCH_FRESH_WARMUP_SECONDS ?? 4);
+/** Processes warmed up before in this run (by pid): their later warm-ups need no minimum. */
+const warmedBefore = new Set<number>();
 /**
  * Uncounted running time each side gets at the start of its process pair's
  * first round: on this machine a process idle for more than about five
@@ -87,8 +96,9 @@ async function load(side: Side, instance: Instance, secondsToRun: number, withPo
  * (docs/performance.md, Method), and turns that short put both sides in the
  * same stretch of it. Two sides on one process (batch against single calls)
  * cannot take turns: they take slices of `sliceSeconds` in turn instead,
- * each slice with its own connections, until each has had `seconds`
- * (sliceOrder: ABBA…, from the side the plan says starts).
+ * each slice with its own connections, until each has had `seconds` or
+ * more in whole slices (sliceOrder: ABBA…, from the side the plan says
+ * starts; at least two a side, so that a drift falls on both alike).
  */
 async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withPostgres: boolean, settleMs: number): Promise<[Measured, Measured]> {
   const instances = [sides[0].instances[plan.processes[0]]!, sides[1].instances[plan.processes[1]]!] as const;
@@ -98,7 +108,7 @@ async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withP
     return [combineSlices([measured[0]], sides[0].per), combineSlices([measured[1]], sides[1].per)];
   }
   const slices: [Measurement[], Measurement[]] = [[], []];
-  for (const i of sliceOrder(Math.max(1, Math.round(seconds / sliceSeconds)), plan.first)) {
+  for (const i of sliceOrder(Math.max(2, Math.ceil(seconds / sliceSeconds)), plan.first)) {
     slices[i].push(await load(sides[i], instances[i], sliceSeconds, withPostgres));
   }
   return [combineSlices(slices[0], sides[0].per), combineSlices(slices[1], sides[1].per)];
@@ -117,18 +127,42 @@ type Measured = ReturnType<typeof combineSlices>;
  */
 const baselineRoot = process.env.BENCH_BASELINE;
 
+/**
+ * Warms each process of a side (warmedUp in stats.ts), each against the
+ * lowest level the ones before it reached, then once more any that ended
+ * still cold beside the others (stillCold): on a noisy machine a fresh
+ * process can hold one level for its first seconds, which its own slices
+ * cannot tell from the end.
+ */
+async function warmUpSide(side: Side): Promise<void> {
+  const levels: number[] = [];
+  const warm = async (i: number, reference: number, again = false) => {
+    const instance = side.instances[i]!;
+    const job = await jobFor(side, instance, warmupSeconds);
+    const minSeconds = warmedBefore.has(instance.pid) ? 0 : Math.min(freshWarmupSeconds, warmupSeconds);
+    warmedBefore.add(instance.pid);
+    const result = await (await loadGenerator()).warmUp({
+      job,
+      pid: instance.pid,
+      sliceMs: warmupSliceMs,
+      minSeconds,
+      maxSeconds: warmupSeconds,
+      ...(Number.isFinite(reference) ? { reference } : {}),
+    });
+    levels[i] = warmLevel(result.cpuUsPerAnswer);
+    if (verbose) console.log(`  warm-up ${side.label} (process ${i + 1}${again ? ", again" : ""}): ${result.seconds.toFixed(1)} s, CPU µs per answer ${result.cpuUsPerAnswer.map((us) => us.toFixed(0)).join(" ")}`);
+  };
+  for (let i = 0; i < side.instances.length; i++) await warm(i, Math.min(...levels));
+  for (const i of stillCold(levels)) await warm(i, Math.min(...levels.filter((_, other) => other !== i)), true);
+}
+
 async function run(name: ComparisonName, servers: Servers, baseline: Servers | undefined): Promise<Row> {
   const c = await comparison(name, servers);
   if (baseline) c.peer = { ...(await comparison(name, baseline)).shomei, label: "baseline" };
   const sides: [Side, Side] = [c.shomei, c.peer];
   // PostgreSQL's processes share the machine: their CPU is what a check on PostgreSQL costs beside shomei's own.
   const withPostgres = needs[name].includes("postgres");
-  for (const side of sides) {
-    for (const [i, instance] of side.instances.entries()) {
-      const warm = await (await loadGenerator()).warmUp({ job: await jobFor(side, instance, warmupSeconds), pid: instance.pid, sliceMs: warmupSliceMs, maxSeconds: warmupSeconds });
-      if (verbose) console.log(`  warm-up ${side.label} (process ${i + 1}): ${warm.seconds.toFixed(1)} s, CPU µs per answer ${warm.cpuUsPerAnswer.map((us) => us.toFixed(0)).join(" ")}`);
-    }
-  }
+  for (const side of sides) await warmUpSide(side);
   const results: [Measured[], Measured[]] = [[], []];
   const plans = roundPlan(rounds, [sides[0].instances.length, sides[1].instances.length]);
   for (const [round, plan] of plans.entries()) {

@@ -1,6 +1,6 @@
 import SqliteDatabase from "better-sqlite3";
 import type { Insertable } from "kysely";
-import { newId } from "../src/domain/ids.ts";
+import { newId, newTimeOrderedId } from "../src/domain/ids.ts";
 import { CertificatesRepository } from "../src/storage/certificates-repository.ts";
 import { describeDatabaseUrl, openDatabase, type Database } from "../src/storage/database.ts";
 import { analyzeSchema } from "../src/storage/migrate.ts";
@@ -63,8 +63,10 @@ export async function seedBatchCertificates(databaseUrl: string, accountName: st
 
 /** One status record of the seeded history: the certificates in turn, oldest first, `index` ms apart. */
 function historyRow(accountId: string, certificateIds: string[], history: number, index: number, now: number): Insertable<Tables["certificate_statuses"]> {
+  const createdAt = now - history + index;
   return {
-    id: newId(),
+    // Time-ordered, as the service makes a status record's id (checks write them so): each lands at the end of the key's index.
+    id: newTimeOrderedId(createdAt),
     account_id: accountId,
     certificate_id: certificateIds[index % certificateIds.length]!,
     status: "good",
@@ -73,7 +75,7 @@ function historyRow(accountId: string, certificateIds: string[], history: number
     source_updated_at: now,
     revoked_at: null,
     revoked_reason: null,
-    created_at: now - history + index,
+    created_at: createdAt,
   };
 }
 

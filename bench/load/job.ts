@@ -82,13 +82,17 @@ export interface TurnResult extends LoadResult {
 /**
  * One job run against one server until the server is warm (see warmedUp in
  * bench/stats.ts): its CPU per answer is read every `sliceMs`, and the job
- * stops once it has stopped falling, or after `maxSeconds`.
+ * stops once it has stopped falling and stands within reach of `reference`
+ * (µs, the level another process of the server reached), but not before
+ * `minSeconds`, or after `maxSeconds`.
  */
 export interface WarmUpJob {
   job: LoadJob;
   pid: number;
   sliceMs: number;
+  minSeconds: number;
   maxSeconds: number;
+  reference?: number;
 }
 
 /** A warm-up's figures: the server's CPU time per answer in each slice, in µs (Infinity for a slice without answers). */

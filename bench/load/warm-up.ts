@@ -12,7 +12,7 @@ import { warmedUp } from "../stats.ts";
 import { newTally, result, type Control } from "./tally.ts";
 
 export async function runWarmUp(warmUp: WarmUpJob): Promise<WarmUpResult> {
-  const { job, pid, sliceMs, maxSeconds } = warmUp;
+  const { job, pid, sliceMs, minSeconds, maxSeconds, reference } = warmUp;
   const tally = newTally();
   let stop!: () => void;
   const control: Control = { done: new Promise<void>((resolve) => (stop = resolve)), latency: (ms) => ms };
@@ -24,7 +24,9 @@ export async function runWarmUp(warmUp: WarmUpJob): Promise<WarmUpResult> {
   let cpuBefore = cpuTimeMs(pid);
   let answersBefore = 0;
   try {
-    while (performance.now() - started < maxSeconds * 1000 && !warmedUp(cpuUsPerAnswer)) {
+    for (;;) {
+      const elapsed = performance.now() - started;
+      if (elapsed >= maxSeconds * 1000 || (elapsed >= minSeconds * 1000 && warmedUp(cpuUsPerAnswer, reference))) break;
       await sleep(sliceMs);
       const cpu = cpuTimeMs(pid);
       const got = tally.ok - answersBefore;

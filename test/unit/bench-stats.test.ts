@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
 import { cpuTimeMs, postgresCpuSpentMs } from "../../bench/load/proc.ts";
-import { combineSlices, median, percentile, roundPlan, sliceOrder, spread, summaryLine, warmedUp, type SliceResult } from "../../bench/stats.ts";
+import { combineSlices, median, percentile, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmedUp, warmLevel, type SliceResult } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {
   it("takes the median of an odd count, the lower middle of an even one, NaN of none", () => {
@@ -27,6 +27,27 @@ describe("benchmark arithmetic", () => {
     expect(warmedUp([200, 200, 200, 200, Infinity, Infinity])).toBe(false);
     expect(warmedUp([Infinity, Infinity, 200, 210, 205, 200])).toBe(false);
     expect(warmedUp([Infinity, Infinity, 200, 210, 205, 200, 204, 201])).toBe(true);
+  });
+
+  it("keeps a process warming while it stands well above the level another process of its server reached", () => {
+    // A fresh shomei process on PostgreSQL, measured: level at 1.8 s, then falling to about 500 µs; its sibling had reached 537.
+    const levelAtFirst = [1551, 1107, 1758, 1185, 966, 1754];
+    expect(warmedUp(levelAtFirst)).toBe(true);
+    expect(warmedUp(levelAtFirst, 537)).toBe(false);
+    const later = [...levelAtFirst, 912, 821, 640, 610, 600, 605, 610, 600];
+    expect(warmedUp(later, 537)).toBe(true);
+    expect(warmedUp(later)).toBe(true);
+    // Level again, but a third above the other process: not yet.
+    expect(warmedUp([...levelAtFirst, 912, 821, 720, 710, 700, 705, 710, 700], 537)).toBe(false);
+  });
+
+  it("names the processes whose warm-up ended more than a quarter above another's level", () => {
+    expect(warmLevel([900, 500, 480])).toBe(490);
+    expect(warmLevel([480])).toBe(Infinity);
+    expect(stillCold([1230, 537])).toEqual([0]);
+    expect(stillCold([537, 1230, 600])).toEqual([1]);
+    expect(stillCold([537, 650])).toEqual([]);
+    expect(stillCold([500])).toEqual([]);
   });
 
   it("does not reorder the values it is given", () => {

@@ -129,7 +129,7 @@ describe("a warm-up", () => {
     // of its first 500 answers, then of 1,000.
     const slowStart = `globalThis.n = 0; const { pbkdf2Sync } = require("node:crypto"); require("node:http").createServer((q, r) => { q.resume(); q.on("end", () => { pbkdf2Sync("p", "s", ++globalThis.n > 500 ? 1000 : 3000, 32, "sha256"); r.end('{"ok":true}'); }); }).listen(0, "127.0.0.1", function () { console.log(this.address().port); });`;
     const server = await startServer(slowStart);
-    const warm = await runWarmUp({ job: job(server.url, 12), pid: server.pid, sliceMs: 200, maxSeconds: 12 });
+    const warm = await runWarmUp({ job: job(server.url, 12), pid: server.pid, sliceMs: 200, minSeconds: 0, maxSeconds: 12 });
     expect(warm.failed).toBe(0);
     const [first, last] = [warm.cpuUsPerAnswer[0]!, warm.cpuUsPerAnswer.at(-1)!];
     // Past the slow answers, then level for its last six slices, well before the longest it may last.
@@ -137,4 +137,16 @@ describe("a warm-up", () => {
     expect(warm.seconds).toBeGreaterThanOrEqual(2);
     expect(warm.seconds).toBeLessThan(11);
   }, 20_000);
+
+  it("lasts its minimum on a server steady from the start, and while it stands well above another process's level", async () => {
+    const steady = `const { pbkdf2Sync } = require("node:crypto"); require("node:http").createServer((q, r) => { q.resume(); q.on("end", () => { pbkdf2Sync("p", "s", 1000, 32, "sha256"); r.end('{"ok":true}'); }); }).listen(0, "127.0.0.1", function () { console.log(this.address().port); });`;
+    const server = await startServer(steady);
+    const plain = await runWarmUp({ job: job(server.url, 3), pid: server.pid, sliceMs: 200, minSeconds: 0, maxSeconds: 3 });
+    const held = await runWarmUp({ job: job(server.url, 6), pid: server.pid, sliceMs: 200, minSeconds: 4, maxSeconds: 6 });
+    const level = plain.cpuUsPerAnswer.at(-1)!;
+    const behind = await runWarmUp({ job: job(server.url, 3), pid: server.pid, sliceMs: 200, minSeconds: 0, maxSeconds: 3, reference: level / 3 });
+    // How soon a steady server's warm-up may end depends on the machine's noise; that it does not end sooner does not.
+    expect(held.seconds).toBeGreaterThanOrEqual(4);
+    expect(behind.seconds).toBeGreaterThanOrEqual(3);
+  }, 30_000);
 });
