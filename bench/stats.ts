@@ -39,13 +39,14 @@ const warmUpLookBack = 4;
  * the lowest such mean seen before (a slow stretch of the machine, not a
  * steady state; closer than that, slices of a quarter second are within
  * each other's noise) or above `reference`, the level another process of
- * the same server reached on the same path. A fresh process spends more CPU per answer for
- * seconds while V8 compiles its hot paths and its caches fill, for 2 to 8 s
- * depending on the path (docs/performance.md, Method, Warm-up), sometimes in
- * steps with a level stretch between them: comparing with slices a while
- * back, not the ones just before, keeps a short level stretch or one slice's
- * noise from ending it, and the other process's level keeps a level stretch
- * at the start, which no earlier slice can tell from the end, from ending it.
+ * the same server reached on the same path. A fresh process spends more CPU
+ * per answer for seconds while V8 compiles its hot paths and its caches
+ * fill, for 2 to 8 s depending on the path (docs/performance.md, Method,
+ * Warm-up), sometimes in steps with a level stretch between them: comparing
+ * with slices a while back, not the ones just before, keeps a short level
+ * stretch or one slice's noise from ending it, and the other process's
+ * level keeps a level stretch at the start, which no earlier slice can tell
+ * from the end, from ending it.
  */
 export function warmedUp(cpuPerUnit: readonly number[], reference = Number.POSITIVE_INFINITY, tolerance = 0.05): boolean {
   const n = cpuPerUnit.length;
