@@ -29,50 +29,58 @@ export function roundRatio(value: number): number {
 const warmUpWindow = 2;
 /** The pair the last two slices are compared with starts this many slices before them. */
 const warmUpLookBack = 4;
+/**
+ * How far above the lowest level seen (its own, or another process's) a
+ * warm-up may end: closer than that, slices of a quarter second are within
+ * each other's noise.
+ */
+const warmUpReach = 1.25;
+
+/** The mean CPU per answer of the `warmUpWindow` slices from `from` (Infinity where a slice had no answers). */
+function windowMean(cpuPerUnit: readonly number[], from: number): number {
+  return cpuPerUnit.slice(from, from + warmUpWindow).reduce((a, b) => a + b, 0) / warmUpWindow;
+}
 
 /**
  * Whether a process's warm-up can end, from its server's CPU time per
  * answer in each of the warm-up's slices so far (oldest first): once the
  * mean of the last two slices is no more than `tolerance` below the mean of
  * the pair `warmUpLookBack` slices before them, its CPU per answer has
- * stopped falling, unless it stands more than five times `tolerance` above
- * the lowest such mean seen before (a slow stretch of the machine, not a
- * steady state; closer than that, slices of a quarter second are within
- * each other's noise) or above `reference`, the level another process of
- * the same server reached on the same path. A fresh process spends more CPU
- * per answer for seconds while V8 compiles its hot paths and its caches
- * fill, for 2 to 8 s depending on the path (docs/performance.md, Method,
- * Warm-up), sometimes in steps with a level stretch between them: comparing
- * with slices a while back, not the ones just before, keeps a short level
- * stretch or one slice's noise from ending it, and the other process's
- * level keeps a level stretch at the start, which no earlier slice can tell
- * from the end, from ending it.
+ * stopped falling, unless it stands more than `warmUpReach` times the
+ * lowest such mean seen before (a slow stretch of the machine, not a steady
+ * state) or `reference`, the level another process of the same server
+ * reached on the same path. A fresh process spends more CPU per answer for
+ * seconds while V8 compiles its hot paths and its caches fill, for 2 to 8 s
+ * depending on the path (docs/performance.md, Method, Warm-up), sometimes in
+ * steps with a level stretch between them: comparing with slices a while
+ * back, not the ones just before, keeps a short level stretch or one slice's
+ * noise from ending it, and the other process's level keeps a level stretch
+ * at the start, which no earlier slice can tell from the end, from ending it.
  */
 export function warmedUp(cpuPerUnit: readonly number[], reference = Number.POSITIVE_INFINITY, tolerance = 0.05): boolean {
   const n = cpuPerUnit.length;
   if (n < warmUpWindow + warmUpLookBack) return false;
-  const mean = (from: number) => cpuPerUnit.slice(from, from + warmUpWindow).reduce((a, b) => a + b, 0) / warmUpWindow;
+  const mean = (from: number) => windowMean(cpuPerUnit, from);
   const later = mean(n - warmUpWindow);
   let lowest = reference;
   for (let from = 0; from + 2 * warmUpWindow <= n; from++) lowest = Math.min(lowest, mean(from));
   // A slice without answers (Infinity) says nothing of steadiness yet.
-  return Number.isFinite(later) && later >= (1 - tolerance) * mean(n - warmUpWindow - warmUpLookBack) && later <= (1 + 5 * tolerance) * lowest;
+  return Number.isFinite(later) && later >= (1 - tolerance) * mean(n - warmUpWindow - warmUpLookBack) && later <= warmUpReach * lowest;
 }
 
 /** Where a warm-up ended: the mean CPU per answer of its last two slices. */
 export function warmLevel(cpuPerUnit: readonly number[]): number {
-  const last = cpuPerUnit.slice(-warmUpWindow);
-  return last.length === warmUpWindow ? (last[0]! + last[1]!) / 2 : Number.POSITIVE_INFINITY;
+  return cpuPerUnit.length < warmUpWindow ? Number.POSITIVE_INFINITY : windowMean(cpuPerUnit, cpuPerUnit.length - warmUpWindow);
 }
 
 /**
- * The processes of one server whose warm-up ended above `factor` times the
- * lowest level another of them reached: still cold, in a level stretch their
- * own slices could not tell from the end (indexes into `levels`).
+ * The processes of one server whose warm-up ended above `warmUpReach` times
+ * the lowest level another of them reached: still cold, in a level stretch
+ * their own slices could not tell from the end (indexes into `levels`).
  */
-export function stillCold(levels: readonly number[], factor = 1.25): number[] {
+export function stillCold(levels: readonly number[]): number[] {
   const best = Math.min(...levels);
-  return levels.flatMap((level, i) => (level > factor * best ? [i] : []));
+  return levels.flatMap((level, i) => (level > warmUpReach * best ? [i] : []));
 }
 
 /** One compared path of a run: its ratios, undefined where it failed. */
