@@ -30,6 +30,12 @@ export default tseslint.config(
     },
   },
   {
+    // bin/ is CommonJS (bin/package.json says why).
+    files: ["bin/**/*.js", "bin/**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", module: "writable", __dirname: "readonly" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  {
     files: ["src/**/*.ts"],
     ignores: ["src/cli/**"],
     rules: { "no-console": "error" },

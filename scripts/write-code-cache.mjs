@@ -1,10 +1,12 @@
-// Writes V8's code cache for the built server (bin/built-code.mjs says why):
+// Writes V8's code cache for the built server (bin/built-code.cjs says why):
 // runs the bundle as `shomei --version` does, which loads every module the
 // server starts with, then keeps the code V8 compiled for it. Run by
 // scripts/build.mjs with the command's arguments: `node scripts/write-code-cache.mjs --version`.
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { builtFiles, compileBuilt, runCompiled } from "../bin/built-code.mjs";
+import code from "../bin/built-code.cjs";
+
+const { builtFiles, compileBuilt, runCompiled } = code;
 
 const files = builtFiles(fileURLToPath(new URL("..", import.meta.url)));
 const { script } = compileBuilt(files, { useCache: false });

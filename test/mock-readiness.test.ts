@@ -76,6 +76,10 @@ describe("shomei serve in mock mode", () => {
       }),
     );
     expect(authorize.location ?? `${authorize.status}: ${authorize.body}`).toMatch(/^\/auth\/login\?interaction=/);
+    // The built server's Japanese text comes out as written (the build writes it into the bundle as escapes,
+    // tagged templates included).
+    const inJapanese = await b.get(`${authorize.location}&ui_locales=ja`);
+    expect(inJapanese.body).toContain("</strong> を利用するにはログインしてください");
     const signedIn = await signIn(b, authorize, demoLogin, demoPassword);
     expect(signedIn.location ?? `${signedIn.status}: ${signedIn.body}`).toMatch(/^\/auth\/consent\?interaction=/);
     // While it seeded, readiness said so (the database answered all along).

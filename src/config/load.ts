@@ -42,7 +42,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
     }
   }
 
-  const result = configSchema.safeParse(raw);
+  // Parsed once per process: without zod's compiled fast path, which costs more to make than one parse saves.
+  const result = configSchema.safeParse(raw, { jitless: true });
   if (!result.success) {
     const lines = result.error.issues.map((issue) => {
       const key = String(issue.path[0] ?? "");

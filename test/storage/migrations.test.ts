@@ -85,6 +85,27 @@ for (const t of targets) {
       expect(await executedMigrations(again)).toEqual(names);
     });
 
+    it("refuses a database that has applied a migration this build does not know (a newer build's)", async () => {
+      const database = await connect();
+      await migrateToLatest(database);
+      await sql`insert into kysely_migration (name, timestamp) values (${"9999_from_a_newer_build"}, ${new Date().toISOString()})`.execute(database.db);
+
+      await expect(migrateToLatest(database)).rejects.toThrow(/9999_from_a_newer_build/);
+      expect(await tableNames(database)).toEqual(expect.arrayContaining(["one_time_records"]));
+    });
+
+    it("applies only what is missing when the last migration was undone", async () => {
+      const database = await connect();
+      await migrateToLatest(database);
+      const schema =
+        database.dialect === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
+      const migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
+      expect((await migrator.migrateDown()).error).toBeUndefined();
+
+      expect(await migrateToLatest(database)).toEqual({ applied: [latest], current: latest });
+      expect(await executedMigrations(database)).toEqual(names);
+    });
+
     it("migrates once when two connections migrate at the same moment", async () => {
       const a = await connect();
       const b = await connect();

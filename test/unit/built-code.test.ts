@@ -6,11 +6,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { build } from "esbuild";
 
 /**
- * bin/built-code.mjs loads the build with V8's code cache, which the build
+ * bin/built-code.cjs loads the build with V8's code cache, which the build
  * writes (scripts/write-code-cache.mjs); with --enable-source-maps it
  * requires the bundle instead, so that stack traces lead back to the sources.
  */
-const loader = path.resolve("bin/built-code.mjs");
+const loader = path.resolve("bin/built-code.cjs");
 let folder: string | undefined;
 
 afterEach(() => {
@@ -20,7 +20,7 @@ afterEach(() => {
 
 /** Runs a few lines of an ES module with the loader imported as `code`. */
 function node(lines: string, nodeArguments: string[] = []) {
-  const program = `import * as code from ${JSON.stringify(loader)};\n${lines}`;
+  const program = `import code from ${JSON.stringify(loader)};\n${lines}`;
   const result = spawnSync(process.execPath, [...nodeArguments, "--input-type=module", "-e", program], { encoding: "utf8" });
   return { status: result.status, out: result.stdout, err: result.stderr };
 }

@@ -16,7 +16,8 @@ function checkout(files: Record<string, { text: string; ageSeconds: number }>): 
   root = mkdtempSync(path.join(tmpdir(), "shomei-entry-"));
   mkdirSync(path.join(root, "bin"));
   copyFileSync(entry, path.join(root, "bin", "shomei.js"));
-  copyFileSync(path.resolve("bin/built-code.mjs"), path.join(root, "bin", "built-code.mjs"));
+  copyFileSync(path.resolve("bin/built-code.cjs"), path.join(root, "bin", "built-code.cjs"));
+  copyFileSync(path.resolve("bin/package.json"), path.join(root, "bin", "package.json"));
   const now = Date.now() / 1000;
   for (const [name, { text, ageSeconds }] of Object.entries(files)) {
     const file = path.join(root, name);

@@ -1,4 +1,3 @@
-import QRCode from "qrcode";
 import { Html } from "./html.ts";
 
 /**
@@ -9,6 +8,9 @@ import { Html } from "./html.ts";
  * glare-struck screen.
  */
 export async function qrCodeSvg(text: string, label: string): Promise<Html> {
+  // Loaded on first use: only the phone sign-in page draws one, and the library (with its PNG encoder) was
+  // some sixty modules of every start.
+  const { default: QRCode } = await import("qrcode");
   const svg = await QRCode.toString(text, { type: "svg", errorCorrectionLevel: "M", margin: 4, color: { dark: "#000000ff", light: "#ffffffff" } });
   // The library's SVG is markup of its own making around path data; it gets a role and a name for screen readers.
   return new Html(svg.replace("<svg ", `<svg role="img" aria-label="${label.replace(/[&<>"']/g, "")}" `));
