@@ -41,14 +41,25 @@ const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 7);
 /** How often a warm-up reads its server's CPU time per answer. */
 const warmupSliceMs = 250;
 /**
- * The shortest first warm-up of a process (BENCH_FRESH_WARMUP_SECONDS): a
+ * The shortest first warm-up of a process on a request (BENCH_FRESH_WARMUP_SECONDS): a
  * fresh process can hold one level for its first seconds before its CPU per
  * answer falls, on both processes of a server at once, so that neither its
  * own readings nor the other process's level tell it from warm.
  */
 const freshWarmupSeconds = Number(process.env.BENCH_FRESH_WARMUP_SECONDS ?? 4);
-/** Processes warmed up before in this run (by pid): their later warm-ups need no minimum. */
-const warmedBefore = new Set<number>();
+/**
+ * What this run has warmed before, by process and request (warmedOn): a
+ * process's later warm-ups on the same request need no minimum. One warmed
+ * on another request still gets it: Verify on PostgreSQL, on processes the
+ * check had warmed, once ended its warm-ups at 3.3 and 4.6 s still falling
+ * and answered at twice its usual CPU in every round.
+ */
+const warmedBefore = new Set<string>();
+
+/** A warm-up's process and request: the pid, the protocol and the request's path. */
+function warmedOn(pid: number, job: LoadJob): string {
+  return `${pid} ${job.protocol} ${job.protocol === "grpc" ? job.path : new URL(job.url).pathname}`;
+}
 /**
  * Uncounted running time each side gets at the start of its process pair's
  * first round: on this machine a process idle for more than about five
@@ -140,8 +151,8 @@ async function warmUpSide(side: Side): Promise<void> {
   const warm = async (i: number, reference: number, again = false) => {
     const instance = side.instances[i]!;
     const job = await jobFor(side, instance, warmupSeconds);
-    const minSeconds = warmedBefore.has(instance.pid) ? 0 : Math.min(freshWarmupSeconds, warmupSeconds);
-    warmedBefore.add(instance.pid);
+    const minSeconds = warmedBefore.has(warmedOn(instance.pid, job)) ? 0 : Math.min(freshWarmupSeconds, warmupSeconds);
+    warmedBefore.add(warmedOn(instance.pid, job));
     const result = await (await loadGenerator()).warmUp({
       job,
       pid: instance.pid,
@@ -250,6 +261,12 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
   const rows: Row[] = [];
   let startup: Startup | undefined;
   try {
+    // First, before any load: after one, PostgreSQL's autovacuum and checkpoints and the finished servers' exits
+    // share the machine with the starts (at the end of a run they took 547-652 ms, alone 517-552).
+    if (withStartup && !baseline) {
+      startup = await measureStartup(await servers.ca());
+      console.log(`startup_ms: ${startup.ms.toFixed(0)} ms to a ready /healthz (median of ${startup.runs.map((t) => t.toFixed(0)).join(", ")}), ${startup.rssMb.toFixed(0)} MB resident`);
+    }
     for (const [i, name] of names.entries()) {
       const started = performance.now();
       try {
@@ -266,10 +283,6 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
       const later = new Set(names.slice(i + 1).flatMap((next) => needs[next]));
       await baseline?.stopAllBut(later);
       await servers.stopAllBut(later);
-    }
-    if (withStartup && !baseline) {
-      startup = await measureStartup(await servers.ca());
-      console.log(`startup_ms: ${startup.ms.toFixed(0)} ms to a ready /healthz (median of ${startup.runs.map((t) => t.toFixed(0)).join(", ")}), ${startup.rssMb.toFixed(0)} MB resident`);
     }
   } finally {
     await baseline?.close();
