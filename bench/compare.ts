@@ -151,8 +151,9 @@ async function warmUpSide(side: Side): Promise<void> {
   const warm = async (i: number, reference: number, again = false) => {
     const instance = side.instances[i]!;
     const job = await jobFor(side, instance, warmupSeconds);
-    const minSeconds = warmedBefore.has(warmedOn(instance.pid, job)) ? 0 : Math.min(freshWarmupSeconds, warmupSeconds);
-    warmedBefore.add(warmedOn(instance.pid, job));
+    const request = warmedOn(instance.pid, job);
+    const minSeconds = warmedBefore.has(request) ? 0 : Math.min(freshWarmupSeconds, warmupSeconds);
+    warmedBefore.add(request);
     const result = await (await loadGenerator()).warmUp({
       job,
       pid: instance.pid,
