@@ -24,6 +24,13 @@ async function executedMigrations(database: Database): Promise<string[]> {
   return rows.rows.map((r) => r.name);
 }
 
+/** Kysely's migrator over this build's migrations, its bookkeeping tables in the current schema as migrateToLatest keeps them. */
+async function migratorOf(database: Database): Promise<Migrator> {
+  const schema =
+    database.dialect === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
+  return new Migrator({ db: database.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
+}
+
 it("lists at least one migration, in name order", () => {
   expect(names.length).toBeGreaterThan(0);
   expect([...names].sort()).toEqual(names);
@@ -97,10 +104,7 @@ for (const t of targets) {
     it("applies only what is missing when the last migration was undone", async () => {
       const database = await connect();
       await migrateToLatest(database);
-      const schema =
-        database.dialect === "postgres" ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema : undefined;
-      const migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
-      expect((await migrator.migrateDown()).error).toBeUndefined();
+      expect((await (await migratorOf(database)).migrateDown()).error).toBeUndefined();
 
       expect(await migrateToLatest(database)).toEqual({ applied: [latest], current: latest });
       expect(await executedMigrations(database)).toEqual(names);
@@ -132,12 +136,7 @@ for (const t of targets) {
       const database = await connect();
       await migrateToLatest(database);
       const migrated = await tableNames(database);
-      // Kysely's own bookkeeping tables, in the current schema as migrateToLatest keeps them.
-      const schema =
-        database.dialect === "postgres"
-          ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema
-          : undefined;
-      const migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
+      const migrator = await migratorOf(database);
 
       const down = await migrator.migrateTo(NO_MIGRATIONS);
       expect(down.error).toBeUndefined();
