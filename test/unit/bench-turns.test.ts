@@ -65,43 +65,45 @@ describe("two servers taking turns under load", () => {
   it("gives each its own seconds of turns, counts its answers over them, leaves the stopped time out of latency, and resumes both", async () => {
     const [a, b] = await Promise.all([startServer(), startServer()]);
     const started = performance.now();
-    const [first, second] = await runInTurns({ jobs: [job(a.url, 1.2), job(b.url, 1.2)], pids: [a.pid, b.pid], first: 0, turnMs: 400, withPostgres: false, settleMs: 0 });
+    const [first, second] = await runInTurns({ jobs: [job(a.url, 1.8), job(b.url, 1.8)], pids: [a.pid, b.pid], first: 0, turnMs: 600, withPostgres: false, settleMs: 0 });
     const wall = (performance.now() - started) / 1000;
     for (const side of [first, second]) {
       expect(side.failed).toBe(0);
       expect(side.ok).toBeGreaterThan(0);
       // Its own turns, not the round's wall time (a late timer may lengthen the last turn).
-      expect(side.seconds).toBeGreaterThanOrEqual(1.2);
-      expect(side.seconds).toBeLessThan(1.6);
+      expect(side.seconds).toBeGreaterThanOrEqual(1.8);
+      expect(side.seconds).toBeLessThan(2.3);
       expect(side.rate).toBeCloseTo(side.ok / side.seconds, 6);
-      // Every stop holds the 16 requests in flight for 400 ms, 4 % or more of a turn's 400 at most: counted whole, p99 would be 400 or more.
-      expect(side.p99).toBeLessThan(200);
+      // Every stop holds the 16 requests in flight for 600 ms, 2.7 % or more of a turn's 600 at most: counted whole, p99
+      // would be 600 or more. Half a turn leaves room for a machine busy with other work.
+      expect(side.p99).toBeLessThan(300);
       expect(side.cpuMs).toBeGreaterThanOrEqual(0);
       expect(side.databaseCpuMs).toBeNaN();
     }
     // One ran while the other waited: the round lasts both sides' turns.
-    expect(wall).toBeGreaterThanOrEqual(2.35);
+    expect(wall).toBeGreaterThanOrEqual(3.55);
     expect(state(a.pid)).not.toBe("T");
     expect(state(b.pid)).not.toBe("T");
   });
 
   it("leaves each side's settling turns out of its answers, seconds and latency", async () => {
     // Its first 30 answers take 20 ms of work each (600 ms), every later one 1 ms: with 16 requests in flight, a slow
-    // answer waits 300 ms or more, a later one about 16.
+    // answer waits 300 ms or more, a later one about 16. Settling for 1.5 s of turns leaves room for a busy machine,
+    // where the 600 ms of work take longer.
     const slowStart = serverScript.replace("performance.now() + 1;", "performance.now() + (++globalThis.n > 30 ? 1 : 20);").replace("require(", "globalThis.n = 0; require(");
     const [a, b] = await Promise.all([startServer(slowStart), startServer(slowStart)]);
     const started = performance.now();
-    const settled = await runInTurns({ jobs: [job(a.url, 1), job(b.url, 1)], pids: [a.pid, b.pid], first: 1, turnMs: 200, withPostgres: false, settleMs: 800 });
+    const settled = await runInTurns({ jobs: [job(a.url, 1), job(b.url, 1)], pids: [a.pid, b.pid], first: 1, turnMs: 200, withPostgres: false, settleMs: 1500 });
     const wall = (performance.now() - started) / 1000;
     for (const side of settled) {
       expect(side.failed).toBe(0);
       expect(side.ok).toBeGreaterThan(0);
-      // Counted: the second after the settling 0.8 s (a late timer may lengthen a turn).
+      // Counted: the second after the settling 1.5 s (a late timer may lengthen a turn).
       expect(side.seconds).toBeGreaterThanOrEqual(1);
       expect(side.seconds).toBeLessThan(1.4);
       expect(side.p99).toBeLessThan(150);
     }
-    expect(wall).toBeGreaterThanOrEqual(3.55);
+    expect(wall).toBeGreaterThanOrEqual(4.95);
     // The same start counted from the first turn: the slow answers are in it.
     const [c, d] = await Promise.all([startServer(slowStart), startServer(slowStart)]);
     const unsettled = await runInTurns({ jobs: [job(c.url, 1), job(d.url, 1)], pids: [c.pid, d.pid], first: 1, turnMs: 200, withPostgres: false, settleMs: 0 });
@@ -132,9 +134,12 @@ describe("a warm-up", () => {
     const warm = await runWarmUp({ job: job(server.url, 12), pid: server.pid, sliceMs: 200, minSeconds: 0, maxSeconds: 12 });
     expect(warm.failed).toBe(0);
     const [first, last] = [warm.cpuUsPerAnswer[0]!, warm.cpuUsPerAnswer.at(-1)!];
-    // Past the slow answers, then level for its last six slices, well before the longest it may last.
+    // Past the slow answers, then level for its last six slices (one may hold the change), well before the longest it
+    // may last. Counted in answers and slices, not seconds: how long 500 slow answers take depends on the machine.
     expect(first).toBeGreaterThan(2 * last);
-    expect(warm.seconds).toBeGreaterThanOrEqual(2);
+    expect(warm.ok).toBeGreaterThan(500);
+    const levelAtEnd = warm.cpuUsPerAnswer.length - 1 - warm.cpuUsPerAnswer.findLastIndex((cpu) => cpu >= 2 * last);
+    expect(levelAtEnd).toBeGreaterThanOrEqual(5);
     expect(warm.seconds).toBeLessThan(11);
   }, 20_000);
 
