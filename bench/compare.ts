@@ -6,8 +6,9 @@
  * node-oidc-provider 9, BatchCheckCertificateStatus against single calls, and
  * a history of 1,000,000 status records against one of 10,000. Every server
  * and the load generator run in processes of their own. Each comparison runs
- * its two sides for a few rounds (each process warmed up first, until its
- * CPU per answer stops falling: bench/load/warm-up.ts), the two servers
+ * its two sides for 5 rounds, more while its median is unsure (needsMoreRounds
+ * in stats.ts), each process warmed up first (until its
+ * CPU per answer stops falling: bench/load/warm-up.ts); the two servers
  * loaded at once and taking turns of a tenth of a second on their CPU
  * (bench/load/turns.ts), each round on another of a server's processes
  * (BENCH_PROCESSES), and keeps the median of the per-round ratios; the
@@ -18,7 +19,7 @@
  * (bench/servers/bench-ca.ts); check_mock_sqlite_vs_connect alone is measured
  * in mock mode. Ends with the start-up time and one JSON line
  * `{"mode":"production","ratios":{…},"cpuRatios":{…},"spread":{…},"measures":{…}}`
- * (see docs/performance.md).
+ * (see docs/performance.md; the method, docs/bench-method.md).
  */
 import { pinningLine } from "./cpus.ts";
 import { connections, loadGenerator, processesPerServer, type Instance } from "./harness.ts";
@@ -27,11 +28,23 @@ import type { Measurement } from "./load/client.ts";
 import { comparison, comparisonNames, needs, type ComparisonName, type Side } from "./comparisons.ts";
 import { Servers } from "./servers/pool.ts";
 import { measureStartup, type Startup } from "./startup.ts";
-import { combineSlices, median, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmLevel, type RoundPlan } from "./stats.ts";
+import { combineSlices, median, medianError, needsMoreRounds, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmLevel, type RoundPlan } from "./stats.ts";
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+/**
+ * A key whose median is still unsure after its `rounds` (medianError above
+ * BENCH_MEDIAN_ERROR) takes more, up to BENCH_MAX_ROUNDS, while the run's
+ * time for extra rounds lasts: BENCH_EXTRA_SECONDS in all, a key's share
+ * handed out as it starts, so that what one key leaves goes to the next and
+ * the run stays within its ten minutes (over by one pair of rounds at most).
+ */
+const maxRounds = Math.max(rounds, Number(process.env.BENCH_MAX_ROUNDS ?? 11));
+const medianErrorTarget = Number(process.env.BENCH_MEDIAN_ERROR ?? 0.04);
+const extraSeconds = Number(process.env.BENCH_EXTRA_SECONDS ?? 60);
+/** What is left of the run's time for extra rounds, in seconds (run() adds each key's share). */
+let extraLeft = 0;
 /** Load each side gets in a round (the scenario benchmarks' BENCH_SECONDS is the length of a scenario). */
-const seconds = Number(process.env.BENCH_SECONDS ?? 1.25);
+const seconds = Number(process.env.BENCH_SECONDS ?? 1);
 /** How long each server of a round runs before the other takes its turn (BENCH_TURN_MS; 0: slices instead, as for one process). */
 const turnMs = Number(process.env.BENCH_TURN_MS ?? 100);
 /** A slice of a round whose two sides are one process (BENCH_SLICE_SECONDS). */
@@ -64,7 +77,7 @@ function warmedOn(pid: number, job: LoadJob): string {
  * Uncounted running time each side gets at the start of its process pair's
  * first round: on this machine a process idle for more than about five
  * seconds (as each is while the others warm up) runs slower for its first
- * half second back (docs/performance.md, Method, Idle processes start slow).
+ * half second back (docs/bench-method.md, Idle processes start slow).
  */
 const firstSettleMs = Number(process.env.BENCH_SETTLE_MS ?? 500);
 /** BENCH_VERBOSE=1: each side's figures of every round, not only the rounds' ratios. */
@@ -104,7 +117,7 @@ async function load(side: Side, instance: Instance, secondsToRun: number, withPo
  * processes take turns of `turnMs` on the servers' CPU, both loaded the
  * whole round (bench/load/turns.ts), until each has had `seconds`: the
  * machine's speed drifts by tens of per cent within a second
- * (docs/performance.md, Method), and turns that short put both sides in the
+ * (docs/bench-method.md), and turns that short put both sides in the
  * same stretch of it. Two sides on one process (batch against single calls
  * on PostgreSQL) cannot take turns: they take slices of `sliceSeconds` in
  * turn instead, each slice with its own connections, until each has had
@@ -169,7 +182,8 @@ async function warmUpSide(side: Side): Promise<void> {
   for (const i of stillCold(levels)) await warm(i, Math.min(...levels.filter((_, other) => other !== i)), true);
 }
 
-async function run(name: ComparisonName, servers: Servers, baseline: Servers | undefined): Promise<Row> {
+async function run(name: ComparisonName, servers: Servers, baseline: Servers | undefined, keyCount: number): Promise<Row> {
+  extraLeft += extraSeconds / keyCount;
   const c = await comparison(name, servers);
   if (baseline) c.peer = { ...(await comparison(name, baseline)).shomei, label: "baseline" };
   const sides: [Side, Side] = [c.shomei, c.peer];
@@ -177,20 +191,29 @@ async function run(name: ComparisonName, servers: Servers, baseline: Servers | u
   const withPostgres = needs[name].includes("postgres");
   for (const side of sides) await warmUpSide(side);
   const results: [Measured[], Measured[]] = [[], []];
-  const plans = roundPlan(rounds, [sides[0].instances.length, sides[1].instances.length]);
+  const plans = roundPlan(maxRounds, [sides[0].instances.length, sides[1].instances.length]);
+  const ratiosSoFar = () => results[0].map((ours, i) => ours.rate / results[1][i]!.rate);
+  let lastRoundSeconds = 0;
   for (const [round, plan] of plans.entries()) {
+    // Extra rounds come two at a time: one on each pair of processes, and an odd count keeps one middle round.
+    if (round >= rounds && (round - rounds) % 2 === 0) {
+      // A key may take its pair on credit (a key's share is less than a pair's time); the next keys' shares repay it.
+      if (!needsMoreRounds(ratiosSoFar(), medianErrorTarget, maxRounds - 1) || extraLeft <= 0) break;
+      extraLeft -= 2 * lastRoundSeconds;
+    }
     const roundStarted = performance.now();
     // A pair's first round follows the other processes' warm-ups, long enough idle to start slow; its later rounds follow one round of the other pair.
     const firstOfPair = plans.findIndex((p) => p.processes[0] === plan.processes[0] && p.processes[1] === plan.processes[1]) === round;
     const measured = await measureRound(sides, plan, withPostgres, firstOfPair ? firstSettleMs : 0);
-    if (verbose) console.log(`  round ${round + 1} took ${((performance.now() - roundStarted) / 1000).toFixed(2)} s`);
+    lastRoundSeconds = (performance.now() - roundStarted) / 1000;
+    if (verbose) console.log(`  round ${round + 1} took ${lastRoundSeconds.toFixed(2)} s`);
     for (const i of [0, 1] as const) {
       const m = measured[i];
       results[i].push(m);
       if (verbose) console.log(`  round ${round + 1} ${sides[i].label} (process ${plan.processes[i] + 1}): ${m.rate.toFixed(0)} /s, CPU ${m.cpuUs.toFixed(1)} µs, p99 ${m.p99.toFixed(1)} ms`);
     }
   }
-  const ratios = results[0].map((ours, i) => ours.rate / results[1][i]!.rate);
+  const ratios = ratiosSoFar();
   const cpuRatios = results[0].map((ours, i) => results[1][i]!.cpuUs / ours.cpuUs);
   const pick = (f: (m: Measured) => number): [number, number] => [median(results[0].map(f)), median(results[1].map(f))];
   return {
@@ -210,11 +233,11 @@ async function run(name: ComparisonName, servers: Servers, baseline: Servers | u
 }
 
 function printTable(rows: Row[]): void {
-  const header = ["key", "path", "shomei side", "compared with", "rate (median)", "ratio", "rounds", "spread", "p99 ms", "RSS MB", "CPU µs/unit", "CPU ratio", "PostgreSQL µs/unit"];
+  const header = ["key", "path", "shomei side", "compared with", "rate (median)", "ratio", "median ±", "rounds", "spread", "p99 ms", "RSS MB", "CPU µs/unit", "CPU ratio", "PostgreSQL µs/unit"];
   const f = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
   const cells = rows.map((r) =>
     r.error
-      ? [r.name, r.title, "", "", "", "failed", "", "", "", "", "", "", ""]
+      ? [r.name, r.title, "", "", "", "failed", "", "", "", "", "", "", "", ""]
       : [
           r.name,
           r.title,
@@ -222,6 +245,7 @@ function printTable(rows: Row[]): void {
           r.labels[1],
           `${f(r.rate[0])} vs ${f(r.rate[1])} ${r.unit}`,
           `${r.ratio.toFixed(3)}x`,
+          `${(medianError(r.ratios) * 100).toFixed(1)}%`,
           r.ratios.map((x) => x.toFixed(2)).join(" "),
           `${(spread(r.ratios) * 100).toFixed(0)}%`,
           `${f(r.p99[0], 1)} vs ${f(r.p99[1], 1)}`,
@@ -253,7 +277,7 @@ function measures(rows: Row[], startup: Startup | undefined): Record<string, num
 export async function runComparisons(selected: ReadonlySet<ComparisonName>, withStartup: boolean): Promise<boolean> {
   const names = comparisonNames.filter((name) => selected.has(name));
   console.log(
-    `${connections} connections, ${rounds} rounds of ${seconds} s per side, ${turnMs > 0 ? `the two servers taking turns of ${turnMs} ms (slices of ${sliceSeconds} s where both sides are one process)` : `in slices of ${sliceSeconds} s`}, ${processesPerServer} processes per server taking the rounds in turn, ` +
+    `${connections} connections, ${rounds} rounds of ${seconds} s per side (up to ${maxRounds} while a key's median is unsure by more than ${(medianErrorTarget * 100).toFixed(0)} %, ${extraSeconds} s of extra rounds in all), ${turnMs > 0 ? `the two servers taking turns of ${turnMs} ms (slices of ${sliceSeconds} s where both sides are one process)` : `in slices of ${sliceSeconds} s`}, ${processesPerServer} processes per server taking the rounds in turn, ` +
       `each process warmed up until its CPU per answer stops falling (at most ${warmupSeconds} s); ${pinningLine()}\n`,
   );
   if (baselineRoot) console.log(`every key against the build in ${baselineRoot} (BENCH_BASELINE), not against its peer\n`);
@@ -271,16 +295,18 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
     for (const [i, name] of names.entries()) {
       const started = performance.now();
       try {
-        const row = await run(name, servers, baseline);
+        const row = await run(name, servers, baseline, names.length);
         rows.push(row);
-        console.log(`${name}: ${row.ratio.toFixed(3)}x (rounds ${row.ratios.map((x) => x.toFixed(3)).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+        console.log(
+          `${name}: ${row.ratio.toFixed(3)}x ± ${(medianError(row.ratios) * 100).toFixed(1)} % (rounds ${row.ratios.map((x) => x.toFixed(3)).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+        );
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         rows.push({ name, title: name, labels: ["", ""], unit: "", ratio: Number.NaN, ratios: [], rate: [0, 0], p99: [0, 0], rssMb: [0, 0], cpuUs: [0, 0], cpuRatio: Number.NaN, databaseCpuUs: [Number.NaN, Number.NaN], error: message });
         console.log(`${name}: failed: ${message}`);
       }
       // One key after another, its rounds together: a process left idle for a minute between two rounds of its key came
-      // back slower than its warm-up had left it (docs/performance.md, Method, Rounds).
+      // back slower than its warm-up had left it (docs/bench-method.md, Rounds).
       const later = new Set(names.slice(i + 1).flatMap((next) => needs[next]));
       await baseline?.stopAllBut(later);
       await servers.stopAllBut(later);

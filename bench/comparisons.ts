@@ -1,6 +1,6 @@
 /**
  * What each comparison measures: the two sides, the servers they need, and
- * the requests each sends (docs/performance.md, Method).
+ * the requests each sends (docs/bench-method.md).
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { CheckCertificateStatusRequestSchema } from "../gen/service/verify/v2/certificate_service_pb.ts";

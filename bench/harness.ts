@@ -20,9 +20,9 @@ export const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
  * the same moment differ in speed by up to 10 %, each for as long as it
  * lives (fixing address randomisation and V8's seeds left them as far
  * apart), so a key measured on one process per side carried that process's
- * luck (docs/performance.md, Method, Why several processes). Two, not
+ * luck (docs/bench-method.md, Why several processes). Two, not
  * three: with three, each waits two rounds between its own, long enough on
- * this machine to start them slow (Method, Idle processes start slow).
+ * this machine to start them slow (docs/bench-method.md, Idle processes start slow).
  */
 export const processesPerServer = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 2));
 

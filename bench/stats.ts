@@ -20,6 +20,37 @@ export function spread(values: readonly number[]): number {
   return (Math.max(...values) - Math.min(...values)) / median(values);
 }
 
+/**
+ * How far a key's median may lie from where more rounds would put it: the
+ * standard error of the median of `values`, over the median. The rounds'
+ * spread is taken from their interquartile range (over 1.349, the standard
+ * deviation of a normal spread with that range), which one wild round does
+ * not move as it moves the standard deviation; the median's error is 1.2533
+ * times the mean's (sd / √n). Infinity for fewer than three rounds.
+ */
+export function medianError(values: readonly number[]): number {
+  const n = values.length;
+  if (n < 3) return Number.POSITIVE_INFINITY;
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => {
+    const position = q * (n - 1);
+    const below = Math.floor(position);
+    return sorted[below]! + (sorted[Math.min(n - 1, below + 1)]! - sorted[below]!) * (position - below);
+  };
+  const sd = (at(0.75) - at(0.25)) / 1.349;
+  return (1.2533 * sd) / Math.sqrt(n) / median(values);
+}
+
+/**
+ * Whether a key takes more rounds: while its median's error (medianError)
+ * is above `target` and it has had fewer than `maxRounds`. Two runs whose
+ * medians each lie within 4 % of where they tend agree within 10 % nine
+ * times in ten (1.645 × √2 × 4 % ≈ 9.3 %).
+ */
+export function needsMoreRounds(ratios: readonly number[], target: number, maxRounds: number): boolean {
+  return ratios.length < maxRounds && medianError(ratios) > target;
+}
+
 /** A ratio rounded to three decimals, as the summary line reports it. */
 export function roundRatio(value: number): number {
   return Math.round(value * 1000) / 1000;
@@ -51,7 +82,7 @@ function windowMean(cpuPerUnit: readonly number[], from: number): number {
  * state) or `reference`, the level another process of the same server
  * reached on the same path. A fresh process spends more CPU per answer for
  * seconds while V8 compiles its hot paths and its caches fill, for 2 to 8 s
- * depending on the path (docs/performance.md, Method, Warm-up), sometimes in
+ * depending on the path (docs/bench-method.md, Warm-up), sometimes in
  * steps with a level stretch between them: comparing with slices a while
  * back, not the ones just before, keeps a short level stretch or one slice's
  * noise from ending it, and the other process's level keeps a level stretch

@@ -64,8 +64,8 @@ export interface TurnsJob {
    * Each side's first turns, until it has run this long, are not counted
    * (answers, latencies, CPU time): its server may have been idle for a
    * while, and on this machine a process idle for more than a few seconds
-   * runs slower for its first half second back (docs/performance.md,
-   * Method, Idle processes start slow). Each job runs this much longer than
+   * runs slower for its first half second back (docs/bench-method.md,
+   * Idle processes start slow). Each job runs this much longer than
    * its `seconds`. 0: count from the start.
    */
   settleMs: number;

@@ -2,7 +2,7 @@
  * Two servers loaded at once, taking turns on the one CPU they share: while
  * one runs, the other is stopped (SIGSTOP) and its requests wait in its
  * sockets; every `turnMs` they swap (SIGSTOP, SIGCONT). This machine's speed
- * drifts by tens of per cent within a second (docs/performance.md, Method);
+ * drifts by tens of per cent within a second (docs/bench-method.md);
  * turns a tenth of a second long put both sides in the same stretch of it,
  * where slices of a second, each with its own connections, did not. Both
  * servers keep their connections for the whole round, so a turn costs no

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
 import { cpuTimeMs, postgresCpuSpentMs } from "../../bench/load/proc.ts";
-import { combineSlices, median, percentile, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmedUp, warmLevel, type SliceResult } from "../../bench/stats.ts";
+import { combineSlices, median, medianError, needsMoreRounds, percentile, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmedUp, warmLevel, type SliceResult } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {
   it("takes the median of an odd count, the lower middle of an even one, NaN of none", () => {
@@ -88,6 +88,28 @@ describe("benchmark arithmetic", () => {
     expect(spread([1.0, 1.1, 0.9])).toBeCloseTo(0.2);
     expect(spread([2, 2, 2])).toBe(0);
     expect(spread([1.5])).toBe(0);
+  });
+
+  it("tells how far a key's median may lie from where more rounds would put it, unmoved by one wild round", () => {
+    // Quartiles 0.95 and 1.05 of five rounds: sd 0.1 / 1.349, the median's error 1.2533 × that / √5, over the median 1.
+    expect(medianError([0.9, 0.95, 1, 1.05, 1.1])).toBeCloseTo((1.2533 * (0.1 / 1.349)) / Math.sqrt(5), 6);
+    // One round far off moves the extreme, not the quartiles.
+    expect(medianError([0.9, 0.95, 1, 1.05, 3])).toBeCloseTo(medianError([0.9, 0.95, 1, 1.05, 1.1]), 6);
+    // Relative: the same rounds at twice the ratio have the same error.
+    expect(medianError([1.8, 1.9, 2, 2.1, 2.2])).toBeCloseTo(medianError([0.9, 0.95, 1, 1.05, 1.1]), 6);
+    // More rounds of the same spread: a smaller error.
+    expect(medianError([0.9, 0.95, 1, 1.05, 1.1, 0.9, 0.95, 1, 1.05, 1.1])).toBeLessThan(medianError([0.9, 0.95, 1, 1.05, 1.1]));
+    expect(medianError([1, 1, 1])).toBe(0);
+    expect(medianError([1, 2])).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("gives a key more rounds while its median is unsure, up to its most", () => {
+    const wide = [0.7, 0.85, 0.8, 1.0, 0.9];
+    const narrow = [1.44, 1.46, 1.45, 1.47, 1.43];
+    expect(needsMoreRounds(wide, 0.04, 11)).toBe(true);
+    expect(needsMoreRounds(narrow, 0.04, 11)).toBe(false);
+    expect(needsMoreRounds([...wide, 0.85, 0.84, 0.86, 0.85, 0.86, 0.84], 0.04, 11)).toBe(false);
+    expect(needsMoreRounds(wide, 0.04, 5)).toBe(false);
   });
 
   it("orders a round's slices ABBA from the side named first, each side first as often as second", () => {
