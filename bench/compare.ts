@@ -28,21 +28,18 @@ import type { Measurement } from "./load/client.ts";
 import { comparison, comparisonNames, needs, type ComparisonName, type Side } from "./comparisons.ts";
 import { Servers } from "./servers/pool.ts";
 import { measureStartup, type Startup } from "./startup.ts";
-import { combineSlices, median, medianError, needsMoreRounds, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmLevel, type RoundPlan } from "./stats.ts";
+import { combineSlices, ExtraRoundTime, median, medianError, needsMoreRounds, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmLevel, type RoundPlan } from "./stats.ts";
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 /**
  * A key whose median is still unsure after its `rounds` (medianError above
  * BENCH_MEDIAN_ERROR) takes more, up to BENCH_MAX_ROUNDS, while the run's
- * time for extra rounds lasts: BENCH_EXTRA_SECONDS in all, a key's share
- * handed out as it starts, so that what one key leaves goes to the next and
- * the run stays within its ten minutes (over by one pair of rounds at most).
+ * time for extra rounds lasts (BENCH_EXTRA_SECONDS in all: ExtraRoundTime),
+ * so that the run stays within its ten minutes.
  */
 const maxRounds = Math.max(rounds, Number(process.env.BENCH_MAX_ROUNDS ?? 11));
 const medianErrorTarget = Number(process.env.BENCH_MEDIAN_ERROR ?? 0.04);
 const extraSeconds = Number(process.env.BENCH_EXTRA_SECONDS ?? 60);
-/** What is left of the run's time for extra rounds, in seconds (run() adds each key's share). */
-let extraLeft = 0;
 /** Load each side gets in a round (the scenario benchmarks' BENCH_SECONDS is the length of a scenario). */
 const seconds = Number(process.env.BENCH_SECONDS ?? 1);
 /** How long each server of a round runs before the other takes its turn (BENCH_TURN_MS; 0: slices instead, as for one process). */
@@ -182,8 +179,8 @@ async function warmUpSide(side: Side): Promise<void> {
   for (const i of stillCold(levels)) await warm(i, Math.min(...levels.filter((_, other) => other !== i)), true);
 }
 
-async function run(name: ComparisonName, servers: Servers, baseline: Servers | undefined, keyCount: number): Promise<Row> {
-  extraLeft += extraSeconds / keyCount;
+async function run(name: ComparisonName, servers: Servers, baseline: Servers | undefined, extraTime: ExtraRoundTime): Promise<Row> {
+  extraTime.startKey();
   const c = await comparison(name, servers);
   if (baseline) c.peer = { ...(await comparison(name, baseline)).shomei, label: "baseline" };
   const sides: [Side, Side] = [c.shomei, c.peer];
@@ -197,9 +194,8 @@ async function run(name: ComparisonName, servers: Servers, baseline: Servers | u
   for (const [round, plan] of plans.entries()) {
     // Extra rounds come two at a time: one on each pair of processes, and an odd count keeps one middle round.
     if (round >= rounds && (round - rounds) % 2 === 0) {
-      // A key may take its pair on credit (a key's share is less than a pair's time); the next keys' shares repay it.
-      if (!needsMoreRounds(ratiosSoFar(), medianErrorTarget, maxRounds - 1) || extraLeft <= 0) break;
-      extraLeft -= 2 * lastRoundSeconds;
+      const another = needsMoreRounds(ratiosSoFar(), medianErrorTarget, maxRounds - 1) && extraTime.takePair(2 * lastRoundSeconds);
+      if (!another) break;
     }
     const roundStarted = performance.now();
     // A pair's first round follows the other processes' warm-ups, long enough idle to start slow; its later rounds follow one round of the other pair.
@@ -284,6 +280,7 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
   const servers = new Servers();
   const baseline = baselineRoot ? new Servers(baselineRoot, servers) : undefined;
   const rows: Row[] = [];
+  const extraTime = new ExtraRoundTime(extraSeconds, names.length);
   let startup: Startup | undefined;
   try {
     // First, before any load: after one, PostgreSQL's autovacuum and checkpoints and the finished servers' exits
@@ -295,7 +292,7 @@ export async function runComparisons(selected: ReadonlySet<ComparisonName>, with
     for (const [i, name] of names.entries()) {
       const started = performance.now();
       try {
-        const row = await run(name, servers, baseline, names.length);
+        const row = await run(name, servers, baseline, extraTime);
         rows.push(row);
         console.log(
           `${name}: ${row.ratio.toFixed(3)}x ± ${(medianError(row.ratios) * 100).toFixed(1)} % (rounds ${row.ratios.map((x) => x.toFixed(3)).join(", ")}) in ${((performance.now() - started) / 1000).toFixed(0)} s`,

@@ -51,6 +51,34 @@ export function needsMoreRounds(ratios: readonly number[], target: number, maxRo
   return ratios.length < maxRounds && medianError(ratios) > target;
 }
 
+/**
+ * The run's time for extra rounds (needsMoreRounds), `total` seconds over
+ * `keys` keys: each key's share is handed out as it starts, so what a
+ * steady key leaves goes to the next. A pair of rounds lasts longer than a
+ * key's share, so a key may take one on credit, which the next shares
+ * repay: the run goes over `total` by one pair at most.
+ */
+export class ExtraRoundTime {
+  private left = 0;
+
+  constructor(
+    private readonly total: number,
+    private readonly keys: number,
+  ) {}
+
+  /** A key starts: its share joins what the keys before it left (or owe). */
+  startKey(): void {
+    this.left += this.total / this.keys;
+  }
+
+  /** Whether a pair of rounds expected to last `seconds` may run; if so, its time is spent. */
+  takePair(seconds: number): boolean {
+    if (this.left <= 0) return false;
+    this.left -= seconds;
+    return true;
+  }
+}
+
 /** A ratio rounded to three decimals, as the summary line reports it. */
 export function roundRatio(value: number): number {
   return Math.round(value * 1000) / 1000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CookieJar } from "../../bench/oidc-session.ts";
 import { cpuTimeMs, postgresCpuSpentMs } from "../../bench/load/proc.ts";
-import { combineSlices, median, medianError, needsMoreRounds, percentile, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmedUp, warmLevel, type SliceResult } from "../../bench/stats.ts";
+import { combineSlices, ExtraRoundTime, median, medianError, needsMoreRounds, percentile, roundPlan, sliceOrder, spread, stillCold, summaryLine, warmedUp, warmLevel, type SliceResult } from "../../bench/stats.ts";
 
 describe("benchmark arithmetic", () => {
   it("takes the median of an odd count, the lower middle of an even one, NaN of none", () => {
@@ -110,6 +110,23 @@ describe("benchmark arithmetic", () => {
     expect(needsMoreRounds(narrow, 0.04, 11)).toBe(false);
     expect(needsMoreRounds([...wide, 0.85, 0.84, 0.86, 0.85, 0.86, 0.84], 0.04, 11)).toBe(false);
     expect(needsMoreRounds(wide, 0.04, 5)).toBe(false);
+  });
+
+  it("hands out the run's time for extra rounds key by key, lends one pair and takes it back from the next shares", () => {
+    const time = new ExtraRoundTime(12, 3);
+    // Nothing before a key starts.
+    expect(time.takePair(1)).toBe(false);
+    time.startKey(); // 4 s
+    expect(time.takePair(5)).toBe(true); // on credit: -1
+    expect(time.takePair(5)).toBe(false);
+    time.startKey(); // 3 s
+    expect(time.takePair(2)).toBe(true); // 1
+    expect(time.takePair(2)).toBe(true); // -1
+    expect(time.takePair(2)).toBe(false);
+    time.startKey(); // 3 s: what the last key had, nothing more
+    expect(time.takePair(3)).toBe(true);
+    expect(time.takePair(3)).toBe(false);
+    // 15 s spent of 12: over by less than one pair.
   });
 
   it("orders a round's slices ABBA from the side named first, each side first as often as second", () => {
