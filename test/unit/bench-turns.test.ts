@@ -75,8 +75,8 @@ describe("two servers taking turns under load", () => {
       expect(side.seconds).toBeLessThan(2.3);
       expect(side.rate).toBeCloseTo(side.ok / side.seconds, 6);
       // Every stop holds the 16 requests in flight for 600 ms, 2.7 % or more of a turn's 600 at most: counted whole, p99
-      // would be 600 or more. Half a turn leaves room for a machine busy with other work.
-      expect(side.p99).toBeLessThan(300);
+      // would be 600 or more. Three quarters of a turn leave room for a machine busy with other work.
+      expect(side.p99).toBeLessThan(450);
       expect(side.cpuMs).toBeGreaterThanOrEqual(0);
       expect(side.databaseCpuMs).toBeNaN();
     }
@@ -87,27 +87,27 @@ describe("two servers taking turns under load", () => {
   });
 
   it("leaves each side's settling turns out of its answers, seconds and latency", async () => {
-    // Its first 30 answers take 20 ms of work each (600 ms), every later one 1 ms: with 16 requests in flight, a slow
-    // answer waits 300 ms or more, a later one about 16. Settling for 1.5 s of turns leaves room for a busy machine,
-    // where the 600 ms of work take longer.
-    const slowStart = serverScript.replace("performance.now() + 1;", "performance.now() + (++globalThis.n > 30 ? 1 : 20);").replace("require(", "globalThis.n = 0; require(");
+    // Its first 30 answers take 40 ms of work each (1.2 s), every later one 1 ms: with 16 requests in flight, most slow
+    // answers wait 300 ms or more, a later one about 16. Settling for 2.5 s of turns leaves room for a busy machine,
+    // where the 1.2 s of work take longer.
+    const slowStart = serverScript.replace("performance.now() + 1;", "performance.now() + (++globalThis.n > 30 ? 1 : 40);").replace("require(", "globalThis.n = 0; require(");
     const [a, b] = await Promise.all([startServer(slowStart), startServer(slowStart)]);
     const started = performance.now();
-    const settled = await runInTurns({ jobs: [job(a.url, 1), job(b.url, 1)], pids: [a.pid, b.pid], first: 1, turnMs: 200, withPostgres: false, settleMs: 1500 });
+    const settled = await runInTurns({ jobs: [job(a.url, 1), job(b.url, 1)], pids: [a.pid, b.pid], first: 1, turnMs: 200, withPostgres: false, settleMs: 2500 });
     const wall = (performance.now() - started) / 1000;
     for (const side of settled) {
       expect(side.failed).toBe(0);
       expect(side.ok).toBeGreaterThan(0);
-      // Counted: the second after the settling 1.5 s (a late timer may lengthen a turn).
+      // Counted: the second after the settling 2.5 s (a late timer may lengthen a turn).
       expect(side.seconds).toBeGreaterThanOrEqual(1);
       expect(side.seconds).toBeLessThan(1.4);
-      expect(side.p99).toBeLessThan(150);
+      expect(side.p99).toBeLessThan(300);
     }
-    expect(wall).toBeGreaterThanOrEqual(4.95);
+    expect(wall).toBeGreaterThanOrEqual(6.95);
     // The same start counted from the first turn: the slow answers are in it.
     const [c, d] = await Promise.all([startServer(slowStart), startServer(slowStart)]);
     const unsettled = await runInTurns({ jobs: [job(c.url, 1), job(d.url, 1)], pids: [c.pid, d.pid], first: 1, turnMs: 200, withPostgres: false, settleMs: 0 });
-    for (const side of unsettled) expect(side.p99).toBeGreaterThanOrEqual(150);
+    for (const side of unsettled) expect(side.p99).toBeGreaterThanOrEqual(300);
   });
 
   it("fails with the process it could not stop, and leaves the other running", async () => {
@@ -127,17 +127,22 @@ describe("two servers taking turns under load", () => {
 
 describe("a warm-up", () => {
   it("lasts until its server's CPU per answer stops falling, and no longer", async () => {
-    // CPU work, not a wait, so that a busy machine does not change what an answer costs: PBKDF2 of 3,000 rounds for each
-    // of its first 500 answers, then of 1,000.
-    const slowStart = `globalThis.n = 0; const { pbkdf2Sync } = require("node:crypto"); require("node:http").createServer((q, r) => { q.resume(); q.on("end", () => { pbkdf2Sync("p", "s", ++globalThis.n > 500 ? 1000 : 3000, 32, "sha256"); r.end('{"ok":true}'); }); }).listen(0, "127.0.0.1", function () { console.log(this.address().port); });`;
+    // CPU work, not a wait, so that a busy machine does not change what an answer costs: PBKDF2 of 25,000 rounds for
+    // the first answer, 120 fewer for each later one, down to 1,000 from the 200th on. A cost that keeps falling, as a
+    // JIT's does, so that however slowly a busy machine serves the first 200 answers no stretch of them looks level;
+    // and twenty-five times the level at the start, so that the first slice stands far above it even where a busy
+    // machine blurs which slice an answer is counted in, or lifts a late one.
+    const slowStart = `globalThis.n = 0; const { pbkdf2Sync } = require("node:crypto"); require("node:http").createServer((q, r) => { q.resume(); q.on("end", () => { pbkdf2Sync("p", "s", Math.max(1000, 25000 - 120 * globalThis.n++), 32, "sha256"); r.end('{"ok":true}'); }); }).listen(0, "127.0.0.1", function () { console.log(this.address().port); });`;
     const server = await startServer(slowStart);
     const warm = await runWarmUp({ job: job(server.url, 12), pid: server.pid, sliceMs: 200, minSeconds: 0, maxSeconds: 12 });
     expect(warm.failed).toBe(0);
-    const [first, last] = [warm.cpuUsPerAnswer[0]!, warm.cpuUsPerAnswer.at(-1)!];
+    // The level: the median of the last five slices, so that one slice slowed by other work does not set it.
+    const lastFive = warm.cpuUsPerAnswer.slice(-5).sort((x, y) => x - y);
+    const [first, last] = [warm.cpuUsPerAnswer[0]!, lastFive[Math.floor(lastFive.length / 2)]!];
     // Past the slow answers, then level for its last six slices (one may hold the change), well before the longest it
-    // may last. Counted in answers and slices, not seconds: how long 500 slow answers take depends on the machine.
-    expect(first).toBeGreaterThan(2 * last);
-    expect(warm.ok).toBeGreaterThan(500);
+    // may last. Counted in answers and slices, not seconds: how long 200 slow answers take depends on the machine.
+    expect(first).toBeGreaterThan(3 * last);
+    expect(warm.ok).toBeGreaterThan(200);
     const levelAtEnd = warm.cpuUsPerAnswer.length - 1 - warm.cpuUsPerAnswer.findLastIndex((cpu) => cpu >= 2 * last);
     expect(levelAtEnd).toBeGreaterThanOrEqual(5);
     expect(warm.seconds).toBeLessThan(11);
@@ -149,7 +154,7 @@ describe("a warm-up", () => {
     const plain = await runWarmUp({ job: job(server.url, 3), pid: server.pid, sliceMs: 200, minSeconds: 0, maxSeconds: 3 });
     const held = await runWarmUp({ job: job(server.url, 6), pid: server.pid, sliceMs: 200, minSeconds: 4, maxSeconds: 6 });
     const level = plain.cpuUsPerAnswer.at(-1)!;
-    const behind = await runWarmUp({ job: job(server.url, 3), pid: server.pid, sliceMs: 200, minSeconds: 0, maxSeconds: 3, reference: level / 3 });
+    const behind = await runWarmUp({ job: job(server.url, 3), pid: server.pid, sliceMs: 200, minSeconds: 0, maxSeconds: 3, reference: level / 10 });
     // How soon a steady server's warm-up may end depends on the machine's noise; that it does not end sooner does not.
     expect(held.seconds).toBeGreaterThanOrEqual(4);
     expect(behind.seconds).toBeGreaterThanOrEqual(3);
