@@ -138,12 +138,12 @@ describe("a warm-up", () => {
     expect(warm.failed).toBe(0);
     // The level: the median of the last five slices, so that one slice slowed by other work does not set it.
     const lastFive = warm.cpuUsPerAnswer.slice(-5).sort((x, y) => x - y);
-    const [first, last] = [warm.cpuUsPerAnswer[0]!, lastFive[Math.floor(lastFive.length / 2)]!];
+    const [first, level] = [warm.cpuUsPerAnswer[0]!, lastFive[Math.floor(lastFive.length / 2)]!];
     // Past the slow answers, then level for its last six slices (one may hold the change), well before the longest it
     // may last. Counted in answers and slices, not seconds: how long 200 slow answers take depends on the machine.
-    expect(first).toBeGreaterThan(3 * last);
+    expect(first).toBeGreaterThan(3 * level);
     expect(warm.ok).toBeGreaterThan(200);
-    const levelAtEnd = warm.cpuUsPerAnswer.length - 1 - warm.cpuUsPerAnswer.findLastIndex((cpu) => cpu >= 2 * last);
+    const levelAtEnd = warm.cpuUsPerAnswer.length - 1 - warm.cpuUsPerAnswer.findLastIndex((cpu) => cpu >= 2 * level);
     expect(levelAtEnd).toBeGreaterThanOrEqual(5);
     expect(warm.seconds).toBeLessThan(11);
   }, 20_000);
