@@ -112,25 +112,25 @@ async function load(side: Side, instance: Instance, secondsToRun: number, withPo
 /**
  * One round, on one process of each side (`plan`, from roundPlan). Two
  * processes take turns of `turnMs` on the servers' CPU, both loaded the
- * whole round (bench/load/turns.ts), until each has had `seconds`: the
- * machine's speed drifts by tens of per cent within a second
- * (docs/bench-method.md), and turns that short put both sides in the
- * same stretch of it. Two sides on one process (batch against single calls
+ * whole round (bench/load/turns.ts), until each has had `secondsEach`
+ * (BENCH_SECONDS, times the comparison's roundScale): the machine's speed
+ * drifts by tens of per cent within a second (docs/bench-method.md), and
+ * turns that short put both sides in the same stretch of it. Two sides on one process (batch against single calls
  * on PostgreSQL) cannot take turns: they take slices of `sliceSeconds` in
  * turn instead, each slice with its own connections, until each has had
- * `seconds` or more in whole slices (sliceOrder: ABBA…, from the side the
- * plan says starts; at least two a side, so that a drift falls on both
- * alike).
+ * `secondsEach` or more in whole slices (sliceOrder: ABBA…, from the side
+ * the plan says starts; at least two a side, so that a drift falls on
+ * both alike).
  */
-async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withPostgres: boolean, settleMs: number): Promise<[Measured, Measured]> {
+async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withPostgres: boolean, settleMs: number, secondsEach: number): Promise<[Measured, Measured]> {
   const instances = [sides[0].instances[plan.processes[0]]!, sides[1].instances[plan.processes[1]]!] as const;
   if (turnMs > 0 && instances[0].pid !== instances[1].pid) {
-    const jobs: [LoadJob, LoadJob] = [await jobFor(sides[0], instances[0], seconds), await jobFor(sides[1], instances[1], seconds)];
+    const jobs: [LoadJob, LoadJob] = [await jobFor(sides[0], instances[0], secondsEach), await jobFor(sides[1], instances[1], secondsEach)];
     const measured = await (await loadGenerator()).measureInTurns({ jobs, pids: [instances[0].pid, instances[1].pid], first: plan.first, turnMs, withPostgres, settleMs });
     return [combineSlices([measured[0]], sides[0].per), combineSlices([measured[1]], sides[1].per)];
   }
   const slices: [Measurement[], Measurement[]] = [[], []];
-  for (const i of sliceOrder(Math.max(2, Math.ceil(seconds / sliceSeconds)), plan.first)) {
+  for (const i of sliceOrder(Math.max(2, Math.ceil(secondsEach / sliceSeconds)), plan.first)) {
     slices[i].push(await load(sides[i], instances[i], sliceSeconds, withPostgres));
   }
   return [combineSlices(slices[0], sides[0].per), combineSlices(slices[1], sides[1].per)];
@@ -200,7 +200,7 @@ async function run(name: ComparisonName, servers: Servers, baseline: Servers | u
     const roundStarted = performance.now();
     // A pair's first round follows the other processes' warm-ups, long enough idle to start slow; its later rounds follow one round of the other pair.
     const firstOfPair = plans.findIndex((p) => p.processes[0] === plan.processes[0] && p.processes[1] === plan.processes[1]) === round;
-    const measured = await measureRound(sides, plan, withPostgres, firstOfPair ? firstSettleMs : 0);
+    const measured = await measureRound(sides, plan, withPostgres, firstOfPair ? firstSettleMs : 0, seconds * (c.roundScale ?? 1));
     lastRoundSeconds = (performance.now() - roundStarted) / 1000;
     if (verbose) console.log(`  round ${round + 1} took ${lastRoundSeconds.toFixed(2)} s`);
     for (const i of [0, 1] as const) {
