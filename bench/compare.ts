@@ -115,12 +115,12 @@ async function load(side: Side, instance: Instance, secondsToRun: number, withPo
  * whole round (bench/load/turns.ts), until each has had `secondsEach`
  * (BENCH_SECONDS, times the comparison's roundScale): the machine's speed
  * drifts by tens of per cent within a second (docs/bench-method.md), and
- * turns that short put both sides in the same stretch of it. Two sides on one process (batch against single calls
- * on PostgreSQL) cannot take turns: they take slices of `sliceSeconds` in
- * turn instead, each slice with its own connections, until each has had
- * `secondsEach` or more in whole slices (sliceOrder: ABBA…, from the side
- * the plan says starts; at least two a side, so that a drift falls on
- * both alike).
+ * turns that short put both sides in the same stretch of it. Two sides on
+ * one process (batch against single calls on PostgreSQL) cannot take
+ * turns: they take slices of `sliceSeconds` in turn instead, each slice
+ * with its own connections, until each has had `secondsEach` or more in
+ * whole slices (sliceOrder: ABBA…, from the side the plan says starts;
+ * at least two a side, so that a drift falls on both alike).
  */
 async function measureRound(sides: readonly [Side, Side], plan: RoundPlan, withPostgres: boolean, settleMs: number, secondsEach: number): Promise<[Measured, Measured]> {
   const instances = [sides[0].instances[plan.processes[0]]!, sides[1].instances[plan.processes[1]]!] as const;

@@ -308,8 +308,8 @@ export async function comparison(name: ComparisonName, servers: Servers): Promis
         peer: { ...checkSide("single", single, single.instances, "http1"), unit: "ids/s" },
         // A batch call carries 1,000 ids: a second of turns holds only some 20-29 of them, and the batch server's CPU
         // per id moved from one such round to the next by a third (31-45 µs; the key's rounds 3.9-5.5). Rounds of 3 s
-        // a side gave 4.6-5.1 in the same hour (docs/bench-method.md, Rounds). On PostgreSQL the two sides take slices
-        // of a second, at least two a side, already.
+        // a side gave 4.6-5.1 in the same hour (docs/bench-method.md, Longer rounds for the batch). On PostgreSQL the
+        // two sides take slices of a second, at least two a side, already.
         roundScale: sqlite ? 3 : 1,
       };
     }
