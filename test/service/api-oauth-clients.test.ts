@@ -122,6 +122,8 @@ for (const target of targets) {
         [{ tokenEndpointAuthMethod: "client_secret_basic", scopes: ["openid"] }, "scopes"],
         [{ tokenEndpointAuthMethod: "private_key_jwt" }, "jwks"],
         [{ tokenEndpointAuthMethod: "private_key_jwt", jwksJson: "{not json" }, "jwks_json"],
+        // Refused before the parser would spend the event loop on it (json-nesting.ts).
+        [{ tokenEndpointAuthMethod: "private_key_jwt", jwksJson: `${"[".repeat(65)}${"]".repeat(65)}` }, "jwks_json"],
         [{ tokenEndpointAuthMethod: "private_key_jwt", jwksJson: JSON.stringify({ keys: [await exportJWK(privateKey)] }) }, "jwks"],
         [{ tokenEndpointAuthMethod: "client_secret_basic", jwksJson: JSON.stringify({ keys: [await exportJWK(publicKey)] }) }, "jwks"],
         [{ tokenEndpointAuthMethod: "client_secret_basic", name: "x".repeat(201) }, "name"],

@@ -13,6 +13,7 @@ import {
 } from "../../../gen/service/verify/v2/oauth_client_service_pb.ts";
 import type { ApiClientAuthMethod, ApiOAuthClients } from "../../domain/accounts/oauth-clients.ts";
 import { DomainError } from "../../domain/errors.ts";
+import { jsonNestingWithin, maxJsonDepth } from "../../domain/json-nesting.ts";
 import type { OidcClient } from "../../domain/oidc/client.ts";
 import { callerAccountId } from "../auth.ts";
 
@@ -30,6 +31,10 @@ export class OAuthClientHandler implements ServiceImpl<typeof OAuthClientService
     }
     let jwks: unknown;
     if (req.jwksJson !== "") {
+      // JSON inside a string field: the body's own nesting check never saw it (json-nesting.ts).
+      if (!jsonNestingWithin(req.jwksJson)) {
+        throw new DomainError("invalid_field", `jwks_json nests arrays and objects more than ${maxJsonDepth} levels deep`, "jwks_json");
+      }
       try {
         jwks = JSON.parse(req.jwksJson);
       } catch {
