@@ -228,6 +228,22 @@ for (const target of targets) {
       expectInvalidToken(await manage(uri, "GET", token));
     });
 
+    it("lists and URIs are bounded: 101 redirect URIs, 11 keys or a 3,000-character URI are refused and store nothing", async () => {
+      const before = await server.database.db.selectFrom("oidc_clients").select(({ fn }) => fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+      const many = Array.from({ length: 101 }, (_, i) => `https://rp.example/cb/${i}`);
+      expect(expectRegistrationError(await postRegistration(server, metadata({ redirect_uris: many })), 400, "invalid_redirect_uri")).toContain("at most 100");
+      const long = `https://rp.example/${"a".repeat(3000)}`;
+      expect(expectRegistrationError(await postRegistration(server, metadata({ redirect_uris: [long] })), 400, "invalid_redirect_uri")).toContain("at most 2048");
+      const key = { kty: "EC", crv: "P-256", x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0" };
+      const keys = Array.from({ length: 11 }, (_, i) => ({ ...key, kid: `k${i}` }));
+      const elevenKeys = metadata({ token_endpoint_auth_method: "private_key_jwt", jwks: { keys } });
+      expect(expectRegistrationError(await postRegistration(server, elevenKeys), 400, "invalid_client_metadata")).toContain("at most 10 keys");
+      const after = await server.database.db.selectFrom("oidc_clients").select(({ fn }) => fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+      expect(Number(after.n)).toBe(Number(before.n));
+      // At the bound: accepted.
+      await registered({ redirect_uris: many.slice(0, 100) });
+    });
+
     it("two reads with one token: one gets the new token, the other 401", async () => {
       const { uri, token } = await registered();
       const answers: RegistrationReply[] = await Promise.all([manage(uri, "GET", token), manage(uri, "GET", token)]);

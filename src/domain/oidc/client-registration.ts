@@ -10,7 +10,17 @@ import { parsedRedirectUri } from "./redirect-uri.ts";
 
 const loopbackHosts = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
-const redirectUri = z.string().refine(
+/**
+ * Upper bounds on what one client's metadata may list. Open registration
+ * (docs/client-registration.md) lets anyone store a client, so each list and
+ * URI is bounded, as the API's OAuth clients' keys are: far above what a
+ * relying party needs, far below what would let one request store megabytes.
+ */
+const maxRedirectUris = 100;
+const maxKeys = 10;
+const maxUriLength = 2048;
+
+const redirectUri = z.string().max(maxUriLength, { error: `must be at most ${maxUriLength} characters` }).refine(
   (value) => {
     const url = parsedRedirectUri(value);
     if (!url) return false;
@@ -29,7 +39,12 @@ export const clientMetadataSchema = z
     client_secret: z.string().min(16, { error: "must be at least 16 characters" }).max(512).optional(),
     client_secret_sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: "must be 64 lowercase hex digits" }).optional(),
     jwks: z
-      .object({ keys: z.array(z.record(z.string(), z.unknown())).min(1, { error: "must hold at least one key" }) })
+      .object({
+        keys: z
+          .array(z.record(z.string(), z.unknown()))
+          .min(1, { error: "must hold at least one key" })
+          .max(maxKeys, { error: `must hold at most ${maxKeys} keys` }),
+      })
       .refine((jwks) => jwks.keys.every((k) => !hasPrivateMembers(k)), {
         error: "must hold public keys only (no private or symmetric key members)",
       })
@@ -37,19 +52,26 @@ export const clientMetadataSchema = z
     /** Where the client's public keys are fetched (never with jwks); the network rule of production mode is checkServerCalledUris. */
     jwks_uri: z
       .string()
-      .max(2048)
+      .max(maxUriLength)
       .refine((value) => URL.canParse(value) && ["https:", "http:"].includes(new URL(value).protocol) && !value.includes("#"), {
         error: "must be an absolute https:// URL without a fragment",
       })
       .optional(),
-    redirect_uris: z.array(redirectUri).min(1, { error: "must list at least one redirect URI" }),
-    post_logout_redirect_uris: z.array(redirectUri).default([]),
-    scope: z.string().default("openid"),
-    authorization_details_types: z.array(z.string().min(1)).default([]),
+    redirect_uris: z
+      .array(redirectUri)
+      .min(1, { error: "must list at least one redirect URI" })
+      .max(maxRedirectUris, { error: `must list at most ${maxRedirectUris} redirect URIs` }),
+    post_logout_redirect_uris: z.array(redirectUri).max(maxRedirectUris, { error: `must list at most ${maxRedirectUris} URIs` }).default([]),
+    scope: z.string().max(maxUriLength, { error: `must be at most ${maxUriLength} characters` }).default("openid"),
+    authorization_details_types: z
+      .array(z.string().min(1).max(200))
+      .max(maxRedirectUris, { error: `must list at most ${maxRedirectUris} types` })
+      .default([]),
     require_pushed_authorization_requests: z.boolean().default(false),
     grant_types: z
       .array(z.enum(relyingPartyGrantTypes))
       .min(1, { error: "must list at least one grant type" })
+      .max(relyingPartyGrantTypes.length, { error: `must list at most ${relyingPartyGrantTypes.length} grant types` })
       .refine((types) => types.includes("authorization_code"), { error: "must include authorization_code (refresh tokens come from codes)" })
       .default(["authorization_code", "refresh_token"]),
     // ES256 when left out, not Dynamic Registration's RS256: see docs/oidc-decisions.md.
