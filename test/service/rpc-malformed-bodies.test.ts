@@ -49,8 +49,8 @@ async function connectCall(server: TestServer, token: string, body: Uint8Array, 
 }
 
 /** gRPC-Web over HTTP/1.1: the status is in the trailer frame at the end of the body. */
-async function grpcWebCall(server: TestServer, token: string, body: Uint8Array): Promise<Outcome> {
-  const response = await fetch(server.url + checkPath, {
+async function grpcWebCall(server: TestServer, token: string, body: Uint8Array, path = checkPath): Promise<Outcome> {
+  const response = await fetch(server.url + path, {
     method: "POST",
     headers: { "content-type": "application/grpc-web+proto", authorization: `Bearer ${token}` },
     body,
@@ -63,13 +63,13 @@ async function grpcWebCall(server: TestServer, token: string, body: Uint8Array):
 }
 
 /** gRPC over HTTP/2 cleartext: the status is in the trailers. */
-function grpcCall(server: TestServer, token: string, body: Uint8Array): Promise<Outcome> {
+function grpcCall(server: TestServer, token: string, body: Uint8Array, path = checkPath): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const session = http2.connect(server.url);
     session.on("error", reject);
     const stream = session.request({
       ":method": "POST",
-      ":path": checkPath,
+      ":path": path,
       "content-type": "application/grpc",
       te: "trailers",
       authorization: `Bearer ${token}`,
@@ -85,6 +85,20 @@ function grpcCall(server: TestServer, token: string, body: Uint8Array): Promise<
     stream.on("error", reject);
     stream.end(body);
   });
+}
+
+/** Connect streaming over HTTP/1.1: the error is in the end-of-stream frame (flag 2), a JSON object. */
+async function connectStreamCall(server: TestServer, token: string, body: Uint8Array, path: string): Promise<Outcome> {
+  const response = await fetch(server.url + path, {
+    method: "POST",
+    headers: { "content-type": "application/connect+proto", authorization: `Bearer ${token}` },
+    body,
+  });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  expect(bytes[0]).toBe(0x02);
+  const raw = bytes.subarray(5).toString("utf8");
+  const { error } = JSON.parse(raw) as { error: { code: string; message: string } };
+  return { code: error.code, message: error.message, httpStatus: response.status, raw };
 }
 
 describe("malformed binary bodies", () => {
@@ -239,6 +253,29 @@ describe("malformed binary bodies", () => {
     expect(received).toMatch(/^HTTP\/1\.1 431 /);
     expect(received).toMatch(/Content-Length: 0\r\n/);
     expect(received.endsWith("\r\n\r\n")).toBe(true);
+  });
+
+  describe("a server-streaming call, whose message is decoded after the interceptors run", () => {
+    const watchPath = "/service.verify.v2.EventService/WatchEvents";
+    const watchMessage = "the request body is not a valid service.verify.v2.WatchEventsRequest message";
+
+    it("gRPC: a truncated message or a compressed frame without grpc-encoding is status 3, not 13", async () => {
+      for (const body of [frame(truncated), frame(notProtobuf, 1)]) {
+        const outcome = await grpcCall(server, tenant.token, body, watchPath);
+        expect({ code: outcome.code, message: outcome.message }).toEqual({ code: "3", message: watchMessage });
+      }
+    });
+
+    it("gRPC-Web: a truncated message is status 3 in the trailer frame", async () => {
+      const outcome = await grpcWebCall(server, tenant.token, frame(truncated), watchPath);
+      expect({ httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message }).toEqual({ httpStatus: 200, code: "3", message: watchMessage });
+    });
+
+    it("Connect streaming: a truncated message ends the stream with invalid_argument, without decoder details", async () => {
+      const outcome = await connectStreamCall(server, tenant.token, frame(truncated), watchPath);
+      expect({ code: outcome.code, message: outcome.message }).toEqual({ code: "invalid_argument", message: watchMessage });
+      expect(outcome.raw).not.toMatch(/premature|parse binary/);
+    });
   });
 
   it("logs no error for bad bodies (they are the client's fault)", () => {

@@ -7,14 +7,36 @@ import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect
 const reachedKey = createContextKey(false, { description: "the request reached the interceptors" });
 
 /**
- * The outermost interceptor: a call that reaches it had its request read,
- * decompressed and decoded. connect-node does all of that before any
- * interceptor runs, so a call that never reached it failed on its request.
+ * The outermost interceptor. A unary call that reaches it had its request
+ * read, decompressed and decoded: connect-node does all of that before any
+ * interceptor runs, so a unary call that never reached it failed on its
+ * request. A streaming call reaches it first: its messages are read and
+ * decoded afterwards, as the implementation asks for them, and one that
+ * cannot be (see requestFaultsOf) is refused here as the client's fault.
  */
 export const markReached: Interceptor = (next) => (req) => {
   req.contextValues.set(reachedKey, true);
-  return next(req);
+  if (!req.stream) return next(req);
+  return next({ ...req, message: requestFaultsOf(req.message, req.method.input.typeName) });
 };
+
+/**
+ * A stream's request messages, where connect-node's `internal` for bytes
+ * that do not read as one (a truncated message, an envelope compressed
+ * without an encoding) becomes `invalid_argument`, in the words a unary
+ * call gets for the same bytes (answerClientFaults). Other codes (a message
+ * over the size limit, a client gone) pass as they are.
+ */
+async function* requestFaultsOf<T>(messages: AsyncIterable<T>, inputTypeName: string): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.Internal) {
+      throw new ConnectError(`the request body is not a valid ${inputTypeName} message`, Code.InvalidArgument);
+    }
+    throw error;
+  }
+}
 
 export function reachedImplementation(values: ContextValues): boolean {
   return values.get(reachedKey);
