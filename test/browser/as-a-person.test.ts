@@ -395,6 +395,16 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
     expect(new URL(page.url()).searchParams.get("state")).toBe("wrong-code-2");
   });
 
+  /** Whether the page's alert and the focused field both lie within the window as it is scrolled. */
+  const inSight = (page: Page) =>
+    page.evaluate(() => {
+      const within = (element: Element | null) => {
+        const box = element?.getBoundingClientRect();
+        return box !== undefined && box.top >= 0 && box.bottom <= window.innerHeight;
+      };
+      return within(document.querySelector("[role=alert]")) && within(document.activeElement);
+    });
+
   it("after a card refusal the pasted certificate stays and the field is marked invalid", async () => {
     const page = await phone("en");
     const person = await newPerson();
@@ -413,11 +423,14 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
     expect(await page.locator("#certificate").inputValue()).toBe(person.card.certificatePem);
     expect(await page.locator("#certificate").getAttribute("aria-invalid")).toBe("true");
     expect(await page.locator("#certificate").getAttribute("aria-describedby")).toContain("form-error");
+    // The field takes the focus far down the phone's page: the words of the refusal are in sight with it.
+    await expect.poll(() => inSight(page)).toBe(true);
     // Text that is not a certificate: said in words.
     await type(page, "#certificate", "AAAA");
     await type(page, "#signature", "AAAA");
     await page.keyboard.press("Enter");
     await expect.poll(() => page.getByRole("alert").innerText()).toMatch(/^What was pasted is not a certificate\./);
+    await expect.poll(() => inSight(page)).toBe(true);
     // The way back to password sign-in.
     await page.getByRole("link", { name: "Sign in with your password instead", exact: true }).click();
     await arrive(page, "/auth/login", words.en.login);

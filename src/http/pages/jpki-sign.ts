@@ -115,7 +115,11 @@ export function jpkiForm(t: Messages, v: JpkiFormView): Html {
   const invalid = invalidField(v.error?.code);
   const describedBy = (field: "certificate" | "signature") => (invalid === field ? `${field}-hint form-error` : `${field}-hint`);
   const invalidAttr = (field: "certificate" | "signature") => (invalid === field ? html` aria-invalid="true"` : "");
-  return html`${v.error ? errorAlert(v.error) : ""}
+  // A refusal about a field stands just above it: the field takes the focus, and the browser scrolls to it, past
+  // the instructions, the text to sign and the mock card; at the top of the page the words went out of sight.
+  const alert = v.error ? errorAlert(v.error) : "";
+  const alertAbove = (field: "certificate" | "signature") => (invalid === field ? alert : "");
+  return html`${invalid ? "" : alert}
 <p>${s.howTo}</p>
 <div class="field">
 <label for="challenge-text">${s.challengeLabel}</label>
@@ -128,12 +132,12 @@ ${v.hint?.section ?? ""}
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 <input type="hidden" name="method" value="jpki">
 <input type="hidden" name="challenge" value="${v.challenge}">
-<div class="field">
+${alertAbove("certificate")}<div class="field">
 <label for="certificate">${s.certificateLabel}</label>
 <textarea id="certificate" name="certificate" rows="4" required spellcheck="false" aria-describedby="${describedBy("certificate")}"${invalidAttr("certificate")}${invalid === "certificate" ? html` autofocus` : ""}>${v.certificate ?? ""}</textarea>
 <span class="hint" id="certificate-hint">${s.certificateHint}</span>
 </div>
-<div class="field">
+${alertAbove("signature")}<div class="field">
 <label for="signature">${s.signatureLabel}</label>
 <input type="text" id="signature" name="signature" required spellcheck="false" autocomplete="off" autocapitalize="none" class="mono" aria-describedby="${describedBy("signature")}"${invalidAttr("signature")}${invalid === "signature" ? html` autofocus` : ""}>
 <span class="hint" id="signature-hint">${s.signatureHint}</span>
