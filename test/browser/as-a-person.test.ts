@@ -38,6 +38,7 @@ const words = {
     cardLink: "マイナンバーカードでログインする",
     cancel: "キャンセルしてアプリに戻る",
     remove: "登録を解除",
+    missingFields: "ユーザー名とパスワードを入力してください。",
     browserLocale: "en-US",
   },
   en: {
@@ -53,6 +54,7 @@ const words = {
     cardLink: "Sign in with your My Number card instead",
     cancel: "Cancel and return to the app",
     remove: "Remove",
+    missingFields: "Enter your username and password.",
     browserLocale: "ja-JP",
   },
 } as const;
@@ -221,6 +223,10 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
       await arrive(page, "/auth/login", w.login);
       const firstSignIn = page.url();
       await audit(page, language, "sign-in");
+      // Enter with nothing typed: the page says what is missing, in its own language (not the browser's words).
+      await page.locator("#login").focus();
+      await page.keyboard.press("Enter");
+      await expect.poll(() => page.getByRole("alert").innerText()).toBe(w.missingFields);
       await type(page, "#login", person.login);
       await type(page, "#password", person.password);
       await page.keyboard.press("Enter");

@@ -109,7 +109,11 @@ function invalidField(code: string | undefined): "certificate" | "signature" | u
   return undefined;
 }
 
-/** The challenge, the two fields the signing app fills, and an extension's hint between them (the mock card). */
+/**
+ * The challenge, the two fields the signing app fills, and an extension's
+ * hint between them (the mock card). The form is `novalidate`: an empty
+ * field is refused by the page, in its language, as a bad one is.
+ */
 export function jpkiForm(t: Messages, v: JpkiFormView): Html {
   const s = t.jpki;
   const invalid = invalidField(v.error?.code);
@@ -128,7 +132,7 @@ export function jpkiForm(t: Messages, v: JpkiFormView): Html {
 <div class="copy"><button type="button" class="button secondary" data-copy="challenge-text" data-copied="${s.copied}" hidden>${s.copy}</button><span class="hint" role="status" id="copy-status"></span></div>
 </div>
 ${v.hint?.section ?? ""}
-<form method="post" action="${v.action}" id="jpki-form">
+<form method="post" action="${v.action}" id="jpki-form" novalidate>
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 <input type="hidden" name="method" value="jpki">
 <input type="hidden" name="challenge" value="${v.challenge}">

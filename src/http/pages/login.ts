@@ -26,7 +26,11 @@ export interface LoginPageView {
 /** The id of the page's form. */
 export const loginFormId = "login-form";
 
-/** The sign-in form shown when the user has no session. */
+/**
+ * The sign-in form shown when the user has no session. `novalidate`, as the
+ * step-up's: an empty field is answered by the page in its own language
+ * (login.missingFields), not by the browser in the browser's.
+ */
 export function renderLoginPage(lang: PageLanguage, v: LoginPageView): string {
   const t = lang.t.login;
   const hasError = v.error !== undefined && v.error !== "";
@@ -40,7 +44,7 @@ export function renderLoginPage(lang: PageLanguage, v: LoginPageView): string {
 <p class="lead">${v.clientName === undefined ? t.accountLead : t.lead(v.clientName)}</p>
 ${v.notice ? html`<div class="notice" role="status"><p>${v.notice}</p></div>` : ""}
 ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}</p></div>` : ""}
-<form method="post" action="${v.action}" id="${loginFormId}">
+<form method="post" action="${v.action}" id="${loginFormId}" novalidate>
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 <div class="field">
 <label for="login">${t.username}</label>
