@@ -403,13 +403,10 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
 
   /** Whether the page's alert and the focused field both lie within the window as it is scrolled. */
   const inSight = (page: Page) =>
-    page.evaluate(() => {
-      const within = (element: Element | null) => {
-        const box = element?.getBoundingClientRect();
-        return box !== undefined && box.top >= 0 && box.bottom <= window.innerHeight;
-      };
-      return within(document.querySelector("[role=alert]")) && within(document.activeElement);
-    });
+    page.evaluate<boolean>(`[document.querySelector("[role=alert]"), document.activeElement].every((element) => {
+      const box = element?.getBoundingClientRect();
+      return box !== undefined && box.top >= 0 && box.bottom <= window.innerHeight;
+    })`);
 
   it("after a card refusal the pasted certificate stays and the field is marked invalid", async () => {
     const page = await phone("en");

@@ -179,6 +179,9 @@ for (const target of await databaseTargets()) {
       expect(accountPage.body).toContain('href="/account/jpki?ui_locales=en&amp;certificate=signature"');
       const signaturePage = await b.get("/account/jpki?ui_locales=en&certificate=signature");
       expect(signaturePage.body).toContain('id="basic-info-consent"');
+      // No application is signed in to here: the notice says the information goes to none, and names none.
+      expect(signaturePage.body).toContain("It does not pass them to the applications you sign in to.");
+      expect(signaturePage.body).not.toContain('class="client"');
       expect(signaturePage.body).not.toContain('id="sign-request-qr"');
       const agreed = shownOf(await b.post("/account/jpki?ui_locales=en&certificate=signature", { csrf: csrfOf(signaturePage.body), basic_info_consent: "agree" }));
       expect(((await (await fetch(agreed.requestUrl)).json()) as { certificate: string }).certificate).toBe("signature");
@@ -316,6 +319,7 @@ for (const target of await databaseTargets()) {
         const { b, path, body } = await atStepUp();
         expect(body).toContain('id="basic-info-consent"');
         expect(body).toMatch(/name, address, date of birth and gender/);
+        expect(body).toMatch(/It does not pass them to <strong class="client">[^<]+<\/strong>, which learns only/);
         expect(body).not.toContain('id="sign-request-qr"');
         expect(await requestCount()).toBe(before);
         const agreed = await b.post(path, { csrf: csrfOf(body), basic_info_consent: "agree" });

@@ -56,7 +56,7 @@ export function phoneSignSection(lang: PageLanguage, v: PhoneSignView): Html {
 }
 
 /** Before a signature certificate is asked for: what it carries and what is done with it, and the button that agrees. */
-export function basicInfoConsentSection(lang: PageLanguage, v: { clientName: string; action: string; csrfToken: string }): Html {
+export function basicInfoConsentSection(lang: PageLanguage, v: { clientName: string | undefined; action: string; csrfToken: string }): Html {
   const s = lang.t.jpki.basicInfo;
   return html`<section class="phone-sign" id="basic-info-consent" aria-labelledby="basic-info-heading">
 <h2 id="basic-info-heading">${s.heading}</h2>

@@ -140,8 +140,10 @@ export const en = {
     basicInfo: {
       heading: html`Your signature certificate carries your basic information (<span lang="ja">基本4情報</span>)`,
       lead: "Your signature certificate holds your name, address, date of birth and gender. Signing with it shows them to this service.",
-      use: (client: string) =>
-        html`This service uses them only to check the certificate and your signature, and keeps them, if at all, sealed in its own record of that check. It does not pass them to <strong class="client">${client}</strong>, which learns only that you confirmed it's you at this level.`,
+      use: (client: string | undefined) =>
+        client === undefined
+          ? html`This service uses them only to check the certificate and your signature, and keeps them, if at all, sealed in its own record of that check. It does not pass them to the applications you sign in to.`
+          : html`This service uses them only to check the certificate and your signature, and keeps them, if at all, sealed in its own record of that check. It does not pass them to <strong class="client">${client}</strong>, which learns only that you confirmed it's you at this level.`,
       consent: "Agree and sign with the app",
     },
     /** Why a signature was refused, by JpkiError code. */

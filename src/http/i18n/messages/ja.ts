@@ -134,8 +134,10 @@ export const ja: Messages = {
     basicInfo: {
       heading: html`署名用電子証明書には基本4情報が記録されています`,
       lead: "署名用電子証明書には、氏名・住所・生年月日・性別が記録されています。署名すると、これらがこのサービスに伝わります。",
-      use: (client: string) =>
-        html`このサービスは、電子証明書と署名の確認だけに使い、保存する場合も確認の記録の中に暗号化して保管します。<strong class="client">${client}</strong> には渡さず、このレベルで本人確認ができたことだけを伝えます。`,
+      use: (client: string | undefined) =>
+        client === undefined
+          ? html`このサービスは、電子証明書と署名の確認だけに使い、保存する場合も確認の記録の中に暗号化して保管します。ログインするアプリには渡しません。`
+          : html`このサービスは、電子証明書と署名の確認だけに使い、保存する場合も確認の記録の中に暗号化して保管します。<strong class="client">${client}</strong> には渡さず、このレベルで本人確認ができたことだけを伝えます。`,
       consent: "同意してアプリで署名する",
     },
     refusals: {

@@ -45,6 +45,7 @@ interface PhoneRequest {
   purpose: SignRequestPurpose;
   binding: ChallengeBinding;
   certificateKind: SignRequestCertificateKind;
+  /** Who the phone app says the signature is for: the application, or this service on its own account pages. */
   clientName: string;
   action: string;
   csrfToken: string;
@@ -121,7 +122,8 @@ export function createJpkiPages(oidc: JpkiPageServices, hints: PageHints, langua
     let shown: CreatedSignRequest | undefined = options.reshow === undefined ? undefined : await oidc.signRequests.reshow(options.reshow, browserIdValue);
     if (!shown) {
       if (p.certificateKind === "signature" && options.basicInfoConsentAt === undefined) {
-        return basicInfoConsentSection(lang, { clientName: p.clientName, action: p.action, csrfToken: p.csrfToken });
+        // Linking a card on the account's own pages serves no application: the notice names none.
+        return basicInfoConsentSection(lang, { clientName: p.purpose === "link" ? undefined : p.clientName, action: p.action, csrfToken: p.csrfToken });
       }
       shown = await oidc.signRequests.create({ ...p, browserId: browserIdValue, basicInfoConsentAt: options.basicInfoConsentAt });
     }
