@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { catalogues, missingKeys } from "../../src/http/i18n/catalogue.ts";
-import { locales } from "../../src/http/i18n/locale.ts";
+import { joinSentences, locales } from "../../src/http/i18n/locale.ts";
+import { wrongPasswordMessage } from "../../src/http/routes/oidc/sign-in-refusals.ts";
 import { Html } from "../../src/http/pages/html.ts";
 
 /** Every value of a catalogue, with its key path. */
@@ -49,5 +50,15 @@ describe("message catalogues", () => {
     expect(catalogues.ja.login.title).toBe("ログイン");
     expect(catalogues.ja.consent.allow).toBe("許可する");
     expect(String(catalogues.ja.login.lead("App"))).toContain("App");
+  });
+
+  it("sentences follow one another as each language writes them: a space in English, none after Japanese 。", () => {
+    expect(joinSentences("en", "One.", "", "Two.")).toBe("One. Two.");
+    expect(joinSentences("ja", "一つ。", "", "二つ。")).toBe("一つ。二つ。");
+    const lang = (locale: (typeof locales)[number]) => ({ locale, t: catalogues[locale], timeZone: "Asia/Tokyo" });
+    const paused = { attemptsLeft: 0, retryAfterSeconds: 300 };
+    expect(wrongPasswordMessage(lang("ja"), paused)).toMatch(/^ユーザー名またはパスワードが正しくありません。[^ ]/);
+    expect(wrongPasswordMessage(lang("ja"), paused)).not.toContain("。 ");
+    expect(wrongPasswordMessage(lang("en"), paused)).toMatch(/^\S.*\. \S/);
   });
 });

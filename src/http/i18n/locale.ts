@@ -9,3 +9,8 @@ export function isLocale(value: unknown): value is Locale {
 
 /** Each language's name in itself, for the language switch. */
 export const localeNames: Record<Locale, string> = { en: "English", ja: "日本語" };
+
+/** Sentences one after another: English puts a space between them, Japanese (ending each with 。) none. */
+export function joinSentences(locale: Locale, ...sentences: readonly string[]): string {
+  return sentences.filter((sentence) => sentence !== "").join(locale === "ja" ? "" : " ");
+}

@@ -9,7 +9,7 @@ import { OAuthError } from "../../../domain/oidc/oauth-error.ts";
 import type { Oidc } from "../../../domain/oidc/provider.ts";
 import type { Logger } from "../../../observability/logger.ts";
 import { cookieNames, readCookie } from "../../cookies.ts";
-import type { Locale } from "../../i18n/locale.ts";
+import { joinSentences, type Locale } from "../../i18n/locale.ts";
 import { linkPageLanguage } from "../../i18n/page-language.ts";
 import { contentSecurityPolicy, pageHeaders, withPageScripts } from "../../middleware/page-headers.ts";
 import { html } from "../../pages/html.ts";
@@ -53,7 +53,7 @@ export type PasskeyOutcome =
 function refusalOf(code: PasskeyErrorCode, extra?: (lang: PageLanguage) => string): (lang: PageLanguage) => PasskeyRefusal {
   return (lang) => {
     const more = extra?.(lang) ?? "";
-    return { code, message: more ? `${lang.t.passkeys.refusals[code]} ${more}` : lang.t.passkeys.refusals[code] };
+    return { code, message: joinSentences(lang.locale, lang.t.passkeys.refusals[code], more) };
   };
 }
 

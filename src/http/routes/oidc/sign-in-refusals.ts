@@ -1,4 +1,5 @@
 import { formatsFor } from "../../i18n/format.ts";
+import { joinSentences } from "../../i18n/locale.ts";
 import type { PageLanguage } from "../../pages/layout.ts";
 
 /** When a paused sign-in may be tried again, in the page's language and time zone: "21:21 日本標準時". */
@@ -17,7 +18,7 @@ export function failureMessage(
   words: { throttled: (until: string) => string; lastAttempt: string },
 ): string {
   const after = attempt.retryAfterSeconds !== undefined ? words.throttled(retryTime(lang, attempt.retryAfterSeconds)) : attempt.attemptsLeft === 1 ? words.lastAttempt : "";
-  return after ? `${wrong} ${after}` : wrong;
+  return joinSentences(lang.locale, wrong, after);
 }
 
 /** A wrong password on a sign-in page (an application's or the account pages'). */
