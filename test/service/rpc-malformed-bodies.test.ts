@@ -278,6 +278,38 @@ describe("malformed binary bodies", () => {
     });
   });
 
+  describe("text that is not UTF-8 is refused, not stored with U+FFFD in its place", () => {
+    const createPath = "/service.verify.v2.OAuthClientService/CreateOAuthClient";
+    const listPath = "/service.verify.v2.OAuthClientService/ListOAuthClients";
+    const post = (path: string, contentType: string, body: Uint8Array | string) =>
+      fetch(server.url + path, { method: "POST", headers: { "content-type": contentType, authorization: `Bearer ${tenant.token}` }, body });
+    const clientCount = async () => ((await (await post(listPath, "application/json", "{}")).json()) as { oauthClients?: unknown[] }).oauthClients?.length ?? 0;
+
+    it("Connect JSON: bytes that are not UTF-8 in a value are invalid_argument, and no client is made", async () => {
+      const before = await clientCount();
+      const body = Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff, 0xfe]), Buffer.from('name","scopes":["certificate.status"]}')]);
+      const response = await post(createPath, "application/json", body);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ code: "invalid_argument", message: "the JSON request is not valid UTF-8" });
+      expect(await clientCount()).toBe(before);
+    });
+
+    it("Connect binary: a string field that is not UTF-8 is invalid_argument, and no client is made", async () => {
+      const before = await clientCount();
+      // Field 1 (name), length 5: "bad" and two bytes that are no UTF-8.
+      const body = Uint8Array.from([0x0a, 0x05, 0x62, 0x61, 0x64, 0xff, 0xfe]);
+      const outcome = await post(createPath, "application/proto", body);
+      expect(outcome.status).toBe(400);
+      expect(await outcome.json()).toEqual({ code: "invalid_argument", message: "the request body is not a valid service.verify.v2.CreateOAuthClientRequest message" });
+      expect(await clientCount()).toBe(before);
+    });
+
+    it("gRPC: the same field is status 3", async () => {
+      const outcome = await grpcCall(server, tenant.token, frame(Uint8Array.from([0x0a, 0x02, 0xc3, 0x28])), createPath);
+      expect(outcome.code).toBe("3");
+    });
+  });
+
   it("logs no error for bad bodies (they are the client's fault)", () => {
     expect(server.logs.filter((line) => line.level === "error" || line.level === 50)).toEqual([]);
   });

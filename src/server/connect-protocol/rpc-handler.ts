@@ -12,6 +12,7 @@ import { registerServices } from "../../rpc/routes.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { AnyRequest, AnyResponse } from "../exchange.ts";
 import type { Preauthentication } from "../../rpc/auth.ts";
+import { refuseInvalidUtf8InBinaryMessages } from "./strict-utf8.ts";
 import { answerClientFaults, markReached, reachedImplementation } from "./client-faults.ts";
 import { withEmptyRequestBody } from "./empty-request-body.ts";
 import { writeGrpcError } from "./grpc-error-response.ts";
@@ -36,6 +37,7 @@ export interface RpcHandler {
  * options (unary-fast-path.ts).
  */
 export function createRpcHandler(policy: RpcPolicy, logger: Logger): RpcHandler {
+  refuseInvalidUtf8InBinaryMessages();
   const compressions = [compressionGzip, compressionBrotli];
   // Outermost: marks the calls whose request was read and decoded (see client-faults.ts).
   const interceptors = [markReached, ...policy.interceptors];
