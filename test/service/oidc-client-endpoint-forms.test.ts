@@ -97,6 +97,7 @@ describe("PAR and token posts answer each form as its case says, with or without
     ["PAR with a byte order mark", "/api/oidc/v1/par", () => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(parForm())]), basic, 201],
     ["PAR with broken percent-encoding", "/api/oidc/v1/par", () => `${parForm()}&state=%E0%A4%A`, basic, 201],
     ["PAR with an empty body", "/api/oidc/v1/par", () => "", basic, 400],
+    ["PAR with bytes that are not UTF-8", "/api/oidc/v1/par", () => Buffer.concat([Buffer.from(`${parForm()}&state=`), Buffer.from([0xff, 0xfe])]), basic, 400],
     ["a token request with an unknown grant type", "/api/oidc/v1/token", () => "grant_type=password&username=a&password=b", basic, 400],
     ["a token request with an unknown code", "/api/oidc/v1/token", () => `grant_type=authorization_code&code=nope&redirect_uri=${encodeURIComponent(redirectUri)}&code_verifier=${pkce().verifier}`, basic, 400],
     ["a token request with a bad DPoP proof", "/api/oidc/v1/token", () => "grant_type=refresh_token&refresh_token=nope", { ...basic, dpop: "not-a-jwt" }, 400],
@@ -110,6 +111,22 @@ describe("PAR and token posts answer each form as its case says, with or without
       expect(plain).toEqual(identity);
     });
   }
+
+  it("text that is not UTF-8 is refused as such, not read with U+FFFD in its place: in a form, and in authorize's query", async () => {
+    const [form] = await bothWays("/api/oidc/v1/par", Buffer.concat([Buffer.from(`${parForm()}&state=`), Buffer.from([0xff, 0xfe])]), basic);
+    expect(form.body).toEqual({ error: "invalid_request", error_description: "the form is not valid UTF-8" });
+    const query = (state: string) =>
+      `${server.url}/api/oidc/v1/authorize?client_id=${clientId}&response_type=code&scope=openid&redirect_uri=${encodeURIComponent(redirectUri)}` +
+      `&code_challenge=${pkce().challenge}&code_challenge_method=S256&state=${state}`;
+    // Escapes of bytes that are no UTF-8: shown as the error page, never sent back to the client changed.
+    const refused = await fetch(query("%FF%FEab"), { redirect: "manual", headers: { accept: "application/json" } });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("location")).toBeNull();
+    expect(await refused.text()).toContain("<code>invalid_request</code>");
+    // UTF-8 escapes are fine: the request goes on to sign-in.
+    const accepted = await fetch(query("%E3%81%82"), { redirect: "manual" });
+    expect(accepted.status).toBe(303);
+  });
 
   it("a form in ISO-8859-1 and a chunked body are read too", async () => {
     const latin = await fetch(`${server.url}/api/oidc/v1/par`, {

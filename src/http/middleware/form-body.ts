@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { parse as parseContentType } from "content-type";
 import express, { type RequestHandler } from "express";
 import qs from "qs";
@@ -26,8 +27,17 @@ const parameterLimit = 100;
  * took over a megabyte of brackets in values (JSON in authorization_details).
  */
 export function formBody(limitBytes: number): RequestHandler {
-  // The type is checked here, before reading: body-parser need not check it again.
-  const read = express.text({ type: () => true, limit: limitBytes, defaultCharset: "utf-8" });
+  // The type is checked here, before reading: body-parser need not check it again. Its decoder puts U+FFFD
+  // where the bytes are not UTF-8; `verify` sees the bytes first, so such a form is refused, not read changed.
+  const notUtf8 = new WeakSet<object>();
+  const read = express.text({
+    type: () => true,
+    limit: limitBytes,
+    defaultCharset: "utf-8",
+    verify: (req, _res, bytes) => {
+      if (!isUtf8(bytes)) notUtf8.add(req);
+    },
+  });
   return (req, res, next) => {
     if (!req.is(formType)) {
       next();
@@ -41,6 +51,10 @@ export function formBody(limitBytes: number): RequestHandler {
     read(req, res, (error?: unknown) => {
       if (error) {
         next(error);
+        return;
+      }
+      if (charset === "utf-8" && notUtf8.has(req)) {
+        next(clientMistake(400, "the form is not valid UTF-8", "charset.invalid"));
         return;
       }
       try {

@@ -8,6 +8,7 @@ import { cookieNames, readCookie, setCookie, type CookieNames } from "../../cook
 import { authorizationErrorPages } from "../../middleware/errors.ts";
 import { formBody } from "../../middleware/form-body.ts";
 import { pageHeaders } from "../../middleware/page-headers.ts";
+import { utf8Query } from "../../middleware/utf8-request.ts";
 import { sendStep } from "./steps.ts";
 
 export const authorizePath = "/api/oidc/v1/authorize";
@@ -36,6 +37,6 @@ export function registerAuthorizeRoute(router: IRouter, oidc: Pick<Oidc, "client
     const step = await oidc.flow.start(resolved.client, resolved.request, browserId(req, res, cookies), readCookie(req, cookies.session));
     sendStep(res, step);
   };
-  router.get(authorizePath, pageHeaders, authorizationErrorPages, (req, res) => authorize(req, res, req.query as RawParameters));
+  router.get(authorizePath, pageHeaders, authorizationErrorPages, utf8Query, (req, res) => authorize(req, res, req.query as RawParameters));
   router.post(authorizePath, pageHeaders, authorizationErrorPages, formBody(limitBytes), (req, res) => authorize(req, res, (req.body ?? {}) as RawParameters));
 }

@@ -5,6 +5,7 @@ import type { RawParameters } from "../../../domain/oidc/parameters.ts";
 import { clearCookie, cookieNames, readCookie } from "../../cookies.ts";
 import { authorizationErrorPages } from "../../middleware/errors.ts";
 import { pageHeaders, policyWithFormTargets } from "../../middleware/page-headers.ts";
+import { utf8Query } from "../../middleware/utf8-request.ts";
 import { renderLogoutPage, renderSignedOutPage } from "../../pages/logout.ts";
 import type { PageLanguage } from "../../pages/layout.ts";
 import { uiLocalesParameter } from "../../i18n/choose-locale.ts";
@@ -82,7 +83,7 @@ export function registerLogoutRoute(router: Router, oidc: Pick<Oidc, "endSession
     else res.redirect(303, step.redirectTo);
   }
 
-  router.get("/auth/logout", pageHeaders, authorizationErrorPages, (req, res) => handle(req, res, req.query as RawParameters));
+  router.get("/auth/logout", pageHeaders, authorizationErrorPages, utf8Query, (req, res) => handle(req, res, req.query as RawParameters));
   router.post("/auth/logout", pageHeaders, authorizationErrorPages, express.urlencoded({ extended: false, limit: 16 * 1024, parameterLimit: 20 }), (req, res) =>
     handle(req, res, (req.body ?? {}) as RawParameters),
   );
