@@ -5,6 +5,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { AnyRequest, AnyResponse } from "./exchange.ts";
 import type { RpcHandler } from "./connect-protocol/rpc-handler.ts";
+import { answerUnknownProcedure } from "./connect-protocol/unknown-procedure.ts";
 import { endUnreadBodyOnAnswer } from "./unread-http2-body.ts";
 
 export interface RequestHandlerOptions {
@@ -33,7 +34,8 @@ const validRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * The one entry point of every request on every protocol: give it an id, send
- * it to Connect when its path is a procedure and to Express otherwise, and
+ * it to Connect when its path is a procedure, answer a call to a procedure
+ * there is not (answerUnknownProcedure), send it to Express otherwise, and
  * measure it (and, with the access log on, log it) when it closes.
  */
 export function createRequestHandler(options: RequestHandlerOptions): RequestHandler {
@@ -77,7 +79,7 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
     });
 
     if (procedure) rpc.handle(req, res, procedure);
-    else options.http(req, res);
+    else if (!answerUnknownProcedure(req, res, pathname)) options.http(req, res);
   };
   return Object.assign(handle, { inFlight: () => inFlight });
 }

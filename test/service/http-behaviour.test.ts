@@ -141,7 +141,7 @@ describe("HTTP behaviour", () => {
       expect(await response.json()).toEqual({ error: "not_found", error_description: "no route for GET /api/v1/nothing" });
     });
 
-    it("treats a path that only looks like a procedure as an unknown route", async () => {
+    it("answers a call to a procedure it does not have as Connect does: 404, code unimplemented", async () => {
       const response = await fetch(`${server.url}/service.verify.v2.ServerInfoService/NoSuchMethod`, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
@@ -149,9 +149,13 @@ describe("HTTP behaviour", () => {
       });
       expect(response.status).toBe(404);
       expect(await response.json()).toEqual({
-        error: "not_found",
-        error_description: "no route for POST /service.verify.v2.ServerInfoService/NoSuchMethod",
+        code: "unimplemented",
+        message: "this server has no procedure /service.verify.v2.ServerInfoService/NoSuchMethod",
       });
+      // The same path asked for as a page is an unknown route, as any other.
+      const page = await fetch(`${server.url}/service.verify.v2.ServerInfoService/NoSuchMethod`);
+      expect(page.status).toBe(404);
+      expect(((await page.json()) as { error: string }).error).toBe("not_found");
     });
   });
 

@@ -75,13 +75,19 @@ function grpcCall(server: TestServer, token: string, body: Uint8Array, path = ch
       authorization: `Bearer ${token}`,
     });
     let httpStatus = 0;
-    stream.on("response", (headers) => (httpStatus = Number(headers[":status"])));
-    stream.on("trailers", (trailers) => {
-      const message = String(trailers["grpc-message"] ?? "");
-      resolve({ code: String(trailers["grpc-status"]), message: decodeURIComponent(message), httpStatus, raw: JSON.stringify(trailers) });
+    // The status comes in the trailers, or in the headers of a trailers-only answer.
+    let status: http2.IncomingHttpHeaders = {};
+    stream.on("response", (headers) => {
+      httpStatus = Number(headers[":status"]);
+      if (headers["grpc-status"] !== undefined) status = headers;
     });
+    stream.on("trailers", (trailers) => (status = trailers));
     stream.on("data", () => undefined);
-    stream.on("end", () => session.close());
+    stream.on("end", () => {
+      session.close();
+      const message = String(status["grpc-message"] ?? "");
+      resolve({ code: String(status["grpc-status"]), message: decodeURIComponent(message), httpStatus, raw: JSON.stringify(status) });
+    });
     stream.on("error", reject);
     stream.end(body);
   });
@@ -307,6 +313,32 @@ describe("malformed binary bodies", () => {
     it("gRPC: the same field is status 3", async () => {
       const outcome = await grpcCall(server, tenant.token, frame(Uint8Array.from([0x0a, 0x02, 0xc3, 0x28])), createPath);
       expect(outcome.code).toBe("3");
+    });
+  });
+
+  describe("a procedure the server does not have is answered in the caller's protocol", () => {
+    const unknownPath = `${certificateServicePath}/NoSuchMethod`;
+    const message = `this server has no procedure ${unknownPath}`;
+
+    it("gRPC: status 12 (UNIMPLEMENTED), trailers only", async () => {
+      const outcome = await grpcCall(server, tenant.token, frame(new Uint8Array()), unknownPath);
+      expect({ httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message }).toEqual({ httpStatus: 200, code: "12", message });
+    });
+
+    it("gRPC-Web: status 12 in the trailer frame, in the codec asked for", async () => {
+      const outcome = await grpcWebCall(server, tenant.token, frame(new Uint8Array()), unknownPath);
+      expect({ httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message }).toEqual({ httpStatus: 200, code: "12", message });
+      const json = await fetch(server.url + unknownPath, { method: "POST", headers: { "content-type": "application/grpc-web+json" }, body: frame(Buffer.from("{}")) });
+      expect(json.headers.get("content-type")).toBe("application/grpc-web+json");
+    });
+
+    it("Connect: 404 with an error of code unimplemented; a path that names no procedure still gets the web 404", async () => {
+      const response = await fetch(server.url + unknownPath, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}` }, body: "{}" });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({ code: "unimplemented", message });
+      const web = await fetch(`${server.url}/api/nothing-here`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(web.status).toBe(404);
+      expect(((await web.json()) as { error: string }).error).toBe("not_found");
     });
   });
 

@@ -12,12 +12,14 @@ import type { AnyResponse } from "../exchange.ts";
  */
 export function writeGrpcError(res: AnyResponse, requestContentType: string, error: { code: Code; message: string }): void {
   const status = setTrailerStatus(new Headers(), new ConnectError(error.message, error.code));
+  // The codec the caller asked for, as a gRPC server answers in it: +json for +json, +proto otherwise.
+  const codec = /^application\/grpc(?:-web)?\+json/i.test(requestContentType) ? "json" : "proto";
   if (/^application\/grpc-web/i.test(requestContentType)) {
     const frame = encodeEnvelope(trailerFlag, trailerSerialize(status));
-    res.writeHead(200, { "content-type": "application/grpc-web+proto", "content-length": String(frame.byteLength) });
+    res.writeHead(200, { "content-type": `application/grpc-web+${codec}`, "content-length": String(frame.byteLength) });
     res.end(frame);
     return;
   }
-  res.writeHead(200, { "content-type": "application/grpc+proto", ...Object.fromEntries(status) });
+  res.writeHead(200, { "content-type": `application/grpc+${codec}`, ...Object.fromEntries(status) });
   res.end();
 }

@@ -1,0 +1,31 @@
+import { Code } from "@connectrpc/connect";
+import type { AnyRequest, AnyResponse } from "../exchange.ts";
+import { writeGrpcError } from "./grpc-error-response.ts";
+
+/** A procedure's path: "/" then a package-qualified service name, "/" then a method name. */
+const procedurePath = /^\/[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\/[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * A call to a procedure this server does not have, answered in the caller's
+ * protocol as a gRPC or Connect server answers one: gRPC and gRPC-Web with
+ * the status UNIMPLEMENTED (12) in trailers, Connect with 404 and an error
+ * body of code `unimplemented`. True when answered; anything that is not
+ * such a call (no procedure's path, not a POST, another content type) is
+ * left to the web routes, which answer their own 404.
+ */
+export function answerUnknownProcedure(req: AnyRequest, res: AnyResponse, pathname: string): boolean {
+  if (req.method !== "POST" || !procedurePath.test(pathname)) return false;
+  const contentType = req.headers["content-type"] ?? "";
+  const message = `this server has no procedure ${pathname}`;
+  if (/^application\/grpc/i.test(contentType)) {
+    writeGrpcError(res, contentType, { code: Code.Unimplemented, message });
+    return true;
+  }
+  if (/^application\/(?:connect\+)?(?:json|proto)(?:;|$)/i.test(contentType)) {
+    const body = JSON.stringify({ code: "unimplemented", message });
+    res.writeHead(404, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
+    res.end(body);
+    return true;
+  }
+  return false;
+}
