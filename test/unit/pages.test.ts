@@ -102,8 +102,10 @@ describe("login page", () => {
     const page = renderLoginPage(english, base);
     expect(page.startsWith("<!doctype html>")).toBe(true);
     expectForm(page, "/authorize/login?interaction=abc&amp;step=1", "csrf-123");
-    expect(input(page, "login")).toMatchObject({ id: "login", type: "text", autocomplete: "username", required: true });
-    expect(input(page, "password")).toMatchObject({ id: "password", type: "password", autocomplete: "current-password", required: true });
+    expect(input(page, "login")).toMatchObject({ id: "login", type: "text", autocomplete: "username", required: true, maxlength: "256" });
+    expect(input(page, "password")).toMatchObject({ id: "password", type: "password", autocomplete: "current-password", required: true, maxlength: "1024" });
+    // novalidate: an empty field is answered by the page in its language, not by the browser.
+    expect(page).toMatch(/<form method="post" action="[^"]*" id="login-form" novalidate>/);
     // The primary button first (Enter presses it), then the cancel form's.
     expect(tags(page, "button")).toEqual([{ type: "submit", class: "button primary" }, { type: "submit", class: "button secondary" }]);
     expect(text(page)).toContain("Sign in to continue to Acme Banking");
@@ -171,7 +173,7 @@ describe("re-authentication page", () => {
 
   it("asks for a password only", () => {
     const page = renderReauthPage(english, { ...base, needsPassword: true, needsOtp: false, requiredAcr: "low" });
-    expect(input(page, "password")).toMatchObject({ id: "password", type: "password", autocomplete: "current-password" });
+    expect(input(page, "password")).toMatchObject({ id: "password", type: "password", autocomplete: "current-password", maxlength: "1024" });
     expect(input(page, "otp")).toBeUndefined();
     expect(page).not.toContain("one-time-code");
     expect(text(page)).toContain("asks you to confirm it's you with your password (level: Low)");

@@ -83,6 +83,10 @@ const styles = `
   .button.secondary { background: transparent; color: var(--fg); border-color: var(--control-border); }
   .button.secondary:hover { background: var(--subtle); }
   .button:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+  /* A button a script holds while it works (a passkey prompt, the mock card signing) looks held, and stays so under the pointer. */
+  .button:disabled { opacity: .55; cursor: progress; }
+  .button.primary:disabled:hover { background: var(--accent); }
+  .button.secondary:disabled:hover { background: transparent; }
   /* Cancelling is the page's other way out: after its main form, never pressed by Enter there. */
   form.cancel { margin-top: 1rem; }
   form.cancel .button { width: 100%; }

@@ -27,6 +27,15 @@ export interface LoginPageView {
 export const loginFormId = "login-form";
 
 /**
+ * The longest username and password the fields take: far beyond any real
+ * one, and short enough that the form, even in escaped non-ASCII text, stays
+ * within the pages' 16 KiB form limit; past it a person got the bare
+ * "request too large" page instead of the sign-in form's own answer.
+ */
+export const maxLoginLength = 256;
+export const maxPasswordLength = 1024;
+
+/**
  * The sign-in form shown when the user has no session. `novalidate`, as the
  * step-up's: an empty field is answered by the page in its own language
  * (login.missingFields), not by the browser in the browser's.
@@ -48,11 +57,11 @@ ${hasError ? html`<div class="alert" role="alert" id="form-error"><p>${v.error}<
 <input type="hidden" name="csrf" value="${v.csrfToken}">
 <div class="field">
 <label for="login">${t.username}</label>
-<input type="text" id="login" name="login" autocomplete="${v.passkey ? "username webauthn" : "username"}" autocapitalize="none" autocorrect="off" spellcheck="false" required${attr("value", v.loginHint)}${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? "" : html` autofocus`}>
+<input type="text" id="login" name="login" autocomplete="${v.passkey ? "username webauthn" : "username"}" autocapitalize="none" autocorrect="off" spellcheck="false" maxlength="${maxLoginLength}" required${attr("value", v.loginHint)}${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? "" : html` autofocus`}>
 </div>
 <div class="field">
 <label for="password">${t.password}</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? html` autofocus` : ""}>
+<input type="password" id="password" name="password" autocomplete="current-password" maxlength="${maxPasswordLength}" required${attr("aria-invalid", invalid)}${attr("aria-describedby", describedBy)}${hasHint ? html` autofocus` : ""}>
 </div>
 <div class="actions"><button type="submit" class="button primary">${t.submit}</button></div>
 </form>

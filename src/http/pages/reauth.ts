@@ -1,6 +1,7 @@
 import { type Html, html } from "./html.ts";
 import { cancelForm } from "./cancel.ts";
 import { page, type PageLanguage } from "./layout.ts";
+import { maxPasswordLength } from "./login.ts";
 import { formatsFor } from "../i18n/format.ts";
 import { passkeyScripts } from "./passkey-script.ts";
 
@@ -75,7 +76,7 @@ ${
     ? html`<input type="text" autocomplete="username" value="${v.userLogin}" hidden readonly>
 <div class="field">
 <label for="password">${t.password}</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required${focusOtp ? "" : html` autofocus`}${attr("aria-invalid", passwordInvalid ? "true" : undefined)}${attr("aria-describedby", passwordInvalid ? "form-error" : undefined)}>
+<input type="password" id="password" name="password" autocomplete="current-password" maxlength="${maxPasswordLength}" required${focusOtp ? "" : html` autofocus`}${attr("aria-invalid", passwordInvalid ? "true" : undefined)}${attr("aria-describedby", passwordInvalid ? "form-error" : undefined)}>
 </div>`
     : ""
 }
