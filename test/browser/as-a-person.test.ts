@@ -358,6 +358,9 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
     // The demo application's page in Japanese, the protocol's English description marked as English.
     expect(await page.locator("html").getAttribute("lang")).toBe("ja");
     expect(await page.locator('td [lang="en"]').innerText()).toBe("the user cancelled the request");
+    // Back from the application: the sign-in has ended, and the page does not claim it was completed.
+    await page.goBack();
+    await expect.poll(() => page.locator("[data-reason]").innerText()).toBe("このログインの手続きはすでに終わり、アプリに戻っています。");
 
     await page.goto(request("cancel-reauth", "ja", { acr_values: "high" }));
     await type(page, "#login", person.login);

@@ -197,7 +197,8 @@ export const en = {
   ended: {
     title: "This sign-in has ended",
     expired: "It was left unfinished for too long, so it has expired.",
-    completed: "It was already completed, and you went back to the app.",
+    // Finished either way: completed, or cancelled or declined (the way back to the app carried the refusal).
+    completed: "It has already finished, and you went back to the app.",
     startAgain: (client: string) => html`To sign in, start again from <span class="client">${client}</span>.`,
     returnToApp: "Return to the app and start again",
   },

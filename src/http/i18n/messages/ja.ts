@@ -190,7 +190,7 @@ export const ja: Messages = {
   ended: {
     title: "このログインの手続きは終了しています",
     expired: "操作されないまま時間がたったため、有効期限が切れました。",
-    completed: "このログインの手続きはすでに完了し、アプリに戻っています。",
+    completed: "このログインの手続きはすでに終わり、アプリに戻っています。",
     startAgain: (client) => html`ログインするには、<span class="client">${client}</span> から最初からやり直してください。`,
     returnToApp: "アプリに戻ってやり直す",
   },
