@@ -1,6 +1,6 @@
 import { hashPassword, verifyPassword } from "../credentials/password-hash.ts";
 import { open, seal } from "../credentials/secret-box.ts";
-import { generateTotpSecret, totpCode, verifyTotp } from "../credentials/totp.ts";
+import { generateTotpSecret, totpCode, totpPeriodSeconds, totpStep, verifyTotp } from "../credentials/totp.ts";
 import type { Clock } from "../clock.ts";
 import { DomainError } from "../errors.ts";
 import { newId } from "../ids.ts";
@@ -97,9 +97,17 @@ export class OidcUsers {
     return this.repository.advanceTotpStep(user.id, step);
   }
 
-  /** The current code, for the mock environment's hint on the re-authentication page. */
+  /**
+   * A code verifyOtp takes now, for the mock environment's hint on the
+   * re-authentication page: the current step's, or, once that step is used
+   * (a step-up a moment ago), the next step's, which the window accepts too.
+   * Showing the used one sent a person round to "already used".
+   */
   currentOtp(user: OidcUserRow): string | undefined {
-    return user.totpSecretSealed ? totpCode(open(this.key, user.totpSecretSealed, user.id).toString("utf8"), this.clock()) : undefined;
+    if (!user.totpSecretSealed) return undefined;
+    const now = this.clock();
+    const used = user.totpLastStep !== null && user.totpLastStep >= totpStep(now);
+    return totpCode(open(this.key, user.totpSecretSealed, user.id).toString("utf8"), used ? now + totpPeriodSeconds * 1000 : now);
   }
 
   enrolledMethods(user: OidcUserRow): AuthMethod[] {
