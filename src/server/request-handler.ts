@@ -78,7 +78,12 @@ export function createRequestHandler(options: RequestHandlerOptions): RequestHan
       );
     });
 
-    if (procedure) rpc.handle(req, res, procedure);
+    if (procedure) {
+      // An RPC's answer is the caller's own: secrets made for it (a client secret, a webhook secret, a
+      // key) and personal data (certificate contents) must not be kept by a cache on the way or on disk.
+      res.setHeader("Cache-Control", "no-store");
+      rpc.handle(req, res, procedure);
+    }
     else if (!answerUnknownProcedure(req, res, pathname)) options.http(req, res);
   };
   return Object.assign(handle, { inFlight: () => inFlight });

@@ -176,12 +176,23 @@ describe("cleartext port: HTTP/1.1 and HTTP/2 (prior knowledge) on the same port
     const after = Date.now();
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/json");
+    // Never kept by a cache: an RPC's answer may hold secrets or personal data.
+    expect(response.headers.get("cache-control")).toBe("no-store");
     const body = (await response.json()) as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual(["mode", "name", "serverTime", "version"]);
     expect(body).toMatchObject({ name: "shomei", version, mode: "MODE_MOCK" });
     const serverTime = Date.parse(body.serverTime as string);
     expect(serverTime).toBeGreaterThanOrEqual(before);
     expect(serverTime).toBeLessThanOrEqual(after);
+  });
+
+  it("every RPC answer is no-store: the router's, an error, gRPC", async () => {
+    const refused = await fetch(server.url + procedurePath, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"unknown":1}' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("cache-control")).toBe("no-store");
+    const grpcWeb = await fetch(server.url + procedurePath, { method: "POST", headers: { "Content-Type": "application/grpc-web+proto" }, body: new Uint8Array(5) });
+    expect(grpcWeb.status).toBe(200);
+    expect(grpcWeb.headers.get("cache-control")).toBe("no-store");
   });
 
   it("serves Express routes over HTTP/2 cleartext (prior knowledge)", async () => {
