@@ -73,6 +73,8 @@ for (const target of targets) {
 
       await expectRpcError(oauthClientService(server, a.token).deleteOAuthClient({ clientId: foreign.clientId }), Code.NotFound, "ERROR_REASON_OAUTH_CLIENT_NOT_FOUND", "client_id");
       await expectRpcError(oauthClientService(server, a.token).deleteOAuthClient({ clientId: "api_000000000000000000000000" }), Code.NotFound, "ERROR_REASON_OAUTH_CLIENT_NOT_FOUND", "client_id");
+      // Left out: said so, not looked up as a client with an empty id.
+      await expectRpcError(oauthClientService(server, a.token).deleteOAuthClient({}), Code.InvalidArgument, "ERROR_REASON_INVALID_FIELD", "client_id");
 
       expect((await oauthClientService(server, b.token).listOAuthClients({})).oauthClients.map((c) => c.clientId)).toEqual([foreign.clientId]);
     });

@@ -94,6 +94,7 @@ export class ApiOAuthClients {
 
   /** Removes one of the account's clients; its tokens stop at once. */
   async remove(accountId: string, clientId: string): Promise<void> {
+    if (clientId === "") throw new DomainError("invalid_field", "client_id is required", "client_id");
     const client = await this.store.find(clientId);
     if (!client || client.accountId !== accountId || !(await this.store.delete(clientId, this.clock()))) {
       throw new DomainError("oauth_client_not_found", `no OAuth client ${clientId} for this account`, "client_id");
