@@ -113,6 +113,11 @@ describe("validation errors redirected to the client (spec 4.1, section 7)", () 
     expectError(await browser().get(authorizeUrl(params({ state, response_type: "token" }))), "unsupported_response_type", { state });
   });
 
+  it("a state longer than 2,048 characters is refused, and not sent back in the redirect that says so", async () => {
+    const sent = expectError(await browser().get(authorizeUrl(params({ state: "s".repeat(10_000) }))), "invalid_request", { state: undefined });
+    expect(sent.get("error_description")).toBe("parameter state is longer than 2048 characters");
+  });
+
   it("a registered redirect_uri with its own query keeps it, the error parameters are added", async () => {
     const reply = await browser().get(authorizeUrl(params({ redirect_uri: queryRedirectUri, scope: "openid nope" })));
     expectError(reply, "invalid_scope", { uri: queryRedirectUri });

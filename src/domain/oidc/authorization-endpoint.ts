@@ -1,4 +1,4 @@
-import { authorizationParameters, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
+import { authorizationParameters, maxParameterLength, validateAuthorizationRequest, type AuthorizationRequest } from "./authorization-request.ts";
 import type { OidcClient } from "./client.ts";
 import { OAuthError, type OAuthErrorCode } from "./oauth-error.ts";
 import { singleValues, type RawParameters } from "./parameters.ts";
@@ -41,7 +41,9 @@ export async function resolveAuthorizationRequest(
   } catch (error) {
     // Only now may an error go back to the client, and only to a redirect_uri matched exactly.
     if (error instanceof OAuthError && matchedRedirect !== undefined) {
-      throw error.redirectTo({ redirectUri: matchedRedirect, state: params.get("state") });
+      // A state refused as too long is not sent back: the refusal says why, and the redirect stays a sane length.
+      const state = params.get("state");
+      throw error.redirectTo({ redirectUri: matchedRedirect, state: state !== undefined && state.length > maxParameterLength ? undefined : state });
     }
     throw error;
   }

@@ -50,7 +50,7 @@ export const authorizationParameters = [
 const prompts: readonly Prompt[] = ["none", "login", "consent"];
 const codeChallengePattern = /^[A-Za-z0-9._~-]{43,128}$/;
 const scopeTokenPattern = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
-const maxParameterLength = 2048;
+export const maxParameterLength = 2048;
 
 /**
  * Validates the parameters of an authorization request for a client whose
