@@ -334,6 +334,8 @@ describe.skipIf(unavailable !== undefined)(browserSuiteTitle("every page as a pe
       await type(page, "#password", demo.userPassword);
       await page.keyboard.press("Enter");
       await arrive(page, "/auth/reauth", words[language].cardStepUp);
+      // Its title and first sentence follow each other as the language writes them: no space after 「：」.
+      expect(await page.locator("#mock-card p").first().innerText()).toMatch(language === "ja" ? /^モック環境：[^\s]/ : /^Mock environment\. [^\s]/);
       await page.locator("#mock-card summary").click();
       expect(await page.locator("#mock-openssl").isVisible()).toBe(true);
       expect(await page.locator("#mock-card-key").isVisible()).toBe(true);

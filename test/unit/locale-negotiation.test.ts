@@ -89,6 +89,7 @@ describe("formats through Intl", () => {
     expect(formatsFor("ja", "UTC").minutes(15)).toBe("15分");
     expect(formatsFor("en", "UTC").and(["a", "b"])).toBe("a and b");
     expect(formatsFor("ja", "UTC").and(["a", "b", "c"])).toBe("a、b、c");
+    expect(formatsFor("ja", "UTC").and(["パスワード", "認証アプリのワンタイムコード"])).toBe("パスワードと認証アプリのワンタイムコード");
   });
 
   it("dates and times in each language, in the zone asked for, named", () => {

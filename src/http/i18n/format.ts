@@ -4,7 +4,7 @@ import type { Locale } from "./locale.ts";
 export interface Formats {
   /** "3 minutes", "1 minute", "3分". */
   minutes(n: number): string;
-  /** "a, b and c", "a、b、c". */
+  /** "a, b and c", "a、b、c"; two in Japanese "aとb". */
   and(items: readonly string[]): string;
   /** A moment, date and time, in the page's time zone, named after it: "2026年11月27日 21:06 日本標準時". */
   dateTime(epochMs: number): string;
@@ -40,7 +40,8 @@ export function formatsFor(locale: Locale, timeZone: string): Formats {
     formats = {
       // Japanese writes a number and its unit together (「15分」, docs/glossary-ja.md); Intl puts a space between them.
       minutes: (n) => (locale === "ja" ? minutes.format(n).replace(/(\d)\s+/gu, "$1") : minutes.format(n)),
-      and: (items) => list.format(items),
+      // Japanese joins two with と (「パスワードと認証アプリのワンタイムコード」); Intl lists them as 「A、B」, a list, not "A and B".
+      and: (items) => (locale === "ja" && items.length === 2 ? `${items[0]}と${items[1]}` : list.format(items)),
       dateTime: (ms) => dateTime.format(new Date(ms)),
       time: (ms) => time.format(new Date(ms)),
       money: (amount, currency) => moneyFormat(locale, currency, amount.split(".")[1]?.length ?? 0).format(amount as Intl.StringNumericLiteral),

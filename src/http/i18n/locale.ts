@@ -10,7 +10,12 @@ export function isLocale(value: unknown): value is Locale {
 /** Each language's name in itself, for the language switch. */
 export const localeNames: Record<Locale, string> = { en: "English", ja: "日本語" };
 
-/** Sentences one after another: English puts a space between them, Japanese (ending each with 。) none. */
+/** What stands between two sentences: a space in English, nothing in Japanese (each ends with 。 or ：). */
+export function sentenceGap(locale: Locale): string {
+  return locale === "ja" ? "" : " ";
+}
+
+/** Sentences one after another, as the language writes them (sentenceGap). */
 export function joinSentences(locale: Locale, ...sentences: readonly string[]): string {
-  return sentences.filter((sentence) => sentence !== "").join(locale === "ja" ? "" : " ");
+  return sentences.filter((sentence) => sentence !== "").join(sentenceGap(locale));
 }

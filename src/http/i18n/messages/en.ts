@@ -178,7 +178,7 @@ export const en = {
   unreachable: {
     title: "You can't confirm it's you at this level right now",
     lead: (client: string, level: string) =>
-      html`<strong class="client">${client}</strong> asks you to confirm it's you at level ${level}, and none of the ways set up for your account can do that now.`,
+      html`<strong class="client">${client}</strong> asks you to confirm it's you (level: ${level}), and none of the ways set up for your account can do that now.`,
     why: {
       signature_revoked: html`The signature certificate on your My Number card (<span lang="ja">署名用電子証明書</span>) has been revoked. This happens when your name or address changes, or when the card is renewed.`,
       authentication_revoked: html`The user authentication certificate on your My Number card (<span lang="ja">利用者証明用電子証明書</span>) has been revoked.`,
