@@ -164,6 +164,15 @@ describe("HTTP behaviour", () => {
       const response = await rpcPost(server, "{}", { "Content-Type": "text/plain" });
       expect(response.status).toBe(415);
       expect(response.headers.get("x-request-id")).toMatch(sanePattern);
+      // Saying which content types an RPC takes, not an empty body.
+      expect(await response.json()).toMatchObject({ code: "invalid_argument", message: expect.stringMatching(/application\/json or application\/proto/) });
+    });
+
+    it("a request over the size limit keeps its code and says the limit, not connect's option", async () => {
+      const response = await rpcPost(server, JSON.stringify({ padding: "x".repeat(2 * 1024 * 1024) }), { "Content-Type": "application/json" });
+      const body = (await response.json()) as { code: string; message: string };
+      expect(body.code).toBe("resource_exhausted");
+      expect(body.message).toMatch(/^the request message is larger than this server's limit of \d+ bytes$/);
     });
 
     it("rejects a JSON request with an unknown field as invalid_argument", async () => {

@@ -63,21 +63,35 @@ export function reachedImplementation(values: ContextValues): boolean {
  * raises before the interceptors) gets 415 with Accept-Encoding (RFC 9110
  * §15.5.16), rather than the protocol's 501. gRPC keeps its UNIMPLEMENTED
  * status, which travels in an HTTP 200.
+ *
+ * And two answers get words: a request larger than the limit keeps its code
+ * (`resource_exhausted`, gRPC 8) but says the limit rather than the name of
+ * connect's option, and a 415 for a content type no protocol here takes,
+ * which connect sends without a body, says which ones it takes.
  */
 export async function answerClientFaults(
   response: UniversalServerResponse,
   inputTypeName: string,
   acceptedEncodings: string[],
   reached: boolean,
+  readMaxBytes = Number.POSITIVE_INFINITY,
 ): Promise<UniversalServerResponse> {
   if (reached) return response;
   const message = `the request body is not a valid ${inputTypeName} message`;
+  const tooLarge = `the request message is larger than this server's limit of ${readMaxBytes} bytes`;
   const contentType = response.header?.get("content-type") ?? "";
+  if (response.status === 415 && !contentType) {
+    return withConnectError(response, 415, {
+      code: "invalid_argument",
+      message: "the content type is not one an RPC takes: application/json or application/proto (Connect), application/grpc (gRPC), application/grpc-web (gRPC-Web)",
+    }, { "content-type": "application/json" });
+  }
   const isConnectError = response.body && contentType.startsWith("application/json") && !response.header?.has("content-encoding");
-  if (isConnectError && (response.status === 500 || response.status === 501)) {
+  if (isConnectError && (response.status === 500 || response.status === 501 || response.status === 429)) {
     const body = await readAllBytes(response.body!, Number.MAX_SAFE_INTEGER);
     const code = connectErrorCode(body);
     if (code === Code.Internal) return withConnectError(response, 400, { code: "invalid_argument", message });
+    if (code === Code.ResourceExhausted) return withConnectError(response, response.status, { code: "resource_exhausted", message: tooLarge });
     if (code === Code.Unimplemented) {
       const accepted = acceptedEncodings.join(", ");
       return withConnectError(
@@ -92,10 +106,10 @@ export async function answerClientFaults(
   if (response.trailer && /^application\/grpc(\+|;|$)/.test(contentType) && response.body) {
     const trailer = response.trailer;
     const body = response.body;
-    return { ...response, body: afterwards(body, () => rewriteTrailer(trailer, message)) };
+    return { ...response, body: afterwards(body, () => rewriteTrailer(trailer, message, tooLarge)) };
   }
   if (contentType.startsWith("application/grpc-web") && response.body) {
-    return { ...response, body: mapChunks(response.body, (chunk) => rewriteGrpcWebTrailerFrame(chunk, message)) };
+    return { ...response, body: mapChunks(response.body, (chunk) => rewriteGrpcWebTrailerFrame(chunk, message, tooLarge)) };
   }
   return response;
 }
@@ -124,19 +138,21 @@ function withConnectError(
   return { ...response, status, header, body: createAsyncIterable([body]) };
 }
 
-/** Rewrites gRPC trailer fields in place; true when they carried `internal`. */
-function rewriteTrailer(trailer: Headers, message: string): boolean {
-  if (findTrailerError(trailer)?.code !== Code.Internal) return false;
-  setTrailerStatus(trailer, new ConnectError(message, Code.InvalidArgument));
+/** Rewrites gRPC trailer fields in place (`internal` as invalid_argument, a message too large in words); true when changed. */
+function rewriteTrailer(trailer: Headers, message: string, tooLarge: string): boolean {
+  const code = findTrailerError(trailer)?.code;
+  if (code === Code.Internal) setTrailerStatus(trailer, new ConnectError(message, Code.InvalidArgument));
+  else if (code === Code.ResourceExhausted) setTrailerStatus(trailer, new ConnectError(tooLarge, Code.ResourceExhausted));
+  else return false;
   return true;
 }
 
 /** gRPC-Web sends trailers as a last frame: the trailer flag, a 4-byte length, then HTTP/1-style header lines. */
-function rewriteGrpcWebTrailerFrame(chunk: Uint8Array, message: string): Uint8Array {
+function rewriteGrpcWebTrailerFrame(chunk: Uint8Array, message: string, tooLarge: string): Uint8Array {
   if (chunk.byteLength < 5 || chunk[0] !== trailerFlag) return chunk;
   if (new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength).getUint32(1) !== chunk.byteLength - 5) return chunk;
   const trailer = trailerParse(chunk.subarray(5));
-  return rewriteTrailer(trailer, message) ? encodeEnvelope(trailerFlag, trailerSerialize(trailer)) : chunk;
+  return rewriteTrailer(trailer, message, tooLarge) ? encodeEnvelope(trailerFlag, trailerSerialize(trailer)) : chunk;
 }
 
 async function* afterwards(body: AsyncIterable<Uint8Array>, then: () => unknown): AsyncIterable<Uint8Array> {

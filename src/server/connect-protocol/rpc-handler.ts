@@ -87,7 +87,7 @@ export function createRpcHandler(policy: RpcPolicy, logger: Logger): RpcHandler 
             response = await handler(withEmptyRequestBody({ ...universal, contextValues: values }));
           }
         }
-        const answer = await answerClientFaults(response, handler.method.input.typeName, acceptedEncodings, reachedImplementation(values));
+        const answer = await answerClientFaults(response, handler.method.input.typeName, acceptedEncodings, reachedImplementation(values), policy.readMaxBytes);
         await universalResponseToNodeResponse(answer, res as NodeResponse);
       };
       const fail = (reason: unknown) => {
