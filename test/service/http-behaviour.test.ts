@@ -168,6 +168,14 @@ describe("HTTP behaviour", () => {
       expect(await response.json()).toMatchObject({ code: "invalid_argument", message: expect.stringMatching(/application\/json or application\/proto/) });
     });
 
+    it("an HTTP/1.0 call without Host is refused in words, not with an empty 400", async () => {
+      const { reply, socket } = rawExchange(server.port, `POST ${procedurePath} HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+      const answer = await reply;
+      socket.destroy();
+      expect(answer.statusLine).toMatch(/^HTTP\/1\.[01] 400 /);
+      expect(JSON.parse(answer.body)).toEqual({ code: "invalid_argument", message: "the request names no host (Host or :authority)" });
+    });
+
     it("a request over the size limit keeps its code and says the limit, not connect's option", async () => {
       const response = await rpcPost(server, JSON.stringify({ padding: "x".repeat(2 * 1024 * 1024) }), { "Content-Type": "application/json" });
       const body = (await response.json()) as { code: string; message: string };

@@ -61,9 +61,15 @@ export function createRpcHandler(policy: RpcPolicy, logger: Logger): RpcHandler 
       const handler = handlers.get(procedure);
       if (!handler) throw new TypeError(`no handler for ${procedure}`);
       if (("authority" in req ? req.authority : req.headers.host) === undefined) {
-        // An HTTP/2 request without :authority or Host has no URL (connect-node reads it as below); HTTP/1.1 refuses those itself.
-        res.statusCode = 400;
-        res.end();
+        // An HTTP/2 or HTTP/1.0 request without :authority or Host has no URL (connect-node reads it as below); HTTP/1.1 refuses those itself.
+        const noHost = { code: Code.InvalidArgument, message: "the request names no host (Host or :authority)" };
+        if (isGrpc(req.headers["content-type"])) {
+          writeGrpcError(res, req.headers["content-type"] ?? "", noHost);
+        } else {
+          const body = JSON.stringify({ code: "invalid_argument", message: noHost.message });
+          res.writeHead(400, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
+          res.end(body);
+        }
         return;
       }
       /** The router; `body` and `known` when the fast path already read the body and authenticated. */
