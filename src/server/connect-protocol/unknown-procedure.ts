@@ -10,14 +10,15 @@ const procedurePath = /^\/[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\/[
  * protocol as a gRPC or Connect server answers one: gRPC and gRPC-Web with
  * the status UNIMPLEMENTED (12) in trailers, Connect with 404 and an error
  * body of code `unimplemented`. True when answered; anything that is not
- * such a call (no procedure's path, not a POST, another content type) is
- * left to the web routes, which answer their own 404.
+ * such a call (no procedure's path, not a POST, a content type the router
+ * does not speak) is left to the web routes, which answer their own 404.
  */
 export function answerUnknownProcedure(req: AnyRequest, res: AnyResponse, pathname: string): boolean {
   if (req.method !== "POST" || !procedurePath.test(pathname)) return false;
   const contentType = req.headers["content-type"] ?? "";
   const message = `this server has no procedure ${pathname}`;
-  if (/^application\/grpc/i.test(contentType)) {
+  // The content types the router speaks (gRPC-Web's base64 "-text" form is not one): anything else is the web's 404.
+  if (/^application\/grpc(?:-web)?(?:\+(?:proto|json))?(?:;|$)/i.test(contentType)) {
     writeGrpcError(res, contentType, { code: Code.Unimplemented, message });
     return true;
   }
