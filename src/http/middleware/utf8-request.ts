@@ -14,11 +14,13 @@ export function queryIsUtf8(url: string): boolean {
   const at = url.indexOf("?");
   if (at === -1) return true;
   const query = url.slice(at + 1);
-  if (!query.includes("%") && !beyondAscii.test(query)) return true;
+  // Escapes of bytes below 0x80 and ASCII text are UTF-8 whatever they spell: only a byte from 0x80 up can break it.
+  if (!highEscape.test(query) && !beyondAscii.test(query)) return true;
   // Each escape as the byte it stands for, every other character as its own (latin1) byte; a malformed escape stays text.
   return isUtf8(Buffer.from(query.replace(escape, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), "latin1"));
 }
 
+const highEscape = /%[89a-f][0-9a-f]/i;
 const beyondAscii = /[\u0080-\uffff]/;
 const escape = /%([0-9a-f]{2})/gi;
 

@@ -1,5 +1,6 @@
 import { ConnectError, type Code } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import type { AnyResponse } from "../exchange.ts";
@@ -22,4 +23,19 @@ export function writeGrpcError(res: AnyResponse, requestContentType: string, err
   }
   res.writeHead(200, { "content-type": `application/grpc+${codec}`, ...Object.fromEntries(status) });
   res.end();
+}
+
+/**
+ * The same for a call the router never saw, in the caller's protocol: a gRPC
+ * or gRPC-Web status, or for Connect (and anything else) the HTTP status
+ * given with a Connect error body.
+ */
+export function writeRpcError(res: AnyResponse, requestContentType: string, httpStatus: number, error: { code: Code; message: string }): void {
+  if (/^application\/grpc/i.test(requestContentType)) {
+    writeGrpcError(res, requestContentType, error);
+    return;
+  }
+  const body = JSON.stringify({ code: codeToString(error.code), message: error.message });
+  res.writeHead(httpStatus, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
+  res.end(body);
 }

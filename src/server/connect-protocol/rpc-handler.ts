@@ -15,7 +15,7 @@ import type { Preauthentication } from "../../rpc/auth.ts";
 import { refuseInvalidUtf8InBinaryMessages } from "./strict-utf8.ts";
 import { answerClientFaults, markReached, reachedImplementation } from "./client-faults.ts";
 import { withEmptyRequestBody } from "./empty-request-body.ts";
-import { writeGrpcError } from "./grpc-error-response.ts";
+import { writeGrpcError, writeRpcError } from "./grpc-error-response.ts";
 import { createFastPath, type ReadBody } from "./unary-fast-path.ts";
 
 type NodeResponse = Parameters<typeof universalResponseToNodeResponse>[1];
@@ -62,14 +62,7 @@ export function createRpcHandler(policy: RpcPolicy, logger: Logger): RpcHandler 
       if (!handler) throw new TypeError(`no handler for ${procedure}`);
       if (("authority" in req ? req.authority : req.headers.host) === undefined) {
         // An HTTP/2 or HTTP/1.0 request without :authority or Host has no URL (connect-node reads it as below); HTTP/1.1 refuses those itself.
-        const noHost = { code: Code.InvalidArgument, message: "the request names no host (Host or :authority)" };
-        if (isGrpc(req.headers["content-type"])) {
-          writeGrpcError(res, req.headers["content-type"] ?? "", noHost);
-        } else {
-          const body = JSON.stringify({ code: "invalid_argument", message: noHost.message });
-          res.writeHead(400, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
-          res.end(body);
-        }
+        writeRpcError(res, req.headers["content-type"] ?? "", 400, { code: Code.InvalidArgument, message: "the request names no host (Host or :authority)" });
         return;
       }
       /** The router; `body` and `known` when the fast path already read the body and authenticated. */

@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import type { AnyRequest, AnyResponse } from "../exchange.ts";
-import { writeGrpcError } from "./grpc-error-response.ts";
+import { writeRpcError } from "./grpc-error-response.ts";
 
 /** A procedure's path: "/" then a package-qualified service name, "/" then a method name. */
 const procedurePath = /^\/[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\/[A-Za-z_][A-Za-z0-9_]*$/;
@@ -16,17 +16,8 @@ const procedurePath = /^\/[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\/[
 export function answerUnknownProcedure(req: AnyRequest, res: AnyResponse, pathname: string): boolean {
   if (req.method !== "POST" || !procedurePath.test(pathname)) return false;
   const contentType = req.headers["content-type"] ?? "";
-  const message = `this server has no procedure ${pathname}`;
   // The content types the router speaks (gRPC-Web's base64 "-text" form is not one): anything else is the web's 404.
-  if (/^application\/grpc(?:-web)?(?:\+(?:proto|json))?(?:;|$)/i.test(contentType)) {
-    writeGrpcError(res, contentType, { code: Code.Unimplemented, message });
-    return true;
-  }
-  if (/^application\/(?:connect\+)?(?:json|proto)(?:;|$)/i.test(contentType)) {
-    const body = JSON.stringify({ code: "unimplemented", message });
-    res.writeHead(404, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
-    res.end(body);
-    return true;
-  }
-  return false;
+  if (!/^application\/(?:grpc(?:-web)?(?:\+(?:proto|json))?|(?:connect\+)?(?:json|proto))(?:;|$)/i.test(contentType)) return false;
+  writeRpcError(res, contentType, 404, { code: Code.Unimplemented, message: `this server has no procedure ${pathname}` });
+  return true;
 }
