@@ -7,7 +7,7 @@ export function tooDeeplyNested(): ConnectError {
 }
 
 /** What a JSON request whose bytes are not UTF-8 is answered with: refused, not read with U+FFFD in their place. */
-export function notUtf8(): ConnectError {
+function notUtf8(): ConnectError {
   return new ConnectError("the JSON request is not valid UTF-8", Code.InvalidArgument);
 }
 

@@ -36,13 +36,18 @@ interface Outcome {
   raw: string;
 }
 
-/** Connect unary over HTTP/1.1: the code is in the JSON body. */
-async function connectCall(server: TestServer, token: string, body: Uint8Array, headers: Record<string, string> = {}): Promise<Outcome> {
-  const response = await fetch(server.url + checkPath, {
+/** A POST over HTTP/1.1 with the token (when given) and the content type: what every protocol's call below sends. */
+function rawPost(server: TestServer, token: string | undefined, path: string, contentType: string, body: Uint8Array | string, headers: Record<string, string> = {}) {
+  return fetch(server.url + path, {
     method: "POST",
-    headers: { "content-type": "application/proto", authorization: `Bearer ${token}`, ...headers },
+    headers: { "content-type": contentType, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }), ...headers },
     body,
   });
+}
+
+/** Connect unary over HTTP/1.1: the code is in the JSON body. */
+async function connectCall(server: TestServer, token: string, body: Uint8Array, headers: Record<string, string> = {}): Promise<Outcome> {
+  const response = await rawPost(server, token, checkPath, "application/proto", body, headers);
   const raw = await response.text();
   const parsed = JSON.parse(raw) as { code: string; message: string };
   return { code: parsed.code, message: parsed.message, httpStatus: response.status, raw };
@@ -50,11 +55,7 @@ async function connectCall(server: TestServer, token: string, body: Uint8Array, 
 
 /** gRPC-Web over HTTP/1.1: the status is in the trailer frame at the end of the body. */
 async function grpcWebCall(server: TestServer, token: string, body: Uint8Array, path = checkPath): Promise<Outcome> {
-  const response = await fetch(server.url + path, {
-    method: "POST",
-    headers: { "content-type": "application/grpc-web+proto", authorization: `Bearer ${token}` },
-    body,
-  });
+  const response = await rawPost(server, token, path, "application/grpc-web+proto", body);
   const bytes = Buffer.from(await response.arrayBuffer());
   expect(bytes[0]).toBe(0x80);
   const trailer = bytes.subarray(5).toString("latin1");
@@ -95,11 +96,7 @@ function grpcCall(server: TestServer, token: string, body: Uint8Array, path = ch
 
 /** Connect streaming over HTTP/1.1: the error is in the end-of-stream frame (flag 2), a JSON object. */
 async function connectStreamCall(server: TestServer, token: string, body: Uint8Array, path: string): Promise<Outcome> {
-  const response = await fetch(server.url + path, {
-    method: "POST",
-    headers: { "content-type": "application/connect+proto", authorization: `Bearer ${token}` },
-    body,
-  });
+  const response = await rawPost(server, token, path, "application/connect+proto", body);
   const bytes = Buffer.from(await response.arrayBuffer());
   expect(bytes[0]).toBe(0x02);
   const raw = bytes.subarray(5).toString("utf8");
@@ -190,11 +187,7 @@ describe("malformed binary bodies", () => {
   });
 
   it("Connect: an unsupported content coding is 415 with Accept-Encoding, not 501", async () => {
-    const response = await fetch(server.url + checkPath, {
-      method: "POST",
-      headers: { "content-type": "application/json", "content-encoding": "zstd", authorization: `Bearer ${tenant.token}` },
-      body: "{}",
-    });
+    const response = await rawPost(server, tenant.token, checkPath, "application/json", "{}", { "content-encoding": "zstd" });
     expect(response.status).toBe(415);
     expect(response.headers.get("accept-encoding")).toBe("gzip, br");
     expect(await response.json()).toEqual({
@@ -287,8 +280,7 @@ describe("malformed binary bodies", () => {
   describe("text that is not UTF-8 is refused, not stored with U+FFFD in its place", () => {
     const createPath = "/service.verify.v2.OAuthClientService/CreateOAuthClient";
     const listPath = "/service.verify.v2.OAuthClientService/ListOAuthClients";
-    const post = (path: string, contentType: string, body: Uint8Array | string) =>
-      fetch(server.url + path, { method: "POST", headers: { "content-type": contentType, authorization: `Bearer ${tenant.token}` }, body });
+    const post = (path: string, contentType: string, body: Uint8Array | string) => rawPost(server, tenant.token, path, contentType, body);
     const clientCount = async () => ((await (await post(listPath, "application/json", "{}")).json()) as { oauthClients?: unknown[] }).oauthClients?.length ?? 0;
 
     it("Connect JSON: bytes that are not UTF-8 in a value are invalid_argument, and no client is made", async () => {
@@ -328,15 +320,15 @@ describe("malformed binary bodies", () => {
     it("gRPC-Web: status 12 in the trailer frame, in the codec asked for", async () => {
       const outcome = await grpcWebCall(server, tenant.token, frame(new Uint8Array()), unknownPath);
       expect({ httpStatus: outcome.httpStatus, code: outcome.code, message: outcome.message }).toEqual({ httpStatus: 200, code: "12", message });
-      const json = await fetch(server.url + unknownPath, { method: "POST", headers: { "content-type": "application/grpc-web+json" }, body: frame(Buffer.from("{}")) });
+      const json = await rawPost(server, undefined, unknownPath, "application/grpc-web+json", frame(Buffer.from("{}")));
       expect(json.headers.get("content-type")).toBe("application/grpc-web+json");
       // gRPC-Web's base64 form is not one the router speaks: the web's 404, not a binary frame it cannot read.
-      const text = await fetch(server.url + unknownPath, { method: "POST", headers: { "content-type": "application/grpc-web-text" }, body: "AAAAAAA=" });
+      const text = await rawPost(server, undefined, unknownPath, "application/grpc-web-text", "AAAAAAA=");
       expect(text.status).toBe(404);
     });
 
     it("Connect: 404 with an error of code unimplemented; a path that names no procedure still gets the web 404", async () => {
-      const response = await fetch(server.url + unknownPath, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}` }, body: "{}" });
+      const response = await rawPost(server, tenant.token, unknownPath, "application/json", "{}");
       expect(response.status).toBe(404);
       expect(await response.json()).toEqual({ code: "unimplemented", message });
       const web = await fetch(`${server.url}/api/nothing-here`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });

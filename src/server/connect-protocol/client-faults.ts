@@ -31,11 +31,14 @@ async function* requestFaultsOf<T>(messages: AsyncIterable<T>, inputTypeName: st
   try {
     yield* messages;
   } catch (error) {
-    if (error instanceof ConnectError && error.code === Code.Internal) {
-      throw new ConnectError(`the request body is not a valid ${inputTypeName} message`, Code.InvalidArgument);
-    }
+    if (error instanceof ConnectError && error.code === Code.Internal) throw new ConnectError(undecodable(inputTypeName), Code.InvalidArgument);
     throw error;
   }
+}
+
+/** What a request whose message cannot be read is told, on every protocol and kind of call. */
+function undecodable(inputTypeName: string): string {
+  return `the request body is not a valid ${inputTypeName} message`;
 }
 
 export function reachedImplementation(values: ContextValues): boolean {
@@ -77,7 +80,7 @@ export async function answerClientFaults(
   readMaxBytes = Number.POSITIVE_INFINITY,
 ): Promise<UniversalServerResponse> {
   if (reached) return response;
-  const message = `the request body is not a valid ${inputTypeName} message`;
+  const message = undecodable(inputTypeName);
   const tooLarge = `the request message is larger than this server's limit of ${readMaxBytes} bytes`;
   const contentType = response.header?.get("content-type") ?? "";
   if (response.status === 415 && !contentType) {
